@@ -1,0 +1,62 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace roceqos {
+
+/// How a netdev relates to the hardware; remediation and selection depend on it.
+enum class DeviceRole { kPf, kVf, kBond, kBondMember, kOther };
+
+std::string_view DeviceRoleName(DeviceRole role);  // "pf", "vf", "bond", "bond_member", "other"
+
+/// One port of an RDMA device and the netdev it is bound to (the `ibdev2netdev` relation).
+struct RdmaPort {
+  std::string device;          // RDMA_NLDEV_ATTR_DEV_NAME, e.g. "mlx5_0", "mlx5_bond_0", "rxe0"
+  uint32_t device_index = 0;   // RDMA_NLDEV_ATTR_DEV_INDEX
+  uint32_t port = 0;           // RDMA_NLDEV_ATTR_PORT_INDEX (1-based)
+  uint8_t port_state = 0;      // RDMA_NLDEV_ATTR_PORT_STATE (IB_PORT_ACTIVE = 4)
+  uint8_t phys_state = 0;      // RDMA_NLDEV_ATTR_PORT_PHYS_STATE (LINK_UP = 5)
+  std::string netdev;          // RDMA_NLDEV_ATTR_NDEV_NAME; empty when not in our netns
+  int32_t netdev_index = 0;    // RDMA_NLDEV_ATTR_NDEV_INDEX
+  std::string protocol;        // RDMA_NLDEV_ATTR_DEV_PROTOCOL ("roce", "ib", ...) when present
+
+  bool operator==(const RdmaPort&) const = default;
+};
+
+/// A network interface as discovery sees it. Plain value type: tests build it by hand.
+struct Device {
+  int32_t ifindex = 0;         // ifinfomsg.ifi_index
+  std::string name;            // IFLA_IFNAME
+  std::string oper_state;      // IFLA_OPERSTATE as text: "up", "down", "lowerlayerdown", ...
+  bool admin_up = false;       // ifinfomsg.ifi_flags & IFF_UP
+  bool carrier = false;        // ifinfomsg.ifi_flags & IFF_LOWER_UP
+  uint32_t mtu = 0;            // IFLA_MTU
+  int32_t master_ifindex = 0;  // IFLA_MASTER (0 = none)
+  std::string master;          // name of IFLA_MASTER, resolved from the same dump
+  std::string kind;            // IFLA_LINKINFO/IFLA_INFO_KIND ("bond", "veth", ... or empty)
+  std::string slave_kind;      // IFLA_LINKINFO/IFLA_INFO_SLAVE_KIND ("bond" on bond members)
+  std::string driver;          // ETHTOOL_GDRVINFO driver ("mlx5_core", "veth", ...)
+  std::string bus_info;        // ETHTOOL_GDRVINFO bus_info (PCI address for PCI devices)
+  std::string pci_address;     // basename of /sys/class/net/<if>/device when it is a PCI device
+  uint32_t pci_vendor = 0;     // /sys/class/net/<if>/device/vendor (0x15b3 = Mellanox)
+  bool is_vf = false;          // /sys/class/net/<if>/device/physfn exists
+  DeviceRole role = DeviceRole::kOther;
+  std::vector<RdmaPort> rdma_ports;  // ports bound to this netdev (or to its bond, for LAG)
+
+  bool operator==(const Device&) const = default;
+};
+
+/// Named u64 counters in kernel order (ethtool string set, RDMA hw counters). The names are
+/// shared between samples of the same string-set generation, so a sample copies only values.
+struct CounterSet {
+  std::shared_ptr<const std::vector<std::string>> names;
+  std::vector<uint64_t> values;
+
+  size_t size() const { return values.size(); }
+};
+
+}  // namespace roceqos

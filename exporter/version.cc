@@ -1,0 +1,1 @@
+#include "exporter/build_info.h"
