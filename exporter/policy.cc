@@ -292,24 +292,24 @@ PolicySet ParseDocument(const YAML::Node& root, std::string_view source) {
   PolicySet set = DefaultPolicy();
   set.source = std::string(source);
 
-  YAML::Node defaults, devices;
+  std::optional<YAML::Node> defaults, devices;  // Node's operator= aliases; copy-construct
   ForEachKey(root, "policy document", {"version", "defaults", "devices"},
              [&](const std::string& key, const YAML::Node& v) {
                if (key == "version") {
                  if (ParseInt(v, 1, 1, "version") != 1) Fail(v, "version must be 1");
                } else if (key == "defaults") {
-                 defaults = v;
+                 defaults.emplace(v);
                } else {
-                 devices = v;
+                 devices.emplace(v);
                }
              });
   // `defaults` first whatever the key order: rules inherit from it.
-  if (defaults) ApplyPolicyFields(defaults, "defaults", &set.defaults);
-  if (devices && !devices.IsNull()) {
-    RequireList(devices, "devices", 0);
+  if (defaults) ApplyPolicyFields(*defaults, "defaults", &set.defaults);
+  if (devices && !devices->IsNull()) {
+    RequireList(*devices, "devices", 0);
     std::set<std::string> names;
-    for (size_t i = 0; i < devices.size(); ++i) {
-      const YAML::Node& item = devices[i];
+    for (size_t i = 0; i < devices->size(); ++i) {
+      const YAML::Node item = (*devices)[i];
       std::string where = fmt::format("devices[{}]", i);
       RequireMap(item, where);
       PolicyRule rule;
