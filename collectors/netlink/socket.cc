@@ -85,7 +85,8 @@ void Message::Put(uint16_t type, const void* data, size_t len) {
     return;
   }
   Reserve(MNL_ATTR_HDRLEN + len);
-  mnl_attr_put(header(), type, len, data);
+  static const char kNothing = 0;  // memcpy must not see a null source, even for 0 bytes
+  mnl_attr_put(header(), type, len, len == 0 ? &kNothing : data);
 }
 
 void Message::PutU8(uint16_t type, uint8_t v) { Put(type, &v, sizeof(v)); }
