@@ -28,7 +28,8 @@ class EthtoolIo {
   virtual Result<uint32_t> StatsCount(const std::string& ifname) = 0;
   /// ETHTOOL_GSTRINGS for ETH_SS_STATS with len = count. Returns fewer/zero names when the kernel
   /// reports a different count (post-2025 kernels answer len = 0 on a mismatch).
-  virtual Result<std::vector<std::string>> StatsNames(const std::string& ifname, uint32_t count) = 0;
+  virtual Result<std::vector<std::string>> StatsNames(const std::string& ifname,
+                                                      uint32_t count) = 0;
   /// ETHTOOL_GSTATS with n_stats = count and a buffer with slack; returns what the kernel wrote
   /// (n_stats as returned, which may be 0 or differ from count).
   virtual Result<std::vector<uint64_t>> StatsValues(const std::string& ifname, uint32_t count) = 0;

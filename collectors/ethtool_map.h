@@ -13,21 +13,21 @@ namespace roceqos {
 enum class Direction : uint8_t { kNone, kRx, kTx };
 
 enum class PortCounter : uint8_t {
-  kPauseFrames,           // rx/tx_prio%d_pause                     (per prio, direction)
-  kPauseDurationMicros,   // rx/tx_prio%d_pause_duration (µs)       (per prio, direction)
-  kPauseTransitions,      // rx_prio%d_pause_transition             (per prio, rx)
-  kPrioPackets,           // rx/tx_prio%d_packets                   (per prio, direction)
-  kPrioBytes,             // rx/tx_prio%d_bytes                     (per prio, direction)
-  kPrioDiscards,          // rx_prio%d_discards                     (per prio, rx)
-  kTcBufferDiscards,      // rx_prio%d_buf_discard  (per TC despite the name, §3.2)
-  kTcCongestionDiscards,  // rx_prio%d_cong_discard (per TC)
-  kTcEcnMarked,           // rx_prio%d_marked       (per TC)
-  kGlobalPauseFrames,     // rx/tx_global_pause                     (direction)
+  kPauseFrames,                // rx/tx_prio%d_pause                     (per prio, direction)
+  kPauseDurationMicros,        // rx/tx_prio%d_pause_duration (µs)       (per prio, direction)
+  kPauseTransitions,           // rx_prio%d_pause_transition             (per prio, rx)
+  kPrioPackets,                // rx/tx_prio%d_packets                   (per prio, direction)
+  kPrioBytes,                  // rx/tx_prio%d_bytes                     (per prio, direction)
+  kPrioDiscards,               // rx_prio%d_discards                     (per prio, rx)
+  kTcBufferDiscards,           // rx_prio%d_buf_discard  (per TC despite the name, §3.2)
+  kTcCongestionDiscards,       // rx_prio%d_cong_discard (per TC)
+  kTcEcnMarked,                // rx_prio%d_marked       (per TC)
+  kGlobalPauseFrames,          // rx/tx_global_pause                     (direction)
   kGlobalPauseDurationMicros,  // rx/tx_global_pause_duration       (direction)
   kPauseStormWarningEvents,    // tx_pause_storm_warning_events
   kPauseStormErrorEvents,      // tx_pause_storm_error_events
-  kPortDiscards,          // rx/tx_discards_phy                     (direction)
-  kPortOutOfBuffer,       // rx_out_of_buffer
+  kPortDiscards,               // rx/tx_discards_phy                     (direction)
+  kPortOutOfBuffer,            // rx_out_of_buffer
   kPortBufferPassedThreshold,  // rx_buffer_passed_thres_phy
 };
 

@@ -85,7 +85,8 @@ void Message::Put(uint16_t type, const void* data, size_t len) {
     return;
   }
   Reserve(MNL_ATTR_HDRLEN + len);
-  mnl_attr_put(header(), type, len, data);
+  static const char kNothing = 0;  // memcpy must not see a null source, even for 0 bytes
+  mnl_attr_put(header(), type, len, len == 0 ? &kNothing : data);
 }
 
 void Message::PutU8(uint16_t type, uint8_t v) { Put(type, &v, sizeof(v)); }
@@ -203,60 +204,69 @@ ReplyReader::ReplyReader(uint32_t seq, uint32_t port_id, uint16_t request_flags,
                          std::string_view context)
     : seq_(seq), port_id_(port_id), request_flags_(request_flags), context_(context) {}
 
-Result<bool> ReplyReader::Feed(Bytes datagram, const ReplyHandler& on_reply) {
+Result<void> ReplyReader::Check(const NlMessage& msg, const ReplyHandler& on_reply) {
   const bool dump = (request_flags_ & NLM_F_DUMP) == NLM_F_DUMP;
   const bool ack = (request_flags_ & NLM_F_ACK) != 0;
-  bool done = false;
+  if (msg.header.nlmsg_pid != port_id_) {
+    return MakeError(EPROTO, fmt::format("{}: reply for port id {}, this socket is {}", context_,
+                                         msg.header.nlmsg_pid, port_id_));
+  }
+  if (msg.header.nlmsg_seq != seq_) {
+    // Serial-number arithmetic: "older" survives the wrap of the 32-bit counter.
+    const auto age = static_cast<int32_t>(seq_ - msg.header.nlmsg_seq);
+    if (age > 0 && msg.header.nlmsg_seq != 0) {
+      ++stale_;
+      return {};
+    }
+    return MakeError(EPROTO, fmt::format("{}: reply with sequence {}, expected {}", context_,
+                                         msg.header.nlmsg_seq, seq_));
+  }
+  if (complete_) {
+    return MakeError(EPROTO, fmt::format("{}: message type {} after the end of the exchange",
+                                         context_, msg.header.nlmsg_type));
+  }
+  if (msg.header.nlmsg_flags & NLM_F_DUMP_INTR) interrupted_ = true;
+  switch (msg.header.nlmsg_type) {
+    case NLMSG_NOOP:
+      return {};
+    case NLMSG_OVERRUN:
+      return MakeError(EPROTO, context_ + ": NLMSG_OVERRUN");
+    case NLMSG_ERROR:
+      complete_ = true;
+      return ParseErrorMessage(msg, context_);
+    case NLMSG_DONE: {
+      complete_ = true;
+      Result<void> status = ParseDoneMessage(msg, context_);
+      if (status && interrupted_) {
+        return MakeError(EINTR, context_ +
+                                    ": dump interrupted by a concurrent change "
+                                    "(NLM_F_DUMP_INTR); retry");
+      }
+      return status;
+    }
+    default:
+      break;
+  }
+  if (!dump && !ack && !(msg.header.nlmsg_flags & NLM_F_MULTI)) complete_ = true;
+  if (failed_) return {};  // draining: the handler already failed once
+  return on_reply(msg);
+}
+
+Result<bool> ReplyReader::Feed(Bytes datagram, const ReplyHandler& on_reply) {
   Result<void> walked = ForEachMessage(datagram, context_, [&](const NlMessage& msg) {
-    if (done) {
-      return Result<void>(MakeError(EPROTO, fmt::format("{}: message type {} after the end of "
-                                                        "the exchange",
-                                                        context_, msg.header.nlmsg_type)));
+    Result<void> checked = Check(msg, on_reply);
+    if (!checked && !failed_) {
+      failed_ = true;
+      error_ = checked.error();
     }
-    if (msg.header.nlmsg_pid != port_id_) {
-      return Result<void>(MakeError(EPROTO, fmt::format("{}: reply for port id {}, this socket "
-                                                        "is {}",
-                                                        context_, msg.header.nlmsg_pid, port_id_)));
-    }
-    if (msg.header.nlmsg_seq != seq_) {
-      // Serial-number arithmetic: "older" survives the wrap of the 32-bit counter.
-      const auto age = static_cast<int32_t>(seq_ - msg.header.nlmsg_seq);
-      if (age > 0 && msg.header.nlmsg_seq != 0) {
-        ++stale_;
-        return Result<void>();
-      }
-      return Result<void>(MakeError(EPROTO, fmt::format("{}: reply with sequence {}, expected {}",
-                                                        context_, msg.header.nlmsg_seq, seq_)));
-    }
-    if (msg.header.nlmsg_flags & NLM_F_DUMP_INTR) interrupted_ = true;
-    switch (msg.header.nlmsg_type) {
-      case NLMSG_NOOP:
-        return Result<void>();
-      case NLMSG_OVERRUN:
-        return Result<void>(MakeError(EPROTO, context_ + ": NLMSG_OVERRUN"));
-      case NLMSG_ERROR: {
-        done = true;
-        return ParseErrorMessage(msg, context_);
-      }
-      case NLMSG_DONE: {
-        done = true;
-        Result<void> status = ParseDoneMessage(msg, context_);
-        if (status && interrupted_) {
-          return Result<void>(MakeError(EINTR, context_ + ": dump interrupted by a concurrent "
-                                                          "change (NLM_F_DUMP_INTR); retry"));
-        }
-        return status;
-      }
-      default:
-        break;
-    }
-    Result<void> handled = on_reply(msg);
-    if (!handled) return handled;
-    if (!dump && !ack && !(msg.header.nlmsg_flags & NLM_F_MULTI)) done = true;
     return Result<void>();
   });
-  if (!walked) return walked.error();
-  return done;
+  if (!walked && !failed_) {
+    failed_ = true;
+    error_ = walked.error();
+  }
+  if (failed_) return error_;
+  return complete_;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -305,7 +315,7 @@ Result<Socket> Socket::Open(int protocol, const SocketOptions& options) {
 Socket::Socket(mnl_socket* sock, const SocketOptions& options)
     : sock_(sock),
       options_(options),
-      recv_buffer_(std::max<size_t>(options.receive_buffer_bytes, MNL_SOCKET_BUFFER_SIZE)) {}
+      recv_buffer_(std::max(options.receive_buffer_bytes, sizeof(nlmsghdr))) {}
 
 Socket::Socket(Socket&& other) noexcept
     : sock_(std::exchange(other.sock_, nullptr)),
@@ -404,8 +414,17 @@ Result<void> Socket::Request(Message& request, const ReplyHandler& on_reply,
     Result<Bytes> datagram = Receive(/*blocking=*/true, context);
     if (!datagram) return datagram.error();
     Result<bool> done = reader.Feed(*datagram, on_reply);
-    if (!done) return done.error();
-    if (*done) return {};
+    if (done && *done) return {};
+    if (!done) {
+      // Read the exchange to its end so the socket is ready for the next request (a dump left
+      // running makes the kernel answer the next one with EBUSY). Bounded by the timeout.
+      while (!reader.complete()) {
+        Result<Bytes> rest = Receive(/*blocking=*/true, context);
+        if (!rest) break;
+        (void)reader.Feed(*rest, on_reply);
+      }
+      return done.error();
+    }
   }
 }
 

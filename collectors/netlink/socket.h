@@ -112,17 +112,28 @@ class ReplyReader {
   /// port id, or with a sequence number this socket has not used yet, is an EPROTO Error; a
   /// message with an older sequence number (the tail of an abandoned earlier exchange) is
   /// skipped. A dump whose messages carry NLM_F_DUMP_INTR ends with an EINTR Error (the dump was
-  /// inconsistent; retry it).
+  /// inconsistent; retry it). After the first error the handler is not called again, but the
+  /// rest of the datagram is still scanned for the end of the exchange (see complete()).
   Result<bool> Feed(Bytes datagram, const ReplyHandler& on_reply);
 
+  /// True once the exchange's last message (ACK, NLMSG_ERROR, NLMSG_DONE, the doit reply) was
+  /// seen. A failed exchange that is not complete must be drained: the kernel refuses a new dump
+  /// (EBUSY) while the previous one on the socket is still running.
+  bool complete() const { return complete_; }
   size_t stale_messages() const { return stale_; }
 
  private:
+  /// Checks one message; returns its error, if any. Sets complete_ on the last one.
+  Result<void> Check(const NlMessage& msg, const ReplyHandler& on_reply);
+
   uint32_t seq_;
   uint32_t port_id_;
   uint16_t request_flags_;
   std::string context_;
   bool interrupted_ = false;
+  bool complete_ = false;
+  bool failed_ = false;
+  Error error_;
   size_t stale_ = 0;
 };
 
