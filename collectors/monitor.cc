@@ -1,5 +1,6 @@
 #include "collectors/monitor.h"
 
+#include <fmt/format.h>
 #include <linux/dcbnl.h>
 #include <linux/if_link.h>
 #include <linux/rtnetlink.h>
@@ -10,8 +11,6 @@
 
 #include <cerrno>
 #include <cstring>
-
-#include <fmt/format.h>
 
 namespace roceqos {
 namespace {

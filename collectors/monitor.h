@@ -25,8 +25,8 @@ struct ChangeEvent {
     kResync,       // the socket overflowed (ENOBUFS): events were lost, re-read everything
   };
   Kind kind = Kind::kDcb;
-  std::string netdev;  // DCB_ATTR_IFNAME / IFLA_IFNAME; empty for kResync
-  int32_t ifindex = 0;  // ifinfomsg.ifi_index for link events
+  std::string netdev;           // DCB_ATTR_IFNAME / IFLA_IFNAME; empty for kResync
+  int32_t ifindex = 0;          // ifinfomsg.ifi_index for link events
   std::optional<uint32_t> mtu;  // IFLA_MTU of link events
   /// When the monitor thread woke up with the message queued: the user-space receive time, within
   /// microseconds of the kernel's multicast because the thread sleeps in poll() on the socket.
