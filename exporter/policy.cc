@@ -255,6 +255,14 @@ void ApplyPolicyFields(const YAML::Node& node, std::string_view where, QosPolicy
   });
 }
 
+// Cross-field rules, checked on each effective (merged) policy.
+void ValidateCombination(const QosPolicy& policy, const YAML::Node& node, std::string_view where) {
+  if (policy.trust == TrustMode::kPcp && policy.dscp_prio && !policy.dscp_prio->empty())
+    Fail(node, fmt::format("{}: dscp_prio needs trust dscp (with trust pcp the NIC ignores DSCP; "
+                           "set dscp_prio: null)",
+                           where));
+}
+
 DeviceSelector ParseSelector(const YAML::Node& node, std::string_view where) {
   RequireMap(node, where);
   DeviceSelector sel;
@@ -304,7 +312,10 @@ PolicySet ParseDocument(const YAML::Node& root, std::string_view source) {
                }
              });
   // `defaults` first whatever the key order: rules inherit from it.
-  if (defaults) ApplyPolicyFields(*defaults, "defaults", &set.defaults);
+  if (defaults) {
+    ApplyPolicyFields(*defaults, "defaults", &set.defaults);
+    ValidateCombination(set.defaults, *defaults, "defaults");
+  }
   if (devices && !devices->IsNull()) {
     RequireList(*devices, "devices", 0);
     std::set<std::string> names;
@@ -326,6 +337,7 @@ PolicySet ParseDocument(const YAML::Node& root, std::string_view source) {
                      have_match = true;
                    } else if (!v.IsNull()) {
                      ApplyPolicyFields(v, where + ".policy", &rule.policy);
+                     ValidateCombination(rule.policy, v, where + ".policy");
                    }
                  });
       if (!have_match) Fail(item, fmt::format("{} needs a match", where));

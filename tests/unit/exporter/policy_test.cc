@@ -48,7 +48,7 @@ TEST(PolicyYaml, EveryFieldRoundTripsIncludingRules) {
   const char* text = R"(
 version: 1
 defaults:
-  trust: pcp
+  trust: dscp
   pfc: [3, 4]
   dscp_prio: {26: 3, 46: 5}
   prio_tc: [0, 1, 2, 3, 4, 5, 6, 7]
@@ -214,6 +214,12 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"trust_word", "defaults:\n  trust: dcsp\n",
                 "bad.yaml:2:10:", "trust must be dscp, pcp or null"},
         BadCase{"trust_number", "defaults:\n  trust: 5\n", "bad.yaml:2:10:", "trust must be"},
+        BadCase{"trust_pcp_with_map", "defaults:\n  trust: pcp\n",
+                "bad.yaml:2:3:", "dscp_prio needs trust dscp"},
+        BadCase{"rule_map_under_pcp",
+                "defaults: {trust: pcp, dscp_prio: null}\ndevices:\n  - match: {netdev: x}\n"
+                "    policy: {dscp_prio: {26: 3}}\n",
+                "bad.yaml:4:13:", "devices[0].policy: dscp_prio needs trust dscp"},
         BadCase{"dscp_out_of_range", "defaults:\n  dscp_prio: {26: 3, 64: 3}\n",
                 "bad.yaml:2:22:", "DSCP 64 is out of range 0..63"},
         BadCase{"dscp_prio_out_of_range", "defaults:\n  dscp_prio: {26: 9}\n",
