@@ -205,6 +205,13 @@ Result<void> HostReader::WriteTcpEcn(int value) const {
   return WriteSmallFile(paths_.procfs + "/sys/net/ipv4/tcp_ecn", fmt::format("{}\n", value));
 }
 
+Result<void> HostReader::WriteMofedTrafficClass(std::string_view rdma_device, uint32_t port,
+                                                int tos) const {
+  return WriteSmallFile(
+      fmt::format("{}/class/infiniband/{}/tc/{}/traffic_class", paths_.sysfs, rdma_device, port),
+      fmt::format("{}\n", tos));
+}
+
 Observed<uint16_t> ReadPfcStormTimeout(std::string_view netdev) {
   if (netdev.empty() || netdev.size() >= IFNAMSIZ)
     return Observed<uint16_t>::Failed(fmt::format("bad interface name \"{}\"", netdev));

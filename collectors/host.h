@@ -79,6 +79,8 @@ class HostReader {
   /// Writes "0"/"1" to ecn/roce_{np,rp}/enable/<prio> (remediation). Needs root.
   Result<void> WriteDcqcnEnable(std::string_view netdev, bool np, int prio, bool enable) const;
   Result<void> WriteTcpEcn(int value) const;
+  /// Writes the MOFED global tclass (/sys/class/infiniband/<dev>/tc/<port>/traffic_class).
+  Result<void> WriteMofedTrafficClass(std::string_view rdma_device, uint32_t port, int tos) const;
 
   const HostPaths& paths() const { return paths_; }
 
