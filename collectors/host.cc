@@ -33,6 +33,7 @@ struct FileRead {
   bool missing = false;
   std::string content;
   std::string error;  // empty on success
+  int errnum = 0;
 };
 
 FileRead ReadSmallFile(const std::string& path) {
@@ -43,6 +44,7 @@ FileRead ReadSmallFile(const std::string& path) {
       result.missing = true;
     } else {
       result.error = fmt::format("open {}: {}", path, std::strerror(errno));
+      result.errnum = errno;
     }
     return result;
   }
@@ -51,6 +53,7 @@ FileRead ReadSmallFile(const std::string& path) {
     ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0) {
       if (errno == EINTR) continue;
+      result.errnum = errno;
       result.error = fmt::format("read {}: {}", path, std::strerror(errno));
       break;
     }
@@ -74,7 +77,7 @@ template <typename T, typename Parse>
 Observed<T> ReadObserved(const std::string& path, Parse parse) {
   FileRead file = ReadSmallFile(path);
   if (file.missing) return Observed<T>::Absent();
-  if (!file.error.empty()) return Observed<T>::Failed(file.error);
+  if (!file.error.empty()) return Observed<T>::Failed(file.error, file.errnum);
   auto parsed = parse(file.content);
   if (!parsed) return Observed<T>::Failed(fmt::format("{}: {}", path, parsed.error().message));
   return Observed<T>::Ok(static_cast<T>(*parsed));
@@ -173,8 +176,8 @@ RoceTosState HostReader::ReadRoceTos(std::string_view rdma_device, uint32_t port
     if (::mkdir(group.c_str(), 0755) == 0) {
       created = true;
     } else if (errno != EEXIST) {  // EEXIST: someone else created it meanwhile; not ours to remove
-      state.configfs_tos =
-          Observed<uint8_t>::Failed(fmt::format("mkdir {}: {}", group, std::strerror(errno)));
+      state.configfs_tos = Observed<uint8_t>::Failed(
+          fmt::format("mkdir {}: {}", group, std::strerror(errno)), errno);
       return state;
     }
   }
@@ -237,7 +240,8 @@ Observed<uint16_t> ReadPfcStormTimeout(std::string_view netdev) {
   if (rc != 0) {
     if (saved == EOPNOTSUPP || saved == ENOTSUP) return Observed<uint16_t>::Absent();
     return Observed<uint16_t>::Failed(
-        fmt::format("ETHTOOL_GTUNABLE PFC_PREVENTION_TOUT {}: {}", netdev, std::strerror(saved)));
+        fmt::format("ETHTOOL_GTUNABLE PFC_PREVENTION_TOUT {}: {}", netdev, std::strerror(saved)),
+        saved);
   }
   uint16_t value = 0;
   std::memcpy(&value, buffer + sizeof(ethtool_tunable), sizeof value);

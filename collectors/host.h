@@ -21,10 +21,13 @@ struct Observed {
   State state = State::kAbsent;
   T value{};
   std::string error;  // why it failed: path and reason
+  int errnum = 0;     // the errno behind a failure; 0 when the content was malformed
 
-  static Observed Ok(T v) { return Observed{State::kOk, std::move(v), {}}; }
+  static Observed Ok(T v) { return Observed{State::kOk, std::move(v), {}, 0}; }
   static Observed Absent() { return Observed{}; }
-  static Observed Failed(std::string why) { return Observed{State::kFailed, T{}, std::move(why)}; }
+  static Observed Failed(std::string why, int errnum = 0) {
+    return Observed{State::kFailed, T{}, std::move(why), errnum};
+  }
 
   bool ok() const { return state == State::kOk; }
   bool absent() const { return state == State::kAbsent; }

@@ -19,15 +19,24 @@ bool Exists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
-// One error reason per source that could not be read, for roce_exporter_collect_errors_total.
-void CollectErrors(const ObservedQos& o, std::vector<std::string>& errors) {
-  if (o.dcb.failed()) errors.emplace_back("dcb");
-  bool host_failed = o.tcp_ecn.failed() || o.dcqcn.cnp_dscp.failed();
-  for (int p = 0; p < 8; ++p)
-    host_failed |= o.dcqcn.np_enabled[p].failed() || o.dcqcn.rp_enabled[p].failed();
-  for (const auto& port : o.roce_tos)
-    host_failed |= port.tos.mofed_tclass.failed() || port.tos.configfs_tos.failed();
-  if (host_failed) errors.emplace_back("host");
+// One error per failed source of a device, for roce_exporter_collect_errors_total.
+void CollectErrors(const ObservedQos& o, std::vector<Error>& errors) {
+  auto add = [&](const auto& observed) {
+    if (observed.failed()) errors.push_back(Error{observed.errnum, observed.error});
+  };
+  add(o.dcb);
+  add(o.tcp_ecn);
+  add(o.pfc_storm_timeout_ms);
+  add(o.dcqcn.cnp_dscp);
+  add(o.dcqcn.cnp_802p_prio);
+  for (int p = 0; p < 8; ++p) {
+    add(o.dcqcn.np_enabled[p]);
+    add(o.dcqcn.rp_enabled[p]);
+  }
+  for (const auto& port : o.roce_tos) {
+    add(port.tos.mofed_tclass);
+    add(port.tos.configfs_tos);
+  }
 }
 
 }  // namespace
@@ -162,6 +171,7 @@ QosEngine::Output QosEngine::Update(const std::vector<DeviceInput>& devices) {
   // after the stages run).
   const auto ready = SteadyClock::now();
   std::lock_guard lock(mu_);
+  if (tcp_ecn) global_.tcp_ecn = *tcp_ecn;
   for (const auto& received : served) {
     double seconds = std::chrono::duration<double>(ready - received).count();
     global_.last_detection_latency_seconds = seconds;

@@ -63,7 +63,7 @@ class QosEngine {
     std::vector<std::shared_ptr<const QosDeviceState>> devices;  // parallel to the input
     std::shared_ptr<const QosGlobalState> global;
     std::chrono::nanoseconds kernel_time{};  // time spent reading and writing
-    std::vector<std::string> errors;         // one reason per failed source read
+    std::vector<Error> errors;               // one per failed source read
   };
 
   /// One pass on the sampler thread: re-reads the devices that changed or are due, reuses the

@@ -40,7 +40,7 @@ KernelQosReader::KernelQosReader(netlink::Socket socket, HostPaths paths, bool c
 
 Observed<QosState> KernelQosReader::ReadDcb(const std::string& netdev) {
   auto state = dcb_.Read(netdev);
-  if (!state) return Observed<QosState>::Failed(state.error().message);
+  if (!state) return Observed<QosState>::Failed(state.error().message, state.error().errnum);
   if (!state->has_value()) return Observed<QosState>::Absent();
   return Observed<QosState>::Ok(std::move(**state));
 }

@@ -42,6 +42,7 @@ struct QosGlobalState {
   uint64_t change_notifications = 0;  // DCB + link notifications that named a selected device
   uint64_t monitor_resyncs = 0;       // notification overflows (ENOBUFS): full re-reads
   bool monitor_running = false;       // false: polling only (the monitor could not start)
+  Observed<int> tcp_ecn;              // host-wide, from the last poll
 };
 
 }  // namespace roceqos

@@ -309,9 +309,11 @@ TEST(QosEngine, OffModeHasNoRemediationState) {
 TEST(QosEngine, FailedReadIsReportedAsAnErrorReason) {
   Harness h(LongPoll());
   h.AddDevice("sim0");
-  h.host->tcp_ecn = Observed<int>::Failed("EACCES");
+  h.host->tcp_ecn = Observed<int>::Failed("open /proc/sys/net/ipv4/tcp_ecn: EACCES", EACCES);
   auto out = h.Step();
-  EXPECT_EQ(out.errors, (std::vector<std::string>{"host"}));
+  ASSERT_EQ(out.errors.size(), 1u);
+  EXPECT_EQ(out.errors[0].errnum, EACCES);
+  EXPECT_NE(out.errors[0].message.find("tcp_ecn"), std::string::npos);
 }
 
 // The real monitor thread: a link change in a private namespace reaches the engine and wakes the
