@@ -263,9 +263,9 @@ void ValidateCombination(const QosPolicy& policy, const YAML::Node& node, std::s
                            where));
 }
 
-DeviceSelector ParseSelector(const YAML::Node& node, std::string_view where) {
+PolicyMatch ParseSelector(const YAML::Node& node, std::string_view where) {
   RequireMap(node, where);
-  DeviceSelector sel;
+  PolicyMatch sel;
   ForEachKey(
       node, where, {"netdev", "pci", "rdma_device"},
       [&](const std::string& key, const YAML::Node& v) {
@@ -373,7 +373,7 @@ std::string ListText(const std::array<T, N>& values) {
 
 }  // namespace
 
-bool DeviceSelector::Matches(const Device& device) const {
+bool PolicyMatch::Matches(const Device& device) const {
   if (netdev_regex) {
     if (!netdev_compiled || !std::regex_match(device.name, *netdev_compiled)) return false;
   }

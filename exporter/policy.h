@@ -51,7 +51,7 @@ struct QosPolicy {
 };
 
 /// Which devices a rule applies to. Every given criterion must match (AND); at least one is given.
-struct DeviceSelector {
+struct PolicyMatch {
   std::optional<std::string> netdev_regex;  // full match against the netdev name
   std::optional<std::string> pci;           // exact PCI address, e.g. 0000:3b:00.0
   std::optional<std::string> rdma_device;   // exact RDMA device name, e.g. mlx5_2
@@ -59,7 +59,7 @@ struct DeviceSelector {
   std::shared_ptr<const std::regex> netdev_compiled;  // compiled once when the file is loaded
 
   bool Matches(const Device& device) const;
-  bool operator==(const DeviceSelector& o) const {
+  bool operator==(const PolicyMatch& o) const {
     return netdev_regex == o.netdev_regex && pci == o.pci && rdma_device == o.rdma_device;
   }
 };
@@ -68,7 +68,7 @@ struct DeviceSelector {
 /// merged (defaults, then the rule's keys), so it is the effective policy for those devices.
 struct PolicyRule {
   std::string name;
-  DeviceSelector match;
+  PolicyMatch match;
   QosPolicy policy;
   int line = 0;  // 1-based line of the rule in its file (for messages)
 };

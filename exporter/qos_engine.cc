@@ -288,6 +288,15 @@ void QosMonitorThread::Run() {
       if (events->empty()) continue;
       bool discovery = false;
       for (const auto& e : *events) discovery |= engine_->OnChange(e);
+      // A flapping link notifies without end: wake the sampler at most every kMinWakeInterval
+      // (events arriving meanwhile are served by that one sample). The first event after a
+      // quiet period wakes it at once.
+      const auto now = std::chrono::steady_clock::now();
+      if (now < last_wake_ + kMinWakeInterval) {
+        std::this_thread::sleep_until(last_wake_ + kMinWakeInterval);
+        if (stop_) return;
+      }
+      last_wake_ = std::chrono::steady_clock::now();
       wake_(discovery);
     } catch (const std::exception& e) {
       // Thread boundary: polling still catches every change if the monitor misbehaves.

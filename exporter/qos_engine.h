@@ -113,7 +113,9 @@ class QosMonitorThread {
   QosEngine* engine_;
   Wake wake_;
   std::unique_ptr<ChangeMonitor> monitor_;
+  static constexpr std::chrono::milliseconds kMinWakeInterval{50};
   std::atomic<bool> stop_{false};
+  std::chrono::steady_clock::time_point last_wake_{};
   std::thread thread_;
 };
 
