@@ -108,15 +108,21 @@ Result<std::vector<Device>> SelectCheckDevices(const Inventory& inventory,
   return out;
 }
 
-int RunCheckWith(const CheckOptions& options, const Result<Inventory>& inventory, QosReader& reader,
-                 std::ostream& out, std::ostream& err) {
-  Result<PolicySet> policy = options.config_path.empty() ? Result<PolicySet>(DefaultPolicy())
-                                                         : LoadPolicyFile(options.config_path);
-  if (!policy) {
-    err << "roce_qos_exporter check: invalid policy, nothing checked: " << policy.error().message
-        << "\n";
-    return kCheckError;
-  }
+namespace {
+
+Result<PolicySet> LoadCheckPolicy(const CheckOptions& options) {
+  if (options.config_path.empty()) return DefaultPolicy();
+  return LoadPolicyFile(options.config_path);
+}
+
+int PolicyError(const Error& error, std::ostream& err) {
+  err << "roce_qos_exporter check: invalid policy, nothing checked: " << error.message << "\n";
+  return kCheckError;
+}
+
+int CheckWithPolicy(const CheckOptions& options, const PolicySet& policy,
+                    const Result<Inventory>& inventory, QosReader& reader, std::ostream& out,
+                    std::ostream& err) {
   if (!inventory) {
     err << "roce_qos_exporter check: device discovery failed: " << inventory.error().message
         << "\n";
@@ -131,17 +137,29 @@ int RunCheckWith(const CheckOptions& options, const Result<Inventory>& inventory
   std::vector<CheckDevice> read;
   for (const auto& device : *devices)
     read.push_back(CheckDevice{device, ReadObservedQos(reader, device, tcp_ecn)});
-  return RenderCheckReport(*policy, read, options.color, out);
+  return RenderCheckReport(policy, read, options.color, out);
+}
+
+}  // namespace
+
+int RunCheckWith(const CheckOptions& options, const Result<Inventory>& inventory, QosReader& reader,
+                 std::ostream& out, std::ostream& err) {
+  Result<PolicySet> policy = LoadCheckPolicy(options);
+  if (!policy) return PolicyError(policy.error(), err);
+  return CheckWithPolicy(options, *policy, inventory, reader, out, err);
 }
 
 int RunCheck(const CheckOptions& options, std::ostream& out, std::ostream& err) {
+  // The policy first: an invalid one stops the check before anything is read.
+  Result<PolicySet> policy = LoadCheckPolicy(options);
+  if (!policy) return PolicyError(policy.error(), err);
   auto reader = KernelQosReader::Open(options.paths, options.configfs_tos);
   if (!reader) {
     err << "roce_qos_exporter check: " << reader.error().message << "\n";
     return kCheckError;
   }
   Discovery discovery(options.paths.sysfs);
-  return RunCheckWith(options, discovery.Discover(), **reader, out, err);
+  return CheckWithPolicy(options, *policy, discovery.Discover(), **reader, out, err);
 }
 
 int RunPolicyShowDefault(std::ostream& out) {
