@@ -176,7 +176,7 @@ void ReadSysfsInfo(std::string_view sysfs_root, Device& device) {
   std::error_code ec;
   const fs::path target = fs::read_symlink(link, ec);
   if (ec) return;  // virtual netdev (veth, bond, lo): no backing device
-  device.is_vf = fs::exists(link / "physfn", ec);
+  device.is_vf = fs::exists(fs::symlink_status(link / "physfn", ec));  // SR-IOV VF
   // A PCI function's device link resolves into the PCI bus: its subsystem link names "pci".
   const fs::path subsystem = fs::read_symlink(link / "subsystem", ec);
   if (ec || subsystem.filename() != "pci") return;
