@@ -37,7 +37,7 @@ constexpr int kDumpAttempts = 3;  // NLM_F_DUMP_INTR: links changed during the d
 
 // rtnl_fill_ifinfo (net/core/rtnetlink.c).
 constexpr auto kLinkPolicy = MakePolicy<IFLA_LINKINFO + 1>({
-    {IFLA_IFNAME, attr::Required(attr::String("IFLA_IFNAME", IFNAMSIZ))},
+    {IFLA_IFNAME, attr::Required(attr::NonEmptyString("IFLA_IFNAME", IFNAMSIZ))},
     {IFLA_MTU, attr::U32("IFLA_MTU")},
     {IFLA_MASTER, attr::U32("IFLA_MASTER")},
     {IFLA_OPERSTATE, attr::U8("IFLA_OPERSTATE")},

@@ -30,7 +30,7 @@ enum class AttrKind : uint8_t {
   kU16,
   kU32,
   kU64,
-  kString,  // contains a NUL; payload length (NUL included) <= max_len when max_len != 0
+  kString,  // contains a NUL; text+NUL >= min_len; payload length <= max_len when max_len != 0
   kBinary,  // payload length in [min_len, max_len] (max_len 0 = unbounded)
   kNested,  // payload is itself a stream of attributes (validated when Nested() parses it)
   kFlag,    // zero-length payload
@@ -56,6 +56,10 @@ constexpr AttrPolicy U64(std::string_view name) { return {AttrKind::kU64, 8, 8, 
 /// max_len counts the terminating NUL (IFNAMSIZ for interface names); 0 = unbounded.
 constexpr AttrPolicy String(std::string_view name, uint16_t max_len = 0) {
   return {AttrKind::kString, 1, max_len, false, name};
+}
+/// A name: like String, but the text before the NUL must not be empty.
+constexpr AttrPolicy NonEmptyString(std::string_view name, uint16_t max_len = 0) {
+  return {AttrKind::kString, 2, max_len, false, name};
 }
 constexpr AttrPolicy Binary(std::string_view name, uint16_t min_len, uint16_t max_len) {
   return {AttrKind::kBinary, min_len, max_len, false, name};

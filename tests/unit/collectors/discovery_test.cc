@@ -15,12 +15,14 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/unit/collectors/netlink/test_messages.h"
@@ -476,6 +478,14 @@ class DiscoveryInNetns : public ::testing::Test {
                             "link set vtA master br0", "link set vtA mtu 9000", "link set vtA up",
                             "link set vtB up", "link set br0 up"}) {
       ASSERT_TRUE(netns_->Ip(cmd)) << "ip -n " << netns_->name() << " " << cmd;
+    }
+    // IFLA_OPERSTATE follows carrier through linkwatch, asynchronously (up to ~1 s): wait until
+    // iproute2 itself reports both veth ends up, so the discovery below sees a settled state.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!(netns_->Ip("-o link show vtA | grep -q 'state UP'") &&
+             netns_->Ip("-o link show vtB | grep -q 'state UP'"))) {
+      ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "veth pair never came up";
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));  // poll interval, not a wait
     }
     char tmpl[] = "/tmp/roceqos-sysfs-XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);

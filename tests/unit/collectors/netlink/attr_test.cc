@@ -168,6 +168,24 @@ TEST(AttrsParse, RejectsAnEmptyString) {
   EXPECT_FALSE(Attrs::Parse(stream, kPolicy, "ctx"));
 }
 
+TEST(AttrsParse, ANameMustNotBeEmpty) {
+  constexpr auto kNames = MakePolicy<2>({{1, attr::NonEmptyString("TEST_NAME", 16)}});
+  Buffer empty = RawAttr(8, 1, {0, 'x', 0, 0});  // NUL first: an empty name with junk after it
+  Result<Attrs> attrs = Attrs::Parse(empty, kNames, "ctx");
+  ASSERT_FALSE(attrs);
+  EXPECT_THAT(attrs.error().message,
+              HasSubstr("TEST_NAME (type 1): string is 0 character(s), expected at least 1"));
+  Buffer one = RawAttr(6, 1, {'x', 0});
+  attrs = Attrs::Parse(one, kNames, "ctx");
+  ASSERT_TRUE(attrs) << attrs.error().message;
+  EXPECT_EQ(attrs->String(1), "x");
+  // A plain String accepts the empty text.
+  Buffer empty_str = RawAttr(5, kAStr, {0});
+  attrs = Attrs::Parse(empty_str, kPolicy, "ctx");
+  ASSERT_TRUE(attrs) << attrs.error().message;
+  EXPECT_EQ(attrs->String(kAStr), "");
+}
+
 TEST(AttrsParse, RejectsOversizedStringsAndBinaries) {
   Message msg(RTM_NEWLINK, 0);
   msg.PutString(kAStr, "123456789");  // 10 bytes with the NUL, the policy allows 8
