@@ -90,10 +90,15 @@ Result<StatReply> ParseStat(Bytes payload,
       top->Raw(RDMA_NLDEV_ATTR_STAT_HWCOUNTERS), "RDMA_NLDEV_ATTR_STAT_HWCOUNTERS",
       [&](uint16_t type, Bytes entry_bytes) -> Result<void> {
         if (type != RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY) return {};
+        // The entry's index joins the context only on failure: formatting it per entry would
+        // cost an allocation per counter per sample.
         Result<Attrs> entry =
-            Attrs::Parse(entry_bytes, kEntryPolicy,
-                         fmt::format("RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY #{}", index));
-        if (!entry) return entry.error();
+            Attrs::Parse(entry_bytes, kEntryPolicy, "RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY");
+        if (!entry) {
+          Error error = entry.error();
+          error.message = fmt::format("{} (entry #{})", error.message, index);
+          return error;
+        }
         std::string_view name = *entry->String(RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME);
         if (same && (index >= prev->size() || (*prev)[index] != name)) {
           same = false;

@@ -137,10 +137,10 @@ Result<Attrs> Attrs::Parse(Bytes payload, Policy policy, std::string_view contex
         return {};
       });
   if (!walked) return walked.error();
-  for (size_t type = 0; type < policy.size(); ++type) {
-    if (policy[type].required && !attrs.Has(static_cast<uint16_t>(type))) {
-      return MakeError(0, fmt::format("{}: missing required attribute {}", context,
-                                      AttrName(policy, static_cast<uint16_t>(type))));
+  for (uint16_t type : policy.required()) {
+    if (!attrs.Has(type)) {
+      return MakeError(
+          0, fmt::format("{}: missing required attribute {}", context, AttrName(policy, type)));
     }
   }
   return attrs;
