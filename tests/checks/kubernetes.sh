@@ -79,7 +79,7 @@ grep -q 'hostNetwork must be boolean' <<<"$typed" &&
   pass "validator rejects a wrongly typed field (planted)" || fail "validator accepted hostNetwork: \"yes\""
 
 # --- 3. yamllint.
-if yamllint -s -c "$root/.yamllint" "$root/deploy" >"$out/yamllint.log" 2>&1; then
+if (cd "$root" && yamllint -s -c .yamllint deploy) >"$out/yamllint.log" 2>&1; then
   pass "yamllint deploy/"
 else
   fail "yamllint:"$'\n'"$(cat "$out/yamllint.log")"
