@@ -224,4 +224,44 @@ if [[ -n "$prometheus" ]]; then
   echo "e2e: $queried queries against $prometheus ($empty_ok allowed empty)"
 fi
 
+# --- Self-test of the --prometheus harness (CI mode only): a real Prometheus serving 30 minutes of
+# synthetic series shaped like the metric catalogue (backfilled with promtool). Every query must
+# return data there, and none when the window is moved to before the data (the harness can fail).
+# This proves the harness and the label joins against the catalogue; the real requirement (the
+# testbed exporter scraped during a traffic + storm + drift scenario) is tests/e2e's job.
+if [[ -z "$prometheus" && -z "${ROCEQOS_DASHBOARDS_NO_SELFTEST:-}" ]]; then
+  self_end=$(($(date +%s) / 60 * 60 - 3600))
+  python3 "$root/tests/checks/lib/synthetic_metrics.py" "$self_end" >"$work/synthetic.om"
+  promtool tsdb create-blocks-from openmetrics "$work/synthetic.om" "$work/tsdb" >/dev/null
+  printf 'global:\n  scrape_interval: 15s\n' >"$work/prometheus.yml"
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/tsdb" \
+    --storage.tsdb.retention.time=3650d --web.listen-address="127.0.0.1:$port" >"$work/prometheus.log" 2>&1 &
+  prom_pid=$!
+  trap 'kill $prom_pid 2>/dev/null || true; rm -rf "$work"' EXIT
+  deadline=$((SECONDS + 30))
+  until curl -sf "http://127.0.0.1:$port/-/ready" >/dev/null; do
+    ((SECONDS < deadline)) && kill -0 $prom_pid 2>/dev/null || break
+    sleep 0.2
+  done
+  if ! curl -sf "http://127.0.0.1:$port/-/ready" >/dev/null; then
+    fail "self-test: Prometheus did not become ready: $(tail -5 "$work/prometheus.log")"
+  else
+    if ROCEQOS_DASHBOARDS_NO_SELFTEST=1 bash "$0" --prometheus "http://127.0.0.1:$port" \
+      --end "$self_end" --lookback 30m >"$work/selftest.log" 2>&1; then
+      pass "self-test: $(grep -c '^ok: e2e' "$work/selftest.log") queries/variables return data from a real Prometheus (synthetic catalogue series)"
+    else
+      fail "self-test against synthetic series:"$'\n'"$(grep -E '^(FAIL|  )' "$work/selftest.log")"
+    fi
+    if ROCEQOS_DASHBOARDS_NO_SELFTEST=1 bash "$0" --prometheus "http://127.0.0.1:$port" \
+      --end "$((self_end - 3 * 3600))" --lookback 30m >"$work/selftest-empty.log" 2>&1; then
+      fail "self-test: the harness passed on a window without data"
+    else
+      pass "self-test: a window without data fails ($(grep -c 'no data' "$work/selftest-empty.log") empty queries reported)"
+    fi
+  fi
+  kill $prom_pid 2>/dev/null || true
+  wait $prom_pid 2>/dev/null || true
+fi
+
 finish dashboards
