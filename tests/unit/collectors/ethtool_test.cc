@@ -666,6 +666,15 @@ TEST(KernelEthtoolIo, VethSampleEqualsEthtoolS) {
   ExpectSampleEqualsEthtoolS(collector, "rqa");
   ExpectSampleEqualsEthtoolS(collector, "rqb");
 
+  // Until linkwatch has seen the carrier (operstate UP, under RTNL together with dev_activate()),
+  // the noop qdisc silently drops what we send.
+  for (const char* ifname : {"rqa", "rqb"}) {
+    const auto up_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (Output(std::string("ip -o link show ") + ifname).find("state UP") == std::string::npos) {
+      ASSERT_LT(std::chrono::steady_clock::now(), up_deadline) << ifname << " never came up";
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
   SendFrames("rqa", 5);  // received by rqb
   SendFrames("rqb", 3);  // received by rqa
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -687,6 +696,18 @@ TEST(KernelEthtoolIo, VethSampleEqualsEthtoolS) {
     ASSERT_NE(packets, names.end());
     EXPECT_EQ(sample->values[packets - names.begin()], frames) << ifname;
   }
+
+  // A stale count gets either nothing (kernels with the 2025 check) or the whole current set (older
+  // kernels); never a partial or misaligned answer.
+  auto count = io->StatsCount("rqa");
+  ASSERT_TRUE(count.ok());
+  ASSERT_GT(*count, 1u);
+  auto fewer_values = io->StatsValues("rqa", *count - 1);
+  auto fewer_names = io->StatsNames("rqa", *count - 1);
+  ASSERT_TRUE(fewer_values.ok() && fewer_names.ok());
+  EXPECT_TRUE(fewer_values->empty() || fewer_values->size() == *count) << fewer_values->size();
+  EXPECT_TRUE(fewer_names->empty() || fewer_names->size() == *count) << fewer_names->size();
+  RecordProperty("kernel_checks_n_stats", fewer_values->empty() ? "yes" : "no");
 
   auto info = io->GetDriverInfo("rqa");
   ASSERT_TRUE(info.ok()) << info.error().message;
