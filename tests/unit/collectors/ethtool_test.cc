@@ -646,7 +646,7 @@ TEST(KernelEthtoolIo, VethSampleEqualsEthtoolS) {
   }
   std::string why;
   auto netns = PrivateNetns::Enter(why);
-  ASSERT_NE(netns, nullptr) << why;
+  if (netns == nullptr) GTEST_SKIP() << why;  // e.g. root without CAP_SYS_ADMIN in a container
 
   // IPv6 off before the links come up: no DAD, router or MLD packets move counters on their own.
   // GRO on and TSO off route veth receive through NAPI, whose rx_queue_0_xdp_* counters count
