@@ -3,11 +3,13 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <gmock/gmock.h>
+#include <grp.h>
 #include <gtest/gtest.h>
 #include <linux/if_packet.h>
 #include <net/if.h>
 #include <sched.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -708,6 +710,24 @@ TEST(KernelEthtoolIo, VethSampleEqualsEthtoolS) {
   EXPECT_TRUE(fewer_values->empty() || fewer_values->size() == *count) << fewer_values->size();
   EXPECT_TRUE(fewer_names->empty() || fewer_names->size() == *count) << fewer_names->size();
   RecordProperty("kernel_checks_n_stats", fewer_values->empty() ? "yes" : "no");
+
+  // None of the four ioctls needs a capability: an unprivileged child (uid/gid nobody, which drops
+  // every capability) samples the same device.
+  const pid_t child = fork();
+  ASSERT_GE(child, 0) << std::strerror(errno);
+  if (child == 0) {
+    if (setgroups(0, nullptr) != 0 || setresgid(65534, 65534, 65534) != 0 ||
+        setresuid(65534, 65534, 65534) != 0) {
+      _exit(2);
+    }
+    auto unprivileged_io = MakeKernelEthtoolIo();
+    EthtoolCollector unprivileged(*unprivileged_io);
+    const bool sampled = unprivileged.Sample("rqa").ok() && unprivileged.Sample("rqa").ok();
+    _exit(sampled && unprivileged_io->GetDriverInfo("rqa").ok() ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
 
   auto info = io->GetDriverInfo("rqa");
   ASSERT_TRUE(info.ok()) << info.error().message;
