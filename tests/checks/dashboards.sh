@@ -46,8 +46,8 @@ declare -A stable_uid=(
   [roce-qos-node-detail.json]=roce-qos-node
 )
 declare -A required_vars=(
-  [roce-qos-fleet-overview.json]="datasource cluster job"
-  [roce-qos-node-detail.json]="datasource cluster job node netdev prio"
+  [roce-qos-fleet-overview.json]="datasource cluster job window"
+  [roce-qos-node-detail.json]="datasource cluster job node netdev prio window"
 )
 
 # All panels, flattened (rows may nest panels).
@@ -117,8 +117,8 @@ substitute() {
   e=${e//\$__range/$lookback}
   e=${e//\$\{__range\}/$lookback}
   e=${e//\$topn/10}
-  declare -A sample=([cluster]=prod [job]=roce-qos-exporter [node]=gpu-node-01 [netdev]=ens1f0np0 [prio]=3)
-  for v in cluster job node netdev prio; do
+  declare -A sample=([cluster]=prod [job]=roce-qos-exporter [node]=gpu-node-01 [netdev]=ens1f0np0 [prio]=3 [window]=1m)
+  for v in cluster job node netdev prio window; do
     local value=${sample[$v]}
     [[ "$mode" == e2e ]] && value='.*'
     # Whole names only: $netdevs must stay unknown rather than become "ens1f0np0s".

@@ -47,7 +47,8 @@ for node in NODES:
         rd = {**inst, "device": dev, "port": "1"}
         add("roce_device", "info", "roce_device_info", {**rd, "netdev": netdev, "pci": pci, "role": "pf", "state": "up"}, lambda t: 1)
         add("roce_qos_in_sync", "gauge", "roce_qos_in_sync", nd, lambda t, n=node, d=netdev: 0 if drifted(n, d, t) else 1)
-        add("roce_pfc_to_ecn_ratio", "gauge", "roce_pfc_to_ecn_ratio", nd, lambda t, n=node, d=netdev: 40.0 if storm(n, d, 3, "rx", t) else 0.5)
+        for window in ("15s", "1m"):
+            add("roce_pfc_to_ecn_ratio", "gauge", "roce_pfc_to_ecn_ratio", {**nd, "window": window}, lambda t, n=node, d=netdev: 40.0 if storm(n, d, 3, "rx", t) else 0.5)
         add("roce_qos_trust", "gauge", "roce_qos_trust", {**nd, "mode": "dscp"}, lambda t: 1)
         add("roce_qos_trust", "gauge", "roce_qos_trust", {**nd, "mode": "pcp"}, lambda t: 0)
         for field in ("trust", "pfc", "dscp_prio", "roce_tos", "dcqcn_np", "dcqcn_rp", "tcp_ecn"):
@@ -66,7 +67,8 @@ for node in NODES:
                 pd = {**p, "direction": direction}
                 add("roce_pfc_pause_frames", "counter", "roce_pfc_pause_frames_total", pd, lambda t, pr=prio, s=s: t * (3 if pr == 3 else 0) + (5000 * t if s(t) else 0))
                 add("roce_pfc_pause_duration_seconds", "counter", "roce_pfc_pause_duration_seconds_total", pd, lambda t, pr=prio: t * (0.01 if pr == 3 else 0))
-                add("roce_pfc_paused_ratio", "gauge", "roce_pfc_paused_ratio", pd, lambda t, pr=prio, s=s: 0.95 if s(t) else (0.02 if pr == 3 else 0))
+                for window in ("15s", "1m"):
+                    add("roce_pfc_paused_ratio", "gauge", "roce_pfc_paused_ratio", {**pd, "window": window}, lambda t, pr=prio, s=s: 0.95 if s(t) else (0.02 if pr == 3 else 0))
                 add("roce_pfc_storm", "gauge", "roce_pfc_storm", pd, lambda t, s=s: 1 if s(t) else 0)
                 add("roce_pfc_storms", "counter", "roce_pfc_storms_total", pd, lambda t, s=s: 1 if t >= 10 * 60 and s(10 * 60) else 0)
         for tc in range(8):
