@@ -16,7 +16,8 @@
 # --prometheus: each expression (template variables = ".*", i.e. "All") is run with
 # /api/v1/query_range (or /api/v1/query for instant targets) ending at --end (default: now) over
 # --lookback; it must succeed without warnings and return at least one series. Variable queries
-# must return label values. Expressions whose panel title matches --allow-empty may be empty.
+# must return label values. A query whose "DASHBOARD / PANEL-ID TITLE REF" (as printed) matches
+# --allow-empty may be empty.
 set -euo pipefail
 source "$(dirname "$0")/lib/common.bash"
 
@@ -211,7 +212,7 @@ if [[ -n "$prometheus" ]]; then
     elif [[ "$(jq '.warnings // [] | length' <<<"$resp")" != 0 ]]; then
       fail "$where: warnings $(jq -c .warnings <<<"$resp")"
     elif [[ "$(jq '.data.result | length' <<<"$resp")" == 0 ]]; then
-      if [[ "$panel" =~ $allow_empty ]]; then
+      if [[ "$dash / $panel $ref" =~ $allow_empty ]]; then
         echo "info: $where: empty (allowed by --allow-empty)"
         empty_ok=$((empty_ok + 1))
       else
