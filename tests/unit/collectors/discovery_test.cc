@@ -25,8 +25,8 @@
 #include <thread>
 #include <vector>
 
-#include "tests/unit/collectors/netlink/test_messages.h"
-#include "tests/unit/collectors/netns.h"
+#include "tests/unit/support/netlink_messages.h"
+#include "tests/unit/support/netns.h"
 
 namespace roceqos {
 namespace {

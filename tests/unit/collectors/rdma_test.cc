@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "tests/unit/collectors/netlink/test_messages.h"
+#include "tests/unit/support/netlink_messages.h"
 
 namespace roceqos {
 namespace {

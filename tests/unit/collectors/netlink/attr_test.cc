@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "collectors/netlink/socket.h"
-#include "tests/unit/collectors/netlink/test_messages.h"
+#include "tests/unit/support/netlink_messages.h"
 
 namespace roceqos::netlink {
 namespace {
