@@ -1,12 +1,18 @@
-// Per-sample cost of turning an RDMA_NLDEV_CMD_STAT_GET reply into a CounterSet: the names of an
-// unchanged counter list are shared with the previous sample, so only the values are allocated.
+// Netlink costs on the sampling path and around it:
+// - turning an RDMA_NLDEV_CMD_STAT_GET reply into a CounterSet (the names of an unchanged counter
+//   list are shared with the previous sample, so only the values are allocated);
+// - one netlink doit round trip through Socket::Request (RTM_GETLINK of lo without NLM_F_ACK, the
+//   same framing a per-sample STAT_GET uses);
+// - a full Discovery::Discover of the host's netns (not on the sampling path).
 
 #include <benchmark/benchmark.h>
+#include <linux/rtnetlink.h>
 #include <rdma/rdma_netlink.h>
 
 #include <string>
 #include <vector>
 
+#include "collectors/discovery.h"
 #include "collectors/netlink/socket.h"
 #include "collectors/rdma.h"
 
@@ -82,6 +88,50 @@ void BM_ParseRdmaStat_FreshNames(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(std::size(kMlx5Counters)));
 }
 BENCHMARK(BM_ParseRdmaStat_FreshNames);
+
+void BM_NetlinkDoitRoundTripGetLinkLo(benchmark::State& state) {
+  Result<netlink::Socket> socket = netlink::Socket::Open(NETLINK_ROUTE);
+  if (!socket) {
+    state.SkipWithError(socket.error().message.c_str());
+    return;
+  }
+  for (auto _ : state) {
+    netlink::Message request(RTM_GETLINK, 0);  // no NLM_F_ACK: the reply completes the doit
+    ifinfomsg ifi{};
+    ifi.ifi_index = 1;
+    request.PutHeader(&ifi, sizeof(ifi));
+    request.PutU32(IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS);
+    size_t bytes = 0;
+    Result<void> status = socket->Request(
+        request,
+        [&](const netlink::NlMessage& reply) -> Result<void> {
+          bytes += reply.body.size();
+          return {};
+        },
+        "RTM_GETLINK lo");
+    if (!status) {
+      state.SkipWithError(status.error().message.c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(bytes);
+  }
+}
+BENCHMARK(BM_NetlinkDoitRoundTripGetLinkLo);
+
+void BM_DiscoveryHost(benchmark::State& state) {
+  Discovery discovery;
+  size_t devices = 0;
+  for (auto _ : state) {
+    Result<Inventory> inventory = discovery.Discover();
+    if (!inventory) {
+      state.SkipWithError(inventory.error().message.c_str());
+      return;
+    }
+    devices = inventory->devices.size();
+  }
+  state.counters["netdevs"] = static_cast<double>(devices);
+}
+BENCHMARK(BM_DiscoveryHost);
 
 }  // namespace
 }  // namespace roceqos
