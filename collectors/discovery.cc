@@ -37,7 +37,7 @@ constexpr int kDumpAttempts = 3;  // NLM_F_DUMP_INTR: links changed during the d
 
 // rtnl_fill_ifinfo (net/core/rtnetlink.c).
 constexpr auto kLinkPolicy = MakePolicy<IFLA_LINKINFO + 1>({
-    {IFLA_IFNAME, attr::Required(attr::String("IFLA_IFNAME", IFNAMSIZ))},
+    {IFLA_IFNAME, attr::Required(attr::NonEmptyString("IFLA_IFNAME", IFNAMSIZ))},
     {IFLA_MTU, attr::U32("IFLA_MTU")},
     {IFLA_MASTER, attr::U32("IFLA_MASTER")},
     {IFLA_OPERSTATE, attr::U8("IFLA_OPERSTATE")},
@@ -176,7 +176,7 @@ void ReadSysfsInfo(std::string_view sysfs_root, Device& device) {
   std::error_code ec;
   const fs::path target = fs::read_symlink(link, ec);
   if (ec) return;  // virtual netdev (veth, bond, lo): no backing device
-  device.is_vf = fs::exists(link / "physfn", ec);
+  device.is_vf = fs::exists(fs::symlink_status(link / "physfn", ec));  // SR-IOV VF
   // A PCI function's device link resolves into the PCI bus: its subsystem link names "pci".
   const fs::path subsystem = fs::read_symlink(link / "subsystem", ec);
   if (ec || subsystem.filename() != "pci") return;

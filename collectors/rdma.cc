@@ -27,19 +27,19 @@ constexpr uint16_t NldevType(int op) {
 constexpr auto kPortPolicy = MakePolicy<RDMA_NLDEV_ATTR_NDEV_NAME + 1>({
     {RDMA_NLDEV_ATTR_DEV_INDEX, attr::Required(attr::U32("RDMA_NLDEV_ATTR_DEV_INDEX"))},
     {RDMA_NLDEV_ATTR_DEV_NAME,
-     attr::Required(attr::String("RDMA_NLDEV_ATTR_DEV_NAME", kIbDeviceNameMax))},
+     attr::Required(attr::NonEmptyString("RDMA_NLDEV_ATTR_DEV_NAME", kIbDeviceNameMax))},
     {RDMA_NLDEV_ATTR_PORT_INDEX, attr::Required(attr::U32("RDMA_NLDEV_ATTR_PORT_INDEX"))},
     {RDMA_NLDEV_ATTR_PORT_STATE, attr::U8("RDMA_NLDEV_ATTR_PORT_STATE")},
     {RDMA_NLDEV_ATTR_PORT_PHYS_STATE, attr::U8("RDMA_NLDEV_ATTR_PORT_PHYS_STATE")},
     {RDMA_NLDEV_ATTR_NDEV_INDEX, attr::U32("RDMA_NLDEV_ATTR_NDEV_INDEX")},
-    {RDMA_NLDEV_ATTR_NDEV_NAME, attr::String("RDMA_NLDEV_ATTR_NDEV_NAME", kIfNameSize)},
+    {RDMA_NLDEV_ATTR_NDEV_NAME, attr::NonEmptyString("RDMA_NLDEV_ATTR_NDEV_NAME", kIfNameSize)},
 });
 
 // fill_dev_info: on RDMA_NLDEV_CMD_GET, PORT_INDEX carries the number of ports.
 constexpr auto kDevicePolicy = MakePolicy<RDMA_NLDEV_ATTR_DEV_PROTOCOL + 1>({
     {RDMA_NLDEV_ATTR_DEV_INDEX, attr::Required(attr::U32("RDMA_NLDEV_ATTR_DEV_INDEX"))},
     {RDMA_NLDEV_ATTR_DEV_NAME,
-     attr::Required(attr::String("RDMA_NLDEV_ATTR_DEV_NAME", kIbDeviceNameMax))},
+     attr::Required(attr::NonEmptyString("RDMA_NLDEV_ATTR_DEV_NAME", kIbDeviceNameMax))},
     {RDMA_NLDEV_ATTR_PORT_INDEX, attr::U32("RDMA_NLDEV_ATTR_PORT_INDEX")},
     {RDMA_NLDEV_ATTR_DEV_PROTOCOL, attr::String("RDMA_NLDEV_ATTR_DEV_PROTOCOL")},
 });
@@ -47,7 +47,7 @@ constexpr auto kDevicePolicy = MakePolicy<RDMA_NLDEV_ATTR_DEV_PROTOCOL + 1>({
 // stat_get_doit_default_counter: handle, PORT_INDEX, then the STAT_HWCOUNTERS table.
 constexpr auto kStatPolicy = MakePolicy<RDMA_NLDEV_ATTR_STAT_HWCOUNTERS + 1>({
     {RDMA_NLDEV_ATTR_DEV_INDEX, attr::Required(attr::U32("RDMA_NLDEV_ATTR_DEV_INDEX"))},
-    {RDMA_NLDEV_ATTR_DEV_NAME, attr::String("RDMA_NLDEV_ATTR_DEV_NAME", kIbDeviceNameMax)},
+    {RDMA_NLDEV_ATTR_DEV_NAME, attr::NonEmptyString("RDMA_NLDEV_ATTR_DEV_NAME", kIbDeviceNameMax)},
     {RDMA_NLDEV_ATTR_PORT_INDEX, attr::Required(attr::U32("RDMA_NLDEV_ATTR_PORT_INDEX"))},
     {RDMA_NLDEV_ATTR_STAT_HWCOUNTERS,
      attr::Required(attr::Nested("RDMA_NLDEV_ATTR_STAT_HWCOUNTERS"))},
@@ -57,7 +57,7 @@ constexpr auto kStatPolicy = MakePolicy<RDMA_NLDEV_ATTR_STAT_HWCOUNTERS + 1>({
 // nla_put_u64_64bit, so a zero-length RDMA_NLDEV_ATTR_PAD (type 0) may precede it: ignored.
 constexpr auto kEntryPolicy = MakePolicy<RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE + 1>({
     {RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME,
-     attr::Required(attr::String("RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME"))},
+     attr::Required(attr::NonEmptyString("RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME"))},
     {RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE,
      attr::Required(attr::U64("RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE"))},
 });
@@ -90,10 +90,15 @@ Result<StatReply> ParseStat(Bytes payload,
       top->Raw(RDMA_NLDEV_ATTR_STAT_HWCOUNTERS), "RDMA_NLDEV_ATTR_STAT_HWCOUNTERS",
       [&](uint16_t type, Bytes entry_bytes) -> Result<void> {
         if (type != RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY) return {};
+        // The entry's index joins the context only on failure: formatting it per entry would
+        // cost an allocation per counter per sample.
         Result<Attrs> entry =
-            Attrs::Parse(entry_bytes, kEntryPolicy,
-                         fmt::format("RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY #{}", index));
-        if (!entry) return entry.error();
+            Attrs::Parse(entry_bytes, kEntryPolicy, "RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY");
+        if (!entry) {
+          Error error = entry.error();
+          error.message = fmt::format("{} (entry #{})", error.message, index);
+          return error;
+        }
         std::string_view name = *entry->String(RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME);
         if (same && (index >= prev->size() || (*prev)[index] != name)) {
           same = false;

@@ -91,14 +91,20 @@ std::string Violation(const AttrPolicy& policy, Bytes payload) {
                            policy.min_len);
       }
       return {};
-    case AttrKind::kString:
-      if (len == 0 || std::memchr(payload.data(), 0, len) == nullptr) {
-        return fmt::format("string of {} byte(s) has no terminating NUL", len);
+    case AttrKind::kString: {
+      const void* nul = len == 0 ? nullptr : std::memchr(payload.data(), 0, len);
+      if (nul == nullptr) return fmt::format("string of {} byte(s) has no terminating NUL", len);
+      const auto text_len =
+          static_cast<size_t>(static_cast<const std::byte*>(nul) - payload.data());
+      if (text_len + 1 < policy.min_len) {
+        return fmt::format("string is {} character(s), expected at least {}", text_len,
+                           policy.min_len - 1);
       }
       if (policy.max_len != 0 && len > policy.max_len) {
         return fmt::format("string of {} byte(s) exceeds the maximum of {}", len, policy.max_len);
       }
       return {};
+    }
     case AttrKind::kBinary:
       if (len < policy.min_len || (policy.max_len != 0 && len > policy.max_len)) {
         if (policy.min_len == policy.max_len) {
@@ -131,10 +137,10 @@ Result<Attrs> Attrs::Parse(Bytes payload, Policy policy, std::string_view contex
         return {};
       });
   if (!walked) return walked.error();
-  for (size_t type = 0; type < policy.size(); ++type) {
-    if (policy[type].required && !attrs.Has(static_cast<uint16_t>(type))) {
-      return MakeError(0, fmt::format("{}: missing required attribute {}", context,
-                                      AttrName(policy, static_cast<uint16_t>(type))));
+  for (uint16_t type : policy.required()) {
+    if (!attrs.Has(type)) {
+      return MakeError(
+          0, fmt::format("{}: missing required attribute {}", context, AttrName(policy, type)));
     }
   }
   return attrs;

@@ -30,7 +30,7 @@ enum class AttrKind : uint8_t {
   kU16,
   kU32,
   kU64,
-  kString,  // contains a NUL; payload length (NUL included) <= max_len when max_len != 0
+  kString,  // contains a NUL; text+NUL >= min_len; payload length <= max_len when max_len != 0
   kBinary,  // payload length in [min_len, max_len] (max_len 0 = unbounded)
   kNested,  // payload is itself a stream of attributes (validated when Nested() parses it)
   kFlag,    // zero-length payload
@@ -44,9 +44,6 @@ struct AttrPolicy {
   std::string_view name;  // UAPI symbol, used in error messages ("IFLA_MTU")
 };
 
-/// A policy indexed by attribute type: policy[type]. Types beyond the table are ignored.
-using Policy = std::span<const AttrPolicy>;
-
 /// Constructors for policy entries, so tables read like the UAPI comments they come from.
 namespace attr {
 constexpr AttrPolicy U8(std::string_view name) { return {AttrKind::kU8, 1, 1, false, name}; }
@@ -56,6 +53,10 @@ constexpr AttrPolicy U64(std::string_view name) { return {AttrKind::kU64, 8, 8, 
 /// max_len counts the terminating NUL (IFNAMSIZ for interface names); 0 = unbounded.
 constexpr AttrPolicy String(std::string_view name, uint16_t max_len = 0) {
   return {AttrKind::kString, 1, max_len, false, name};
+}
+/// A name: like String, but the text before the NUL must not be empty.
+constexpr AttrPolicy NonEmptyString(std::string_view name, uint16_t max_len = 0) {
+  return {AttrKind::kString, 2, max_len, false, name};
 }
 constexpr AttrPolicy Binary(std::string_view name, uint16_t min_len, uint16_t max_len) {
   return {AttrKind::kBinary, min_len, max_len, false, name};
@@ -77,18 +78,47 @@ constexpr AttrPolicy Required(AttrPolicy policy) {
 }
 }  // namespace attr
 
-/// Builds a policy table of N entries (N = FOO_MAX + 1) from {type, policy} pairs; unlisted
-/// types are kIgnore. A type >= N does not compile when used in a constexpr initializer.
+/// A policy table of N entries (N = FOO_MAX + 1) and the types it requires, precomputed so that
+/// Parse checks presence without scanning the table. Build it with MakePolicy.
 template <size_t N>
-constexpr std::array<AttrPolicy, N> MakePolicy(
+struct PolicyTable {
+  std::array<AttrPolicy, N> entries{};
+  std::array<uint16_t, N> required{};
+  size_t required_count = 0;
+};
+
+/// Builds a policy table from {type, policy} pairs; unlisted types are kIgnore. A type >= N does
+/// not compile when used in a constexpr initializer.
+template <size_t N>
+constexpr PolicyTable<N> MakePolicy(
     std::initializer_list<std::pair<uint16_t, AttrPolicy>> entries) {
-  std::array<AttrPolicy, N> table{};
+  PolicyTable<N> table{};
   for (const auto& [type, policy] : entries) {
     if (type >= N) throw "attribute type beyond the policy table";  // constexpr: compile error
-    table[type] = policy;
+    table.entries[type] = policy;
+  }
+  for (size_t type = 0; type < N; ++type) {
+    if (table.entries[type].required) table.required[table.required_count++] = uint16_t(type);
   }
   return table;
 }
+
+/// A view of a policy indexed by attribute type: policy[type]. Types beyond it are ignored.
+class Policy {
+ public:
+  constexpr Policy() = default;
+  template <size_t N>
+  constexpr Policy(const PolicyTable<N>& table)  // NOLINT(google-explicit-constructor)
+      : entries_(table.entries), required_(table.required.data(), table.required_count) {}
+
+  constexpr size_t size() const { return entries_.size(); }
+  constexpr const AttrPolicy& operator[](size_t type) const { return entries_[type]; }
+  constexpr std::span<const uint16_t> required() const { return required_; }
+
+ private:
+  std::span<const AttrPolicy> entries_;
+  std::span<const uint16_t> required_;
+};
 
 /// The attributes of one message or nest after validation. Holds views into the caller's buffer,
 /// which must outlive it. When a type repeats, the last occurrence wins for the scalar getters;

@@ -17,7 +17,7 @@ constexpr auto kFamilyPolicy = MakePolicy<CTRL_ATTR_MAX + 1>({
 
 constexpr auto kGroupPolicy = MakePolicy<CTRL_ATTR_MCAST_GRP_MAX + 1>({
     {CTRL_ATTR_MCAST_GRP_NAME,
-     attr::Required(attr::String("CTRL_ATTR_MCAST_GRP_NAME", GENL_NAMSIZ))},
+     attr::Required(attr::NonEmptyString("CTRL_ATTR_MCAST_GRP_NAME", GENL_NAMSIZ))},
     {CTRL_ATTR_MCAST_GRP_ID, attr::Required(attr::U32("CTRL_ATTR_MCAST_GRP_ID"))},
 });
 

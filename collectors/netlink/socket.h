@@ -139,7 +139,7 @@ class ReplyReader {
 
 struct SocketOptions {
   /// SO_RCVTIMEO: a reply that does not arrive within this time fails the request (ETIMEDOUT)
-  /// instead of hanging the sampler.
+  /// instead of hanging the sampler. Zero means wait forever (SO_RCVTIMEO semantics).
   std::chrono::milliseconds receive_timeout{2000};
   /// User-space buffer for one datagram. Kernel dumps fill at most 32 KiB per datagram; a
   /// larger datagram (MSG_TRUNC) fails with EMSGSIZE rather than being parsed half.

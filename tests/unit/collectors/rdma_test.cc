@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "tests/unit/collectors/netlink/test_messages.h"
+#include "tests/unit/support/netlink_messages.h"
 
 namespace roceqos {
 namespace {
@@ -239,7 +239,7 @@ TEST(ParseRdmaStatReply, AnEntryWithoutValueIsAnError) {
   Buffer reply = AttrStream(msg);
   Result<CounterSet> parsed = ParseRdmaStatReply(reply);
   ASSERT_FALSE(parsed);
-  EXPECT_THAT(parsed.error().message, HasSubstr("ENTRY #1"));
+  EXPECT_THAT(parsed.error().message, HasSubstr("(entry #1)"));
   EXPECT_THAT(parsed.error().message,
               HasSubstr("missing required attribute RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE"));
 }
@@ -285,7 +285,7 @@ TEST(ParseRdmaStatReply, GarbageInsideTheCounterTableIsAnError) {
   Buffer entry_reply = AttrStream(entry_msg);
   parsed = ParseRdmaStatReply(entry_reply);
   ASSERT_FALSE(parsed);
-  EXPECT_THAT(parsed.error().message, HasSubstr("ENTRY #0"));
+  EXPECT_THAT(parsed.error().message, HasSubstr("(entry #0)"));
   EXPECT_THAT(parsed.error().message, HasSubstr("exceeds"));
 }
 

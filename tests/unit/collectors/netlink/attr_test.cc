@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "collectors/netlink/socket.h"
-#include "tests/unit/collectors/netlink/test_messages.h"
+#include "tests/unit/support/netlink_messages.h"
 
 namespace roceqos::netlink {
 namespace {
@@ -166,6 +166,24 @@ TEST(AttrsParse, RejectsAStringWithoutNul) {
 TEST(AttrsParse, RejectsAnEmptyString) {
   Buffer stream = RawAttr(4, kAStr, {});
   EXPECT_FALSE(Attrs::Parse(stream, kPolicy, "ctx"));
+}
+
+TEST(AttrsParse, ANameMustNotBeEmpty) {
+  constexpr auto kNames = MakePolicy<2>({{1, attr::NonEmptyString("TEST_NAME", 16)}});
+  Buffer empty = RawAttr(8, 1, {0, 'x', 0, 0});  // NUL first: an empty name with junk after it
+  Result<Attrs> attrs = Attrs::Parse(empty, kNames, "ctx");
+  ASSERT_FALSE(attrs);
+  EXPECT_THAT(attrs.error().message,
+              HasSubstr("TEST_NAME (type 1): string is 0 character(s), expected at least 1"));
+  Buffer one = RawAttr(6, 1, {'x', 0});
+  attrs = Attrs::Parse(one, kNames, "ctx");
+  ASSERT_TRUE(attrs) << attrs.error().message;
+  EXPECT_EQ(attrs->String(1), "x");
+  // A plain String accepts the empty text.
+  Buffer empty_str = RawAttr(5, kAStr, {0});
+  attrs = Attrs::Parse(empty_str, kPolicy, "ctx");
+  ASSERT_TRUE(attrs) << attrs.error().message;
+  EXPECT_EQ(attrs->String(kAStr), "");
 }
 
 TEST(AttrsParse, RejectsOversizedStringsAndBinaries) {

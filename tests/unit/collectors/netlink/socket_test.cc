@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "collectors/netlink/genl.h"
-#include "tests/unit/collectors/netlink/test_messages.h"
-#include "tests/unit/collectors/netns.h"
+#include "tests/unit/support/netlink_messages.h"
+#include "tests/unit/support/netns.h"
 
 namespace roceqos::netlink {
 namespace {
