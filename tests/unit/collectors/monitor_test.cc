@@ -10,7 +10,7 @@
 #include <atomic>
 #include <thread>
 
-#include "tests/unit/collectors/netns.h"
+#include "tests/unit/support/netns.h"
 
 namespace roceqos {
 namespace {

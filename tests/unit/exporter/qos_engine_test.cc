@@ -9,7 +9,7 @@
 #include <fstream>
 #include <mutex>
 
-#include "tests/unit/collectors/netns.h"
+#include "tests/unit/support/netns.h"
 
 namespace roceqos {
 namespace {
