@@ -286,13 +286,17 @@ void QosMonitorThread::Run() {
         continue;
       }
       if (events->empty()) continue;
-      bool discovery = false;
-      for (const auto& e : *events) discovery |= engine_->OnChange(e);
-      // A flapping link notifies without end: wake the sampler at most every kMinWakeInterval
-      // (events arriving meanwhile are served by that one sample). The first event after a
-      // quiet period wakes it at once.
+      bool discovery = false, dcb = false;
+      for (const auto& e : *events) {
+        discovery |= engine_->OnChange(e);
+        dcb |= e.kind == ChangeEvent::Kind::kDcb;
+      }
+      // A flapping link notifies without end: link-only batches wake the sampler at most every
+      // kMinWakeInterval (events arriving meanwhile are served by that one sample). DCB
+      // notifications come only from explicit sets and wake it at once: they are what the
+      // detection latency is about (a pfc_en change flaps the link just before its DCB event).
       const auto now = std::chrono::steady_clock::now();
-      if (now < last_wake_ + kMinWakeInterval) {
+      if (!dcb && now < last_wake_ + kMinWakeInterval) {
         std::this_thread::sleep_until(last_wake_ + kMinWakeInterval);
         if (stop_) return;
       }
