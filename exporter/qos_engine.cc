@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 
 namespace roceqos {
 namespace {
@@ -101,7 +102,10 @@ bool QosEngine::OnChange(const ChangeEvent& event) {
       ++global_.change_notifications;
       auto [it, inserted] = pending_.try_emplace(event.netdev, event.received);
       if (!inserted) it->second = std::min(it->second, event.received);
-      return event.kind == ChangeEvent::Kind::kLink;
+      // A new netdev needs a discovery now. A known one only changed state (a pfc_en change
+      // flaps the link): the periodic discovery refreshes it, and a discovery per flap would
+      // delay the DCB notification that follows it.
+      return event.kind == ChangeEvent::Kind::kLink && !known_devices_.contains(event.netdev);
     }
   }
   return false;
@@ -166,11 +170,13 @@ QosEngine::Output QosEngine::Update(const std::vector<DeviceInput>& devices) {
   }
   tracker_.Retain(names);
   remediator_.Retain(names);
+  std::set<std::string> known(names.begin(), names.end());
 
   // Detection latency: notification received -> this snapshot ready (it is published right
   // after the stages run).
   const auto ready = SteadyClock::now();
   std::lock_guard lock(mu_);
+  known_devices_ = std::move(known);
   if (tcp_ecn) global_.tcp_ecn = *tcp_ecn;
   for (const auto& received : served) {
     double seconds = std::chrono::duration<double>(ready - received).count();

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -50,7 +51,8 @@ class QosEngine {
   Result<void> ReloadPolicy();
 
   /// A notification from the change monitor. Thread-safe. Returns true when the device list may
-  /// have changed (link added/removed/renamed), so the caller can ask for a discovery.
+  /// have changed (a link removed, or a link event for a netdev not selected at the last
+  /// Update: added or renamed), so the caller can ask for a discovery.
   bool OnChange(const ChangeEvent& event);
   void SetMonitorRunning(bool running);
 
@@ -93,6 +95,7 @@ class QosEngine {
   uint64_t applied_generation_ = 1;  // the generation the remediator last saw (sampler thread)
   QosGlobalState global_;
   std::map<std::string, SteadyClock::time_point> pending_;  // netdev -> first unserved event
+  std::set<std::string> known_devices_;                     // selected at the last Update
   bool resync_ = false;
 };
 

@@ -197,6 +197,23 @@ TEST(QosEngine, NotificationReReadsOnlyThatDevicesDcbAndMeasuresLatency) {
   EXPECT_EQ(out.global->change_notifications, 1u);
 }
 
+TEST(QosEngine, LinkEventsAskForDiscoveryOnlyForUnknownNetdevs) {
+  Harness h(LongPoll());
+  h.AddDevice("sim0");
+  h.Step();
+  ChangeEvent e = DcbEvent("sim0");
+  e.kind = ChangeEvent::Kind::kLink;
+  EXPECT_FALSE(h.engine->OnChange(e)) << "a flap of a known device needs no discovery";
+  e.netdev = "sim7";
+  EXPECT_TRUE(h.engine->OnChange(e)) << "a new netdev does";
+  e.kind = ChangeEvent::Kind::kLinkRemoved;
+  e.netdev = "sim0";
+  EXPECT_TRUE(h.engine->OnChange(e));
+  EXPECT_FALSE(h.engine->OnChange(DcbEvent("sim0")));
+  auto out = h.Step();
+  EXPECT_EQ(h.host->dcb_reads["sim0"], 2) << "the link event still re-reads the device";
+}
+
 TEST(QosEngine, PollCatchesChangesWithoutNotification) {
   QosEngineOptions o;
   o.poll_interval = 0s;  // every pass polls
