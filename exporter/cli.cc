@@ -121,6 +121,11 @@ CliOutcome ParseCommandLine(std::span<const char* const> args, std::ostream& out
       ->capture_default_str();
   app.add_option("--config", config.config_path,
                  "Desired QoS policy file (YAML); without it the embedded default policy applies");
+  app.add_option("--remediation", config.remediation,
+                 "Re-apply the policy when the QoS state drifts: off, dry-run (log the plan) or "
+                 "enforce")
+      ->check(CLI::IsMember({"off", "dry-run", "enforce"}))
+      ->capture_default_str();
   app.add_flag("--print-metrics-doc", print_metrics_doc,
                "Print the metric catalogue (docs/metrics.md) and exit");
   RegisterSubcommands(app, outcome.subcommand);

@@ -21,7 +21,8 @@ struct Config {
   std::chrono::nanoseconds sampler_period = std::chrono::milliseconds(250);  // --sampler.period
   double sampler_budget = 0.5;                                               // --sampler.budget
   std::chrono::nanoseconds discovery_interval = std::chrono::seconds(5);
-  std::string config_path;  // --config: policy YAML; empty = the embedded default policy
+  std::string config_path;          // --config: policy YAML; empty = the embedded default policy
+  std::string remediation = "off";  // --remediation: off|dry-run|enforce (QoS engine)
 };
 
 /// Sampler options from a validated Config (regexes compiled; they compiled during parsing).

@@ -4,8 +4,8 @@
 #include <prometheus/text_serializer.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
-#include <systemd/sd-daemon.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -13,10 +13,12 @@
 
 #include "exporter/build_info.h"
 #include "exporter/cli.h"
+#include "exporter/fault_log.h"
 #include "exporter/http_server.h"
 #include "exporter/logging.h"
 #include "exporter/metrics.h"
 #include "exporter/sampler.h"
+#include "exporter/systemd_notify.h"
 
 namespace roceqos {
 namespace {
@@ -83,12 +85,27 @@ int RunExporter(const Config& config) {
     spdlog::error("{}", !options ? options.error().message : listen.error().message);
     return 1;
   }
+  // TODO(qos): the policy engine replaces these two checks when it lands.
+  if (config.remediation != "off") {
+    spdlog::error("--remediation={}: the remediation engine is not built into this version",
+                  config.remediation);
+    return 1;
+  }
   if (!config.config_path.empty()) {
-    spdlog::info("policy file {} accepted; the policy engine is not built in yet",
+    spdlog::info("policy file {} accepted; the policy engine is not built into this version",
                  config.config_path);
   }
 
+  SystemdNotifier notifier;  // before the sampler thread starts (reads the environment)
+  FaultLog notify_log;       // only touched on the sampler thread
   Sampler sampler(std::move(options.value()), MakeKernelSources());
+  sampler.SetPublishHook([&notifier, &notify_log](const Snapshot&) {
+    if (Result<void> sent = notifier.SnapshotPublished(); !sent) {
+      notify_log.Fault("sd_notify", "failed", sent.error().message);
+    } else {
+      notify_log.Ok("sd_notify");
+    }
+  });
   sampler.Start();
   SnapshotCollectable collectable([&sampler] { return sampler.Latest(); });
 
@@ -100,27 +117,34 @@ int RunExporter(const Config& config) {
     return 1;
   }
   std::string ports;
-  for (int port : (*server)->ListeningPorts())
+  for (int port : (*server)->ListeningPorts()) {
     ports += (ports.empty() ? "" : ",") + std::to_string(port);
+  }
   spdlog::info("listening on {} (port {}), metrics at {}", config.listen_address, ports,
                config.telemetry_path);
 
-  if (sampler.WaitForSequence(1, std::chrono::steady_clock::now() + std::chrono::seconds(30))) {
-    sd_notify(0, "READY=1");
-  } else {
-    spdlog::warn("no sample published within 30s; /-/ready answers 503 until one is");
+  // Wait for SIGTERM/SIGINT; say so once if the first sample takes unusually long.
+  const timespec first_sample_deadline{30, 0};
+  int received = -1;
+  do {
+    received = sigtimedwait(&signals, nullptr, &first_sample_deadline);
+  } while (received < 0 && errno == EINTR);
+  if (received < 0) {
+    if (!sampler.Latest()) {
+      spdlog::warn("no sample published within 30s; /-/ready answers 503 until one is");
+    }
+    while (sigwait(&signals, &received) != 0) {
+    }
   }
-
-  int signal = 0;
-  sigwait(&signals, &signal);
-  spdlog::info("received {}, shutting down", signal == SIGTERM ? "SIGTERM" : "SIGINT");
-  sd_notify(0, "STOPPING=1");
+  spdlog::info("received {}, shutting down", received == SIGTERM ? "SIGTERM" : "SIGINT");
+  if (Result<void> stopping = notifier.Stopping(); !stopping) {
+    spdlog::warn("{}", stopping.error().message);
+  }
   server->reset();  // no scrape in flight while the sampler stops
   sampler.Stop();
   spdlog::info("stopped");
   return 0;
 }
-
 }  // namespace
 }  // namespace roceqos
 

@@ -330,7 +330,8 @@ void Sampler::SampleOnce() {
 
 void Sampler::Publish(std::shared_ptr<const Snapshot> snapshot) {
   const uint64_t sequence = snapshot->sequence;
-  latest_.store(std::move(snapshot));
+  latest_.store(snapshot);
+  if (publish_hook_) publish_hook_(*snapshot);
   {
     std::lock_guard lock(mu_);
     published_sequence_ = sequence;

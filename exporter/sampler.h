@@ -78,6 +78,12 @@ class Sampler {
   /// Adds a stage; call before Start().
   void AddStage(std::unique_ptr<SampleStage> stage);
 
+  /// Called on the sampler thread after each publish (systemd READY=1/WATCHDOG=1). Set before
+  /// Start(); must be quick and must not throw.
+  void SetPublishHook(std::function<void(const Snapshot&)> hook) {
+    publish_hook_ = std::move(hook);
+  }
+
   /// Takes one sample on the calling thread and publishes it. Not to be called concurrently with
   /// itself or with a running thread; the thread loop, tests and benchmarks use it.
   void SampleOnce();
@@ -124,6 +130,7 @@ class Sampler {
   PeriodController controller_;
   FaultLog fault_log_;
   std::vector<std::unique_ptr<SampleStage>> stages_;
+  std::function<void(const Snapshot&)> publish_hook_;
 
   // Sampler-thread state.
   std::vector<std::shared_ptr<const Device>> selected_;  // sorted by name

@@ -121,6 +121,7 @@ TEST(Cli, BadValuesAreUsageErrors) {
   ExpectUsageError(Parse({"--sampler.budget=half"}), "--sampler.budget");
   ExpectUsageError(Parse({"--log.level=verbose"}), "--log.level");
   ExpectUsageError(Parse({"--log.format=xml"}), "--log.format");
+  ExpectUsageError(Parse({"--remediation=always"}), "--remediation");
   ExpectUsageError(Parse({"--web.listen-address=[::]:9879"}), "IPv6");
   ExpectUsageError(Parse({"--web.listen-address=9879"}), "[host]:port");
   ExpectUsageError(Parse({"--web.listen-address=:99999"}), "port");
