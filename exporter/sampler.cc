@@ -125,9 +125,10 @@ void Sampler::Discover(nanoseconds now) {
 void Sampler::EnsureRdma() {
   if (rdma_ || !sources_.open_rdma) return;
   if (!rdma_netlink_available_) {
+    // Discovery already said so (once per process).
     fault_log_.Fault("rdma", "unavailable",
                      "the kernel has no RDMA netlink; RDMA port counters are not exported",
-                     spdlog::level::info);
+                     spdlog::level::debug);
     return;
   }
   Result<std::unique_ptr<RdmaCollector>> opened =
