@@ -15,6 +15,11 @@ ns=rq-promtool-$$
 work=$(mktemp -d)
 pid=
 cleanup() {
+  local rc=$?
+  if ((rc != 0 && rc != 77)) && [[ -s "$work/exporter.log" ]]; then
+    echo "---- exporter log" >&2
+    cat "$work/exporter.log" >&2
+  fi
   [[ -n "$pid" ]] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
   ip netns del "$ns" 2>/dev/null || true
   rm -rf "$work"
@@ -28,10 +33,10 @@ in_ns ip link set rqp0 up
 in_ns ip link set rqp1 up
 
 url=http://127.0.0.1:9879
-in_ns "$exe" --web.listen-address=127.0.0.1:9879 --log.level=debug \
+ip netns exec "$ns" "$exe" --web.listen-address=127.0.0.1:9879 --log.level=debug \
   --collector.device-include='rqp.*|lo' --collector.ethtool.raw-include='.*' \
   2>"$work/exporter.log" &
-pid=$!
+pid=$!  # ip netns exec execs the exporter: this is its pid
 
 ready() { in_ns curl -sf -o /dev/null "$url/-/ready"; }
 wait_for 20 "/-/ready" ready || {
