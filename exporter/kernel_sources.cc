@@ -28,6 +28,7 @@ class KernelEthtoolStats : public NetdevStatsSource {
     return collector_.Sample(ifname);
   }
   void Forget(const std::string& ifname) override { collector_.Forget(ifname); }
+  void Invalidate(const std::string& ifname) override { collector_.Invalidate(ifname); }
 
  private:
   std::unique_ptr<EthtoolIo> io_;

@@ -302,6 +302,9 @@ void Sampler::SampleOnce() {
     sources_status_[std::string(stage->Source())] = {Seconds(clock_() - start), ctx.available};
     kernel_time += ctx.kernel_time;
     for (const std::string& reason : ctx.errors) CountError(stage->Source(), reason);
+    for (const std::string& netdev : ctx.invalidate_ethtool_names) {
+      sources_.ethtool->Invalidate(netdev);
+    }
   }
 
   if (controller_.Record(kernel_time)) {
@@ -363,9 +366,20 @@ void Sampler::Stop() {
   if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
 }
 
+void Sampler::Wake(bool discovery) {
+  if (discovery) discovery_requested_.store(true);
+  {
+    std::lock_guard lock(mu_);
+    wake_ = true;
+  }
+  cv_.notify_all();
+}
+
 void Sampler::Run() {
-  auto next = std::chrono::steady_clock::now();
+  using Steady = std::chrono::steady_clock;
+  auto next = Steady::now();
   for (;;) {
+    const auto started = Steady::now();
     try {
       SampleOnce();
     } catch (const std::exception& e) {
@@ -373,11 +387,23 @@ void Sampler::Run() {
       CountError(kSourceSampler, "exception");
       fault_log_.Fault("sampler thread", "exception", e.what(), spdlog::level::err);
     }
-    next += controller_.effective();
-    const auto now = std::chrono::steady_clock::now();
+    const auto period = controller_.effective();
+    next += period;
+    const auto now = Steady::now();
     if (next < now) next = now;  // late: start at once, but never burst to catch up
     std::unique_lock lock(mu_);
-    if (cv_.wait_until(lock, next, [&] { return stop_; })) return;
+    if (cv_.wait_until(lock, next, [&] { return stop_ || wake_; }) && !stop_) {
+      // Woken by a change notification: sample now, but not sooner after the last sample than a
+      // tenth of the period (10..100 ms), and keep the cadence from there.
+      wake_ = false;
+      const auto gap = std::clamp<std::chrono::nanoseconds>(
+          period / 10, std::chrono::milliseconds(10), std::chrono::milliseconds(100));
+      const auto earliest = started + gap;
+      if (cv_.wait_until(lock, earliest, [&] { return stop_; })) return;
+      next = std::max(Steady::now(), earliest);
+      continue;
+    }
+    if (stop_) return;
   }
 }
 

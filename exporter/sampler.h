@@ -51,6 +51,9 @@ struct StageContext {
   /// One entry per failure, by reason (error_reason.h); counted under the stage's source.
   std::vector<std::string> errors;
   bool available = true;  // roce_exporter_source_available{source=Source()}
+  /// Netdevs whose ethtool names must be re-read at their next sample (e.g. PFC was changed:
+  /// mlx5 reorders its string set without always changing the count).
+  std::vector<std::string> invalidate_ethtool_names;
 };
 
 /// Extension point for work that belongs to every sample but not to the counter sources: the
@@ -94,6 +97,12 @@ class Sampler {
 
   /// Makes the next sample re-run discovery. Thread-safe.
   void RequestDiscovery() { discovery_requested_.store(true); }
+
+  /// Takes the next sample now instead of at the end of the period (a change notification
+  /// arrived), optionally with a discovery. Thread-safe. A wake-up never starts a sample sooner
+  /// than a tenth of the effective period (clamped to 10..100 ms) after the previous one, so a
+  /// notification storm cannot turn the sampler into a busy loop.
+  void Wake(bool discovery);
 
   /// The latest published snapshot; null before the first. Thread-safe, never blocks on sampling.
   std::shared_ptr<const Snapshot> Latest() const { return latest_.load(); }
@@ -149,6 +158,7 @@ class Sampler {
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;  // signalled on publish and on stop
   bool stop_ = false;
+  bool wake_ = false;
   uint64_t published_sequence_ = 0;
   std::thread thread_;
 };

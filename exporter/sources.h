@@ -33,6 +33,8 @@ class NetdevStatsSource {
   virtual Result<CounterSet> Sample(const std::string& ifname) = 0;
   /// Drops per-device state of a netdev that left the selection.
   virtual void Forget(const std::string& ifname) = 0;
+  /// Makes the next Sample re-read the names (a stage saw PFC or pause change on the device).
+  virtual void Invalidate(const std::string& /*ifname*/) {}
 };
 
 using RdmaOpener = std::function<Result<std::unique_ptr<RdmaCollector>>()>;

@@ -23,8 +23,9 @@ TEST(SamplerOnCapture, RendersTheMappedCountersOfARealMlx5StringSet) {
   ASSERT_FALSE(text.empty()) << "capture 24 not found under ROCEQOS_CAPTURES_DIR";
   std::vector<testing::EthtoolBlock> blocks = testing::ParseEthtoolStats(text);
   ASSERT_FALSE(blocks.empty());
-  const testing::EthtoolBlock& block = *std::max_element(
-      blocks.begin(), blocks.end(), [](const auto& a, const auto& b) { return a.size() < b.size(); });
+  const testing::EthtoolBlock& block =
+      *std::max_element(blocks.begin(), blocks.end(),
+                        [](const auto& a, const auto& b) { return a.size() < b.size(); });
 
   testing::FakeClock clock;
   auto inventory = std::make_unique<testing::FakeInventory>();
@@ -46,11 +47,14 @@ TEST(SamplerOnCapture, RendersTheMappedCountersOfARealMlx5StringSet) {
   prometheus::TextSerializer().Serialize(out, RenderSnapshot(sampler.Latest().get()));
   const std::string body = out.str();
   // Values as in the capture, by their mlx5 names.
-  EXPECT_THAT(body, HasSubstr("roce_prio_bytes_total{netdev=\"enp1s0f0\",prio=\"0\",direction=\"rx\"} "
-                              "2202570777997\n"));
-  EXPECT_THAT(body, HasSubstr("roce_prio_packets_total{netdev=\"enp1s0f0\",prio=\"0\",direction=\"tx\"} "
-                              "896117891\n"));
-  EXPECT_THAT(body, HasSubstr("roce_port_discards_total{netdev=\"enp1s0f0\",direction=\"rx\"} 0\n"));
+  EXPECT_THAT(body,
+              HasSubstr("roce_prio_bytes_total{netdev=\"enp1s0f0\",prio=\"0\",direction=\"rx\"} "
+                        "2202570777997\n"));
+  EXPECT_THAT(body,
+              HasSubstr("roce_prio_packets_total{netdev=\"enp1s0f0\",prio=\"0\",direction=\"tx\"} "
+                        "896117891\n"));
+  EXPECT_THAT(body,
+              HasSubstr("roce_port_discards_total{netdev=\"enp1s0f0\",direction=\"rx\"} 0\n"));
   EXPECT_THAT(body, HasSubstr("roce_port_rx_out_of_buffer_packets_total{netdev=\"enp1s0f0\"} 0\n"));
   EXPECT_THAT(body, HasSubstr("stat=\"rx_vport_rdma_unicast_packets\""));
   // PFC was off in this capture: mlx5 lists no pause counters, so there are no pause series.

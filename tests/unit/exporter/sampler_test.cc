@@ -453,5 +453,55 @@ TEST(SamplerThread, PublishesRepeatedlyAndStopsCleanly) {
       << "no sample after Stop()";
 }
 
+TEST(SamplerThread, WakeSamplesAtOnceWithADiscovery) {
+  SamplerSources sources;
+  auto inventory = std::make_unique<FakeInventory>();
+  inventory->inventory.devices.push_back(MakeDevice("ens1f0np0", 2));
+  FakeInventory* inventory_ptr = inventory.get();
+  auto ethtool = std::make_unique<FakeEthtool>();
+  ethtool->SetNames("ens1f0np0", {"rx_prio3_pause"});
+  sources.inventory = std::move(inventory);
+  sources.ethtool = std::move(ethtool);
+  sources.selected_by_default = [](const Device&) { return true; };
+  SamplerOptions options;
+  options.period = std::chrono::minutes(1);  // the periodic sample cannot come during the test
+  options.discovery_interval = std::chrono::minutes(1);
+  Sampler sampler(std::move(options), std::move(sources));
+  sampler.Start();
+  ASSERT_TRUE(sampler.WaitForSequence(1, std::chrono::steady_clock::now() + seconds(10)));
+  sampler.Wake(/*discovery=*/true);
+  EXPECT_TRUE(sampler.WaitForSequence(2, std::chrono::steady_clock::now() + seconds(10)));
+  sampler.Stop();
+  EXPECT_EQ(inventory_ptr->calls, 2) << "the wake-up asked for a discovery";
+}
+
+TEST_F(SamplerTest, StagesCanInvalidateEthtoolNames) {
+  class InvalidatingStage : public SampleStage {
+   public:
+    std::string_view Source() const override { return "qos"; }
+    void Run(StageContext& ctx, Snapshot&) override {
+      ctx.invalidate_ethtool_names.push_back("ens1f0np0");
+    }
+  };
+  class RecordingEthtool : public FakeEthtool {
+   public:
+    void Invalidate(const std::string& ifname) override { invalidated.push_back(ifname); }
+    std::vector<std::string> invalidated;
+  };
+  auto inventory = std::make_unique<FakeInventory>();
+  inventory->inventory.devices.push_back(MakeDevice("ens1f0np0", 2));
+  auto ethtool = std::make_unique<RecordingEthtool>();
+  ethtool->SetNames("ens1f0np0", {"rx_prio3_pause"});
+  RecordingEthtool* recording = ethtool.get();
+  SamplerSources sources;
+  sources.inventory = std::move(inventory);
+  sources.ethtool = std::move(ethtool);
+  sources.selected_by_default = [](const Device&) { return true; };
+  Sampler sampler({}, std::move(sources), clock_.AsClock());
+  sampler.AddStage(std::make_unique<InvalidatingStage>());
+  sampler.SampleOnce();
+  EXPECT_THAT(recording->invalidated, ::testing::ElementsAre("ens1f0np0"));
+}
+
 }  // namespace
 }  // namespace roceqos
