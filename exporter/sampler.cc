@@ -103,7 +103,7 @@ void Sampler::Discover(nanoseconds now) {
         std::find_if(next.begin(), next.end(), [&](const auto& d) { return d->name == old->name; });
     // A device re-created under the same name (new ifindex) may have another string set.
     if (now_there == next.end() || (*now_there)->ifindex != old->ifindex) {
-      sources_.ethtool->Forget(old->name);
+      if (sources_.ethtool) sources_.ethtool->Forget(old->name);
       name_mappings_.erase(old->name);
       fault_log_.Forget("ethtool " + old->name);
       if (now_there == next.end()) spdlog::info("device {} left the selection", old->name);
@@ -191,6 +191,7 @@ const Sampler::NameMapping& Sampler::MappingFor(
 }
 
 void Sampler::SampleEthtool(DeviceSnapshot& out, bool& device_gone, nanoseconds& spent) {
+  if (!sources_.ethtool) return;
   const Device& device = *out.device;
   const std::string key = "ethtool " + device.name;
   Result<CounterSet> sample = Timed(spent, [&] {
@@ -303,7 +304,7 @@ void Sampler::SampleOnce() {
     kernel_time += ctx.kernel_time;
     for (const std::string& reason : ctx.errors) CountError(stage->Source(), reason);
     for (const std::string& netdev : ctx.invalidate_ethtool_names) {
-      sources_.ethtool->Invalidate(netdev);
+      if (sources_.ethtool) sources_.ethtool->Invalidate(netdev);
     }
   }
 
