@@ -70,8 +70,10 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
   mg_init_data init{&callbacks, server.get(), civet_options};
   server->context_ = mg_start2(&init, &error);
   if (server->context_ == nullptr) {
-    return MakeError(EADDRNOTAVAIL, fmt::format("cannot listen on {}: {}", options.listening_ports,
-                                                error_text[0] ? error_text : "civetweb failed"));
+    return MakeError(EADDRNOTAVAIL,
+                     fmt::format("cannot listen on {}: {} (port in use or address not local?)",
+                                 options.listening_ports,
+                                 error_text[0] ? error_text : "civetweb failed to start"));
   }
   // One catch-all handler: civetweb matches "/" as a prefix of every URI.
   mg_set_request_handler(server->context_, "/", &HttpServer::Dispatch, server.get());

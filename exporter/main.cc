@@ -106,16 +106,16 @@ int RunExporter(const Config& config) {
       notify_log.Ok("sd_notify");
     }
   });
-  sampler.Start();
   SnapshotCollectable collectable([&sampler] { return sampler.Latest(); });
 
   Result<std::unique_ptr<HttpServer>> server = HttpServer::Start(
       HttpOptions{.listening_ports = *listen}, Routes(config, sampler, collectable));
   if (!server) {
+    // Before the sampler starts: a port in use fails fast, without touching any device.
     spdlog::error("{}", server.error().message);
-    sampler.Stop();
     return 1;
   }
+  sampler.Start();
   std::string ports;
   for (int port : (*server)->ListeningPorts()) {
     ports += (ports.empty() ? "" : ",") + std::to_string(port);
