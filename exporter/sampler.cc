@@ -65,6 +65,7 @@ void Sampler::Discover(nanoseconds now) {
   last_discovery_ = now;
   discovered_once_ = true;
   discovery_requested_.store(false);
+  if (!sources_.inventory) return;
 
   nanoseconds spent{};
   Result<Inventory> inventory = Timed(
