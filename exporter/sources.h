@@ -37,7 +37,7 @@ class NetdevStatsSource {
   virtual void Invalidate(const std::string& /*ifname*/) {}
 };
 
-using RdmaOpener = std::function<Result<std::unique_ptr<RdmaCollector>>()>;
+// RdmaOpener (collectors/discovery.h): opens the RDMA netlink collector.
 using EthtoolNameMapper =
     std::function<std::vector<MappedCounter>(const std::vector<std::string>&)>;
 using DefaultDeviceRule = std::function<bool(const Device&)>;
