@@ -87,28 +87,31 @@ Result<void> QosEngine::ReloadPolicy() {
   return {};
 }
 
-bool QosEngine::OnChange(const ChangeEvent& event) {
+QosEngine::ChangeResponse QosEngine::OnChange(const ChangeEvent& event) {
   std::lock_guard lock(mu_);
   switch (event.kind) {
     case ChangeEvent::Kind::kResync:
       resync_ = true;
       ++global_.monitor_resyncs;
-      return true;
+      return {.sample = true, .discovery = true};
     case ChangeEvent::Kind::kLinkRemoved:
       ++global_.change_notifications;
-      return true;
-    case ChangeEvent::Kind::kDcb:
-    case ChangeEvent::Kind::kLink: {
+      return {.sample = true, .discovery = true};
+    case ChangeEvent::Kind::kLink:
+      ++global_.change_notifications;
+      // A known netdev only changed state (a pfc_en change flaps the link): its DCB state did
+      // not change without a DCB notification, and the periodic discovery refreshes oper state
+      // and MTU. Waking the sampler for it would only delay the DCB notification that follows.
+      if (known_devices_.contains(event.netdev)) return {};
+      return {.sample = true, .discovery = true};  // a new or renamed netdev
+    case ChangeEvent::Kind::kDcb: {
       ++global_.change_notifications;
       auto [it, inserted] = pending_.try_emplace(event.netdev, event.received);
       if (!inserted) it->second = std::min(it->second, event.received);
-      // A new netdev needs a discovery now. A known one only changed state (a pfc_en change
-      // flaps the link): the periodic discovery refreshes it, and a discovery per flap would
-      // delay the DCB notification that follows it.
-      return event.kind == ChangeEvent::Kind::kLink && !known_devices_.contains(event.netdev);
+      return {.sample = true, .discovery = false};
     }
   }
-  return false;
+  return {};
 }
 
 void QosEngine::SetMonitorRunning(bool running) {
@@ -292,22 +295,15 @@ void QosMonitorThread::Run() {
         continue;
       }
       if (events->empty()) continue;
-      bool discovery = false, dcb = false;
+      QosEngine::ChangeResponse response;
       for (const auto& e : *events) {
-        discovery |= engine_->OnChange(e);
-        dcb |= e.kind == ChangeEvent::Kind::kDcb;
+        QosEngine::ChangeResponse r = engine_->OnChange(e);
+        response.sample |= r.sample;
+        response.discovery |= r.discovery;
       }
-      // A flapping link notifies without end: link-only batches wake the sampler at most every
-      // kMinWakeInterval (events arriving meanwhile are served by that one sample). DCB
-      // notifications come only from explicit sets and wake it at once: they are what the
-      // detection latency is about (a pfc_en change flaps the link just before its DCB event).
-      const auto now = std::chrono::steady_clock::now();
-      if (!dcb && now < last_wake_ + kMinWakeInterval) {
-        std::this_thread::sleep_until(last_wake_ + kMinWakeInterval);
-        if (stop_) return;
-      }
-      last_wake_ = std::chrono::steady_clock::now();
-      wake_(discovery);
+      // The sampler limits how soon after its previous sample a wake-up starts the next one, so
+      // a notification storm cannot turn it into a busy loop.
+      if (response.sample) wake_(response.discovery);
     } catch (const std::exception& e) {
       // Thread boundary: polling still catches every change if the monitor misbehaves.
       spdlog::error("QoS change monitor: {}", e.what());

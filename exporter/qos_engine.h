@@ -50,10 +50,16 @@ class QosEngine {
   /// stays in force, the failure is logged and exported. Thread-safe.
   Result<void> ReloadPolicy();
 
-  /// A notification from the change monitor. Thread-safe. Returns true when the device list may
-  /// have changed (a link removed, or a link event for a netdev not selected at the last
-  /// Update: added or renamed), so the caller can ask for a discovery.
-  bool OnChange(const ChangeEvent& event);
+  /// What a notification asks of the sampler: a sample now (a DCB change to re-read, a device
+  /// added or removed) and whether it needs a discovery first.
+  struct ChangeResponse {
+    bool sample = false;
+    bool discovery = false;
+  };
+  /// A notification from the change monitor. Thread-safe. DCB events are re-read at the next
+  /// Update; link events of devices selected at the last Update need nothing (their DCB state
+  /// notifies on its own); other link events ask for a discovery.
+  ChangeResponse OnChange(const ChangeEvent& event);
   void SetMonitorRunning(bool running);
 
   struct DeviceInput {
@@ -100,8 +106,8 @@ class QosEngine {
 };
 
 /// The change-monitor thread: waits on RTNLGRP_DCB/RTNLGRP_LINK and hands each event to the
-/// engine, then calls `wake(discovery_wanted)` so the sampler takes a sample at once instead of at
-/// the end of its period (the < 100 ms detection path).
+/// engine, then, when the engine asks for it, calls `wake(discovery_wanted)` so the sampler takes
+/// a sample at once instead of at the end of its period (the < 100 ms detection path).
 class QosMonitorThread {
  public:
   using Wake = std::function<void(bool discovery_wanted)>;
@@ -116,9 +122,7 @@ class QosMonitorThread {
   QosEngine* engine_;
   Wake wake_;
   std::unique_ptr<ChangeMonitor> monitor_;
-  static constexpr std::chrono::milliseconds kMinWakeInterval{50};
   std::atomic<bool> stop_{false};
-  std::chrono::steady_clock::time_point last_wake_{};
   std::thread thread_;
 };
 

@@ -197,21 +197,31 @@ TEST(QosEngine, NotificationReReadsOnlyThatDevicesDcbAndMeasuresLatency) {
   EXPECT_EQ(out.global->change_notifications, 1u);
 }
 
-TEST(QosEngine, LinkEventsAskForDiscoveryOnlyForUnknownNetdevs) {
+TEST(QosEngine, OnlyDcbChangesAndNewOrRemovedNetdevsWakeTheSampler) {
   Harness h(LongPoll());
   h.AddDevice("sim0");
   h.Step();
   ChangeEvent e = DcbEvent("sim0");
   e.kind = ChangeEvent::Kind::kLink;
-  EXPECT_FALSE(h.engine->OnChange(e)) << "a flap of a known device needs no discovery";
+  QosEngine::ChangeResponse r = h.engine->OnChange(e);
+  EXPECT_FALSE(r.sample) << "a flap of a known device changes no DCB state";
+  EXPECT_FALSE(r.discovery);
   e.netdev = "sim7";
-  EXPECT_TRUE(h.engine->OnChange(e)) << "a new netdev does";
+  r = h.engine->OnChange(e);
+  EXPECT_TRUE(r.sample && r.discovery) << "a new netdev needs a discovery";
   e.kind = ChangeEvent::Kind::kLinkRemoved;
   e.netdev = "sim0";
-  EXPECT_TRUE(h.engine->OnChange(e));
-  EXPECT_FALSE(h.engine->OnChange(DcbEvent("sim0")));
-  auto out = h.Step();
-  EXPECT_EQ(h.host->dcb_reads["sim0"], 2) << "the link event still re-reads the device";
+  r = h.engine->OnChange(e);
+  EXPECT_TRUE(r.sample && r.discovery);
+  r = h.engine->OnChange(DcbEvent("sim0"));
+  EXPECT_TRUE(r.sample);
+  EXPECT_FALSE(r.discovery);
+  h.Step();
+  EXPECT_EQ(h.host->dcb_reads["sim0"], 2) << "only the DCB event re-read the device";
+  e.kind = ChangeEvent::Kind::kLink;
+  h.engine->OnChange(e);
+  h.Step();
+  EXPECT_EQ(h.host->dcb_reads["sim0"], 2) << "a link event of a known device reads nothing";
 }
 
 TEST(QosEngine, PollCatchesChangesWithoutNotification) {
@@ -232,7 +242,7 @@ TEST(QosEngine, ResyncAfterOverflowReReadsEverything) {
   h.Step();
   ChangeEvent resync;
   resync.kind = ChangeEvent::Kind::kResync;
-  EXPECT_TRUE(h.engine->OnChange(resync));
+  EXPECT_TRUE(h.engine->OnChange(resync).discovery);
   auto out = h.Step();
   EXPECT_EQ(h.host->dcqcn_reads["sim0"], 2);
   EXPECT_EQ(out.global->monitor_resyncs, 1u);
