@@ -169,6 +169,22 @@ metric_from() {
   [ "$(echo "$_mf_out" | wc -l)" -eq 1 ] || fail "metric $_mf_name{$*} matches several series"
   echo "$_mf_out"
 }
+# metric_label FILE NAME LABEL [label=value...]: the value of LABEL on the one matching series.
+metric_label() {
+  _ml_file=$1
+  _ml_name=$2
+  _ml_label=$3
+  shift 3
+  _ml_out=$(metric_series "$_ml_file" "$_ml_name" | while read -r _l _v; do
+    _ok=1
+    for _p in "$@"; do
+      case ",$_l," in *",$_p,"*) ;; *) _ok=0 ;; esac
+    done
+    [ "$_ok" = 1 ] && echo "$_l" | tr ',' '\n' | sed -n "s/^$_ml_label=//p"
+  done)
+  [ "$(echo "$_ml_out" | wc -l)" -le 1 ] || fail "metric $_ml_name{$*} matches several series"
+  echo "$_ml_out"
+}
 # metric NAME [label=value...]: scrapes now and prints the value (see metric_from).
 metric() {
   scrape "$TESTBED_WORK/metric.$$"
@@ -215,3 +231,35 @@ rxe_traffic() {
   return 0
 }
 _gone() { ! kill -0 "$1" 2>/dev/null; }
+
+# --- scrape checks ------------------------------------------------------------------------------
+# assert_no_negative FILE: fails if any sample in the scrape is negative or NaN.
+assert_no_negative() {
+  _bad=$(_sample_values "$1" | awk '$NF ~ /^-/ || $NF == "NaN" { print }' | head -n 5)
+  [ -z "$_bad" ] || fail "negative or NaN samples in the scrape: $_bad"
+}
+# _sample_values FILE: "series value" per sample line (timestamps dropped).
+_sample_values() {
+  awk '/^#/ || NF < 2 { next }
+    { c = index($0, "} "); if (c) { split(substr($0, c + 2), r, " "); print substr($0, 1, c), r[1] }
+      else print $1, $2 }' "$1"
+}
+# series_count FILE REGEX: number of sample lines matching the extended REGEX.
+series_count() { grep -v '^#' "$1" | grep -cE -- "$2"; }
+
+# rdma_links: "DEV/PORT NETDEV STATE" per RDMA link, from `rdma link show`.
+rdma_links() {
+  $RDMA link show | awk '{ nd = ""; st = ""
+      for (i = 3; i <= NF; i++) { if ($i == "netdev") nd = $(i + 1); if ($i == "state") st = $(i + 1) }
+      print $2, nd, st }'
+}
+# rdma_metric_for COUNTER: the exporter family and extra label for an RDMA hw counter name.
+rdma_metric_for() {
+  case $1 in
+    np_cnp_sent) echo "roce_cnp_sent_total" ;;
+    rp_cnp_handled) echo "roce_cnp_handled_total" ;;
+    rp_cnp_ignored) echo "roce_cnp_ignored_total" ;;
+    np_ecn_marked_roce_packets) echo "roce_ecn_marked_packets_total" ;;
+    *) echo "roce_rdma_hw_counter_total counter=$1" ;;
+  esac
+}
