@@ -382,6 +382,7 @@ static void simnic_cleanup(void)
 
 	simnic_ctl_exit();
 	simnic_rdma_exit();
+	simnic_mon_exit();
 	for (i = SIMNIC_MAX_PORTS - 1; i >= 0; i--) {
 		if (!simnic_ports[i])
 			continue;
@@ -403,6 +404,9 @@ static int __init simnic_init(void)
 		return -EINVAL;
 	}
 	simnic_ctr_names_init();
+	err = simnic_mon_init();
+	if (err)
+		return err;
 
 	for (i = 0; i < simnic_num_ports; i++) {
 		struct simnic_port *port = simnic_port_create(i);

@@ -300,6 +300,12 @@ void simnic_rdma_port_event(struct simnic_port *port);
 void simnic_rdma_event_work(struct work_struct *work);
 void simnic_rdma_port_name(struct simnic_port *port, char *buf, size_t len);
 
+/* mon.c */
+struct seq_file;
+int simnic_mon_init(void);
+void simnic_mon_exit(void);
+int simnic_mon_show(struct seq_file *m, void *v);
+
 /* ctl.c */
 int simnic_ctl_init(void);
 void simnic_ctl_exit(void);
