@@ -694,6 +694,19 @@ int simnic_ctl_port_add(struct simnic_port *port)
 	return 0;
 }
 
+/* Keeps /sys/kernel/debug/simnic/<ifname> named after the netdev (RTNL held). */
+void simnic_ctl_port_rename(struct simnic_port *port)
+{
+	struct dentry *d;
+
+	if (!port->dbg_dir || !simnic_dbg_root)
+		return;
+	d = debugfs_rename(simnic_dbg_root, port->dbg_dir, simnic_dbg_root,
+			   port->netdev->name);
+	if (!IS_ERR(d))
+		strscpy(port->name, port->netdev->name, IFNAMSIZ);
+}
+
 void simnic_ctl_port_remove(struct simnic_port *port)
 {
 	debugfs_remove_recursive(port->dbg_dir);

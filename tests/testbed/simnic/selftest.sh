@@ -127,6 +127,12 @@ st_eq "22.39.1002 (SIM_0000000001)" "$($ETHTOOL -i sim0 | sed -n 's/^firmware-ve
 st_eq "100000" "$(cat $N/sim0/speed)" "link speed 100000 Mb/s"
 st_eq "full" "$(cat $N/sim0/duplex)" "full duplex"
 st_eq "9978" "$($IP -d link show sim0 | sed -n 's/.*maxmtu \([0-9]*\).*/\1/p')" "mlx5 max MTU"
+$IP link set sim1 down
+$IP link set sim1 name simx
+st_true "debugfs directory follows a rename" test -e $D/simx/ctl
+st_false "old debugfs name gone" test -e $D/sim1
+$IP link set simx name sim1
+$IP link set sim1 up
 
 echo "# carrier control and RDMA port state"
 st_eq "1" "$(cat $N/sim0/carrier)" "carrier up after ip link up"
@@ -279,6 +285,8 @@ st_eq "$(expect_names 0 1 | tr ' ' '\n' | tr '\n' ' ')" "$(enames sim0 | tr '\n'
 st_eq "on on" "$($ETHTOOL -a sim0 | awk '/^RX:|^TX:/ { printf "%s ", $2 }' | sed 's/ $//')" "link-level pause on by default"
 ctl sim0 "set rx_prio0_pause 42; rate rx_prio0_pause 0"
 st_eq "42" "$(estat sim0 rx_global_pause)" "rx_global_pause reads per_prio_counters[0]"
+ctl sim0 "set tx_pause_ctrl_phy 17; set rx_pause_ctrl_phy 19"
+st_eq "17 19" "$($ETHTOOL -I -a sim0 | awk '/tx_pause_frames:/ { t = $2 } /rx_pause_frames:/ { r = $2 } END { print t, r }')" "pause frame statistics (ethtool -I -a)"
 $ETHTOOL -A sim0 rx off tx off
 st_eq "$(expect_names 0 0 | tr ' ' '\n' | tr '\n' ' ')" "$(enames sim0 | tr '\n' ' ')" "global pause set gone with pause off"
 st_false "autoneg pause rejected" $ETHTOOL -A sim0 autoneg on
