@@ -235,7 +235,7 @@ _gone() { ! kill -0 "$1" 2>/dev/null; }
 # --- scrape checks ------------------------------------------------------------------------------
 # assert_no_negative FILE: fails if any sample in the scrape is negative or NaN.
 assert_no_negative() {
-  _bad=$(_sample_values "$1" | awk '$NF ~ /^-/ || $NF == "NaN" { print }' | head -n 5)
+  _bad=$(_sample_values "$1" | awk '$NF ~ /^-/ || tolower($NF) == "nan" { print }' | head -n 5)
   [ -z "$_bad" ] || fail "negative or NaN samples in the scrape: $_bad"
 }
 # _sample_values FILE: "series value" per sample line (timestamps dropped).
@@ -253,7 +253,7 @@ rdma_links() {
       for (i = 3; i <= NF; i++) { if ($i == "netdev") nd = $(i + 1); if ($i == "state") st = $(i + 1) }
       print $2, nd, st }'
 }
-# rdma_metric_for COUNTER: the exporter family and extra label for an RDMA hw counter name.
+# rdma_metric_for COUNTER: the exporter family (and counter= label) of an RDMA hw counter name.
 rdma_metric_for() {
   case $1 in
     np_cnp_sent) echo "roce_cnp_sent_total" ;;
@@ -263,3 +263,58 @@ rdma_metric_for() {
     *) echo "roce_rdma_hw_counter_total counter=$1" ;;
   esac
 }
+
+# exported_rdma_counters FILE DEV/PORT: the exporter's RDMA hw counters of one port in a scrape,
+# translated back to kernel names (the catalogue's mapping): sorted "name value" lines, directly
+# comparable with `rdma_counters DEV/PORT | sort`.
+exported_rdma_counters() {
+  _metric_lines "$1" | awk -v dev="${2%/*}" -v port="${2#*/}" "$_AWK_LABELS"'
+    $1 == "roce_cnp_sent_total" { n = "np_cnp_sent" }
+    $1 == "roce_cnp_handled_total" { n = "rp_cnp_handled" }
+    $1 == "roce_cnp_ignored_total" { n = "rp_cnp_ignored" }
+    $1 == "roce_ecn_marked_packets_total" { n = "np_ecn_marked_roce_packets" }
+    $1 == "roce_rdma_hw_counter_total" { n = L["counter"] }
+    n != "" && L["device"] == dev && L["port"] == port { print n, $NF }
+    { n = "" }' | sort
+}
+
+# exported_ethtool_prio_counters FILE NETDEV: the exporter's per-priority / per-TC port counters of
+# one netdev, translated back to `ethtool -S` names (durations back to microseconds): sorted
+# "name value" lines, comparable with `ethtool_prio_stats NETDEV`.
+exported_ethtool_prio_counters() {
+  _metric_lines "$1" | awk -v nd="$2" "$_AWK_LABELS"'
+    L["netdev"] != nd { next }
+    { p = L["prio"]; t = L["tc"]; d = L["direction"]; v = $NF; n = "" }
+    $1 == "roce_pfc_pause_frames_total" { n = d "_prio" p "_pause" }
+    $1 == "roce_pfc_pause_duration_seconds_total" { n = d "_prio" p "_pause_duration"; v = sprintf("%.0f", v * 1000000) }
+    $1 == "roce_pfc_pause_transitions_total" { n = "rx_prio" p "_pause_transition" }
+    $1 == "roce_prio_packets_total" { n = d "_prio" p "_packets" }
+    $1 == "roce_prio_bytes_total" { n = d "_prio" p "_bytes" }
+    $1 == "roce_prio_discards_total" { n = "rx_prio" p "_discards" }
+    $1 == "roce_tc_discards_total" { n = "rx_prio" t (L["reason"] == "buffer" ? "_buf_discard" : "_cong_discard") }
+    $1 == "roce_tc_ecn_marked_packets_total" { n = "rx_prio" t "_marked" }
+    $1 == "roce_pause_storm_events_total" { n = "tx_pause_storm_" L["severity"] "_events" }
+    n != "" { print n, v }' | sort
+}
+# ethtool_prio_stats NETDEV: the per-priority / per-TC and storm lines of `ethtool -S`, sorted.
+ethtool_prio_stats() {
+  ethtool_stats "$1" | awk '$1 ~ /^(rx|tx)_prio[0-7]_|^tx_pause_storm_/' | sort
+}
+
+# _metric_lines FILE: "family label=value ... value" per sample line (quotes removed; label values
+# must not contain spaces). Consumers prefix their awk program with "$_AWK_LABELS", which fills
+# L[label] for the current line.
+_metric_lines() {
+  awk '/^#/ || NF < 2 { next }
+    { c = index($0, "{")
+      if (c && c < index($0, " ")) {
+        e = index($0, "} "); name = substr($0, 1, c - 1); labels = substr($0, c + 1, e - c - 1)
+        split(substr($0, e + 2), r, " ")
+        gsub(/",/, "\" ", labels); gsub(/"/, "", labels)
+        print name, labels, r[1]
+      } else { split($0, r, " "); print r[1], r[2] } }' "$1"
+}
+_AWK_LABELS='{ split("", L); for (i = 2; i < NF; i++) { e = index($i, "="); if (e) L[substr($i, 1, e - 1)] = substr($i, e + 1) } }'
+
+# Helpers the simnic engineer ships with the module (tests/testbed/simnic/guest-lib.sh), if any.
+[ -f /testbed/simnic-lib.sh ] && . /testbed/simnic-lib.sh
