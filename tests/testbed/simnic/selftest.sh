@@ -332,6 +332,7 @@ st_eq "0" "$(crate sim0 rx_prio2_packets)" "effective rate 0 while down"
 ctl sim0 "carrier on; rate * 0"
 
 echo "# real frames: VLAN PCP picks the priority"
+[ -d /sys/module/8021q ] || modprobe 8021q
 $IP link add link sim0 name sim0.100 type vlan id 100 egress-qos-map 0:5 || st_fail "vlan"
 $IP addr add 10.9.9.1/24 dev sim0.100
 $IP link set sim0.100 up
@@ -372,14 +373,18 @@ ctl sim0 "storm stop 3 tx"
 st_eq "1 1" "$(estat sim0 tx_pause_storm_warning_events) $(estat sim0 tx_pause_storm_error_events)" "events kept after the storm"
 st_eq "0" "$(crate sim0 rx_prio3_discards)" "drops stop with the storm"
 ctl sim0 "reset; traffic 3 tx 500; storm start 3 rx 20000"
-d0=$(cval sim0 rx_prio3_pause_duration)
 t0=$(uptime_cs)
-sleep 0.5
-d1=$(cval sim0 rx_prio3_pause_duration)
+d0=$(cval sim0 rx_prio3_pause_duration)
 t1=$(uptime_cs)
+sleep 0.5
+t2=$(uptime_cs)
+d1=$(cval sim0 rx_prio3_pause_duration)
+t3=$(uptime_cs)
 dd=$((d1 - d0))
-[ "$dd" -ge $(((t1 - t0 - 4) * 10000)) ] && [ "$dd" -le $(((t1 - t0 + 4) * 10000)) ] || st_fail "rx pause duration advanced $dd us in $((t1 - t0)) cs"
-st_ok "rx storm: pause duration advances at ~100 % of wall time"
+lo=$(((t2 - t1 - 2) * 10000))
+hi=$(((t3 - t0 + 2) * 10000))
+[ "$dd" -ge "$lo" ] && [ "$dd" -le "$hi" ] || st_fail "rx pause duration advanced $dd us, expected [$lo, $hi]"
+st_ok "rx storm: pause duration advances at 100 % of wall time ($dd us in [$lo, $hi])"
 st_eq "20000" "$(crate sim0 rx_prio3_pause)" "rx storm pause frame rate"
 st_eq "0 0" "$(crate sim0 tx_prio3_packets) $(crate sim0 tx_prio3_bytes)" "tx on the paused prio stopped"
 st_eq "0" "$(estat sim0 tx_pause_storm_error_events)" "a peer's storm is no device stall"
@@ -487,17 +492,18 @@ st_eq "64" "$($DCB -N app show dev sim0 | tr ' ' '\n' | grep -c ':')" "firmware 
 st_eq "dscp" "$(cstate sim0 trust)" "trust dscp at load"
 $DCB app del dev sim0 dscp-prio 0:0
 st_eq "63" "$($DCB -N app show dev sim0 | tr ' ' '\n' | grep -c ':')" "one deleted"
-reload link_flap_ms=300 dcbx_host=0 link_pause=0 ecn_prio_mask=0x08 cable_len=3
+reload link_flap_ms=1500 dcbx_host=0 link_pause=0 ecn_prio_mask=0x08 cable_len=3
 st_eq "cee ieee" "$($DCB dcbx show dev sim0 | sed 's/ $//')" "dcbx_host=0: firmware mode"
 st_eq "off off" "$($ETHTOOL -a sim0 | awk '/^RX:|^TX:/ { printf "%s ", $2 }' | sed 's/ $//')" "link_pause=0"
 st_eq "00010000" "$(for p in 0 1 2 3 4 5 6 7; do cat $N/sim0/ecn/roce_rp/enable/$p; done | tr -d '\n')" "ecn_prio_mask=0x08"
 $DCB pfc set dev sim0 prio-pfc 3:on
 st_eq "0" "$(cat $N/sim0/carrier)" "link_flap_ms: carrier down after the PFC change"
 up() { [ "$(cat $N/sim0/carrier)" = 1 ]; }
-st_true "carrier back within the flap time" poll 3 up
+st_true "carrier back after the flap time" poll 6 up
 
 # ---------------------------------------------------------------------------------------------
 echo "# bonding, RoCE LAG, rmmod"
+[ -d /sys/module/bonding ] || modprobe bonding max_bonds=0
 reload
 $IP link add bond0 type bond mode 802.3ad || st_fail "create bond0"
 $IP link set sim0 down
