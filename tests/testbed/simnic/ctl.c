@@ -671,11 +671,40 @@ static const struct file_operations ctl_fops_template = {
 
 static const struct file_operations *ctl_fops;
 
+static int events_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, simnic_mon_show, inode->i_private);
+}
+
+static const struct file_operations events_fops_template = {
+	.open = events_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+};
+
+static const struct file_operations *events_fops;
+
 int simnic_ctl_port_add(struct simnic_port *port)
 {
 	port->dbg_dir = debugfs_create_dir(port->name, simnic_dbg_root);
 	debugfs_create_file("ctl", 0600, port->dbg_dir, port, ctl_fops);
+	debugfs_create_file("dcb_events", 0400, port->dbg_dir, port,
+			    events_fops);
 	return 0;
+}
+
+/* Keeps /sys/kernel/debug/simnic/<ifname> named after the netdev (RTNL held). */
+void simnic_ctl_port_rename(struct simnic_port *port)
+{
+	struct dentry *d;
+
+	if (!port->dbg_dir || !simnic_dbg_root)
+		return;
+	d = debugfs_rename(simnic_dbg_root, port->dbg_dir, simnic_dbg_root,
+			   port->netdev->name);
+	if (!IS_ERR(d))
+		strscpy(port->name, port->netdev->name, IFNAMSIZ);
 }
 
 void simnic_ctl_port_remove(struct simnic_port *port)
@@ -690,9 +719,16 @@ int simnic_ctl_init(void)
 
 	ctl_fops = kmemdup(&ctl_fops_template, sizeof(ctl_fops_template),
 			   GFP_KERNEL);
-	if (!ctl_fops)
+	events_fops = kmemdup(&events_fops_template,
+			      sizeof(events_fops_template), GFP_KERNEL);
+	if (!ctl_fops || !events_fops) {
+		kfree(ctl_fops);
+		kfree(events_fops);
+		ctl_fops = events_fops = NULL;
 		return -ENOMEM;
+	}
 	simnic_dbg_root = debugfs_create_dir("simnic", NULL);
+
 	for (i = 0; i < simnic_num_ports; i++)
 		simnic_ctl_port_add(simnic_ports[i]);
 	return 0;

@@ -168,7 +168,7 @@ void simnic_toggle_link(struct simnic_port *port)
 		return;
 	port->cable = false;
 	simnic_carrier(port);
-	if (simnic_link_flap_ms) {
+	if (simnic_link_flap_ms && !port->dying) {
 		port->flap_pending = true;
 		schedule_delayed_work(&port->flap_work,
 				      msecs_to_jiffies(simnic_link_flap_ms));
@@ -295,14 +295,17 @@ static void simnic_port_destroy(struct simnic_port *port)
 	struct platform_device *pdev = port->pdev;
 	struct net_device *dev = port->netdev;
 
+	rtnl_lock();
+	port->dying = true;
+	port->flap_pending = false;
+	if (port->registered)
+		simnic_dcb_cleanup(port);
+	rtnl_unlock();
+	cancel_delayed_work_sync(&port->flap_work);
 	if (port->registered) {
 		simnic_sysfs_remove(port);
-		rtnl_lock();
-		simnic_dcb_cleanup(port);
-		rtnl_unlock();
 		unregister_netdev(dev);
 	}
-	cancel_delayed_work_sync(&port->flap_work);
 	cancel_delayed_work_sync(&port->ib_event_work);
 	free_netdev(dev);
 	platform_device_unregister(pdev);
@@ -376,12 +379,37 @@ static int simnic_port_register(struct simnic_port *port)
 	return simnic_sysfs_create(port);
 }
 
+static int simnic_netdev_event(struct notifier_block *nb, unsigned long event,
+			       void *ptr)
+{
+	struct net_device *dev = netdev_notifier_info_to_dev(ptr);
+	struct simnic_port *port;
+
+	if (!simnic_is_port(dev))
+		return NOTIFY_DONE;
+	port = netdev_priv(dev);
+	if (event == NETDEV_CHANGENAME)
+		simnic_ctl_port_rename(port);
+	else
+		simnic_rdma_netdev_event(port, event, ptr);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block simnic_netdev_nb = {
+	.notifier_call = simnic_netdev_event,
+};
+static bool simnic_nb_registered;
+
 static void simnic_cleanup(void)
 {
 	int i;
 
+	if (simnic_nb_registered)
+		unregister_netdevice_notifier(&simnic_netdev_nb);
+	simnic_nb_registered = false;
 	simnic_ctl_exit();
 	simnic_rdma_exit();
+	simnic_mon_exit();
 	for (i = SIMNIC_MAX_PORTS - 1; i >= 0; i--) {
 		if (!simnic_ports[i])
 			continue;
@@ -403,6 +431,9 @@ static int __init simnic_init(void)
 		return -EINVAL;
 	}
 	simnic_ctr_names_init();
+	err = simnic_mon_init();
+	if (err)
+		return err;
 
 	for (i = 0; i < simnic_num_ports; i++) {
 		struct simnic_port *port = simnic_port_create(i);
@@ -422,6 +453,10 @@ static int __init simnic_init(void)
 	err = simnic_ctl_init();
 	if (err)
 		goto fail;
+	err = register_netdevice_notifier(&simnic_netdev_nb);
+	if (err)
+		goto fail;
+	simnic_nb_registered = true;
 	pr_info("simnic: %u simulated mlx5 port(s) ready\n", simnic_num_ports);
 	return 0;
 

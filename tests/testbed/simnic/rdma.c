@@ -716,23 +716,17 @@ static void simnic_lag_work_fn(struct work_struct *work)
 	}
 }
 
-static int simnic_netdev_event(struct notifier_block *nb, unsigned long event,
-			       void *ptr)
+/* LAG bookkeeping from the netdev notifier (RTNL held). */
+void simnic_rdma_netdev_event(struct simnic_port *port, unsigned long event,
+			      void *ptr)
 {
-	struct net_device *dev = netdev_notifier_info_to_dev(ptr);
-	struct simnic_port *port;
-
-	if (!simnic_is_port(dev))
-		return NOTIFY_DONE;
-	port = netdev_priv(dev);
-
 	switch (event) {
 	case NETDEV_CHANGEUPPER: {
 		struct netdev_notifier_changeupper_info *info = ptr;
 		struct netdev_lag_upper_info *lag = info->upper_info;
 
 		if (!netif_is_lag_master(info->upper_dev))
-			break;
+			return;
 		if (info->linking) {
 			port->lag_upper = info->upper_dev->ifindex;
 			port->lag_tx_type = lag ? lag->tx_type :
@@ -747,22 +741,17 @@ static int simnic_netdev_event(struct notifier_block *nb, unsigned long event,
 		struct netdev_notifier_changelowerstate_info *info = ptr;
 		struct netdev_lag_lower_state_info *st = info->lower_state_info;
 
-		if (!netif_is_lag_port(dev) || !st)
-			break;
+		if (!netif_is_lag_port(port->netdev) || !st)
+			return;
 		port->lag_tx_enabled = st->tx_enabled;
 		break;
 	}
 	default:
-		return NOTIFY_DONE;
+		return;
 	}
 	if (!READ_ONCE(simnic_ib_stopping))
 		schedule_work(&simnic_lag_work);
-	return NOTIFY_DONE;
 }
-
-static struct notifier_block simnic_netdev_nb = {
-	.notifier_call = simnic_netdev_event,
-};
 
 int simnic_rdma_init(void)
 {
@@ -776,9 +765,6 @@ int simnic_rdma_init(void)
 		if (err)
 			return err;
 	}
-	err = register_netdevice_notifier(&simnic_netdev_nb);
-	if (err)
-		return err;
 	return 0;
 }
 
@@ -788,7 +774,6 @@ void simnic_rdma_exit(void)
 	int i;
 
 	WRITE_ONCE(simnic_ib_stopping, true);
-	unregister_netdevice_notifier(&simnic_netdev_nb);
 	cancel_work_sync(&simnic_lag_work);
 	for (i = 0; i < simnic_num_ports; i++)
 		if (simnic_ports[i])

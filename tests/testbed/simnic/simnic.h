@@ -228,6 +228,7 @@ struct simnic_port {
 	enum netdev_lag_tx_type lag_tx_type;
 	bool lag_tx_enabled;
 	bool flap_pending;
+	bool dying;		 /* teardown started: no new link flap */
 	char ctl_err[128];	 /* last control-file error, for the dump */
 	struct dentry *dbg_dir;
 	struct delayed_work flap_work;
@@ -299,11 +300,20 @@ void simnic_rdma_exit(void);
 void simnic_rdma_port_event(struct simnic_port *port);
 void simnic_rdma_event_work(struct work_struct *work);
 void simnic_rdma_port_name(struct simnic_port *port, char *buf, size_t len);
+void simnic_rdma_netdev_event(struct simnic_port *port, unsigned long event,
+			      void *ptr);
+
+/* mon.c */
+struct seq_file;
+int simnic_mon_init(void);
+void simnic_mon_exit(void);
+int simnic_mon_show(struct seq_file *m, void *v);
 
 /* ctl.c */
 int simnic_ctl_init(void);
 void simnic_ctl_exit(void);
 int simnic_ctl_port_add(struct simnic_port *port);
 void simnic_ctl_port_remove(struct simnic_port *port);
+void simnic_ctl_port_rename(struct simnic_port *port);
 
 #endif /* SIMNIC_H */
