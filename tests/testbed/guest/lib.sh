@@ -71,8 +71,10 @@ require() {
 
 # --- the exporter -------------------------------------------------------------------------------
 # start_exporter [FLAG...]: starts the exporter in the background (log: $EXPORTER_LOG) listening on
-# :$EXPORTER_PORT, and waits until /-/ready answers 200. Sets EXPORTER_PID.
+# :$EXPORTER_PORT, and waits until /-/ready answers 200. Sets EXPORTER_PID and writes it to
+# $EXPORTER_PIDFILE, so a later guest-exec call (another shell) can check or stop it.
 EXPORTER_LOG=$TESTBED_WORK/exporter.log
+EXPORTER_PIDFILE=/run/testbed-exporter.pid
 start_exporter() {
   require exporter
   case " $* " in
@@ -82,6 +84,7 @@ start_exporter() {
   log "starting roce_qos_exporter $*"
   "$EXPORTER" "$@" >>"$EXPORTER_LOG" 2>&1 &
   EXPORTER_PID=$!
+  echo "$EXPORTER_PID" >"$EXPORTER_PIDFILE"
   wait_for 20 _exporter_ready || {
     kill -0 "$EXPORTER_PID" 2>/dev/null || {
       wait "$EXPORTER_PID"
@@ -91,31 +94,37 @@ start_exporter() {
     fail "exporter not ready within 20 s (exit status ${_rc:-still running})"
   }
 }
+_exporter_pid() { echo "${EXPORTER_PID:-$(cat "$EXPORTER_PIDFILE" 2>/dev/null)}"; }
 _exporter_ready() {
   kill -0 "$EXPORTER_PID" 2>/dev/null || return 1
   wget -q -O /dev/null "$EXPORTER_URL/-/ready" 2>/dev/null
 }
 # exporter_alive: fails the scenario (with the log tail) if the exporter has exited.
 exporter_alive() {
-  kill -0 "$EXPORTER_PID" 2>/dev/null && return 0
+  _p=$(_exporter_pid)
+  [ -n "$_p" ] && kill -0 "$_p" 2>/dev/null && return 0
   tail -n 30 "$EXPORTER_LOG" >&2
-  fail "the exporter (pid $EXPORTER_PID) died"
+  fail "the exporter (pid ${_p:-none}) is not running"
 }
-# stop_exporter: SIGTERM, then waits up to 10 s; fails unless it exits with status 0.
+# stop_exporter: SIGTERM, then waits up to 10 s; fails unless it exits (with status 0, when this
+# shell started it and can see the status).
 stop_exporter() {
-  [ -n "$EXPORTER_PID" ] || return 0
+  _p=$(_exporter_pid)
+  [ -n "$_p" ] || return 0
   exporter_alive
-  kill -TERM "$EXPORTER_PID"
-  wait_for 10 _exporter_gone || fail "exporter did not exit within 10 s of SIGTERM"
-  wait "$EXPORTER_PID"
-  _rc=$?
-  EXPORTER_PID=
-  [ "$_rc" -eq 0 ] || {
-    tail -n 30 "$EXPORTER_LOG" >&2
-    fail "exporter exited with status $_rc on SIGTERM"
-  }
+  kill -TERM "$_p"
+  wait_for 10 _gone "$_p" || fail "exporter did not exit within 10 s of SIGTERM"
+  rm -f "$EXPORTER_PIDFILE"
+  if [ -n "$EXPORTER_PID" ]; then
+    wait "$EXPORTER_PID"
+    _rc=$?
+    EXPORTER_PID=
+    [ "$_rc" -eq 0 ] || {
+      tail -n 30 "$EXPORTER_LOG" >&2
+      fail "exporter exited with status $_rc on SIGTERM"
+    }
+  fi
 }
-_exporter_gone() { ! kill -0 "$EXPORTER_PID" 2>/dev/null; }
 
 # --- metrics ------------------------------------------------------------------------------------
 # scrape [FILE]: GET /metrics into FILE (default $METRICS); fails the scenario if it cannot.
