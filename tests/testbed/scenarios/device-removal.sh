@@ -1,7 +1,8 @@
 # Device removal and return under a running exporter: `rmmod simnic` makes every series of its
 # netdevs and RDMA devices disappear (no stale series), Soft-RoCE's stay; loading it again brings
 # them back with the new device's values (not the old ones), and nothing crashes or goes negative,
-# also while /metrics is scraped continuously and across repeated removals.
+# also while /metrics is scraped continuously and across repeated removals. Then the same for
+# Soft-RoCE: `rdma link del rxe0` / `rdma link add`.
 require exporter simnic rxe
 
 sim=$(simnic_netdevs | head -n1)
@@ -64,7 +65,26 @@ for round in 1 2 3; do
   wait_for 10 fresh || fail "after reload the exporter reports $(metric_from "$TESTBED_WORK/m" roce_prio_bytes_total netdev="$sim" prio=0 direction=rx) rx prio0 bytes, ethtool $(ethtool_stat "$sim" rx_prio0_bytes) (round $round)"
   assert_no_negative "$TESTBED_WORK/m"
   kill -0 "$scraper" 2>/dev/null || fail "continuous scrape stopped: $(cat "$TESTBED_WORK/bg.fail" 2>/dev/null)"
+  log "round $round: $sim/$dev series went away with the module and came back with fresh values"
 done
+# The same for the other RDMA driver: Soft-RoCE's link removed and added back.
+rxe_gone() {
+  scrape "$TESTBED_WORK/m"
+  [ "$(series_count "$TESTBED_WORK/m" 'device="rxe0"')" -eq 0 ]
+}
+rxe_back() {
+  scrape "$TESTBED_WORK/m"
+  rxe_present && num_eq "$(rdma_counter rxe0/1 sent_pkts)" \
+    "$(exported_rdma_counters "$TESTBED_WORK/m" rxe0/1 | awk '$1 == "sent_pkts" { print $2 }')"
+}
+rdma link del rxe0 || fail "rdma link del rxe0"
+wait_for 10 rxe_gone || fail "rxe0 series stayed after rdma link del"
+metric_from "$TESTBED_WORK/m" roce_device_info device="$dev" >/dev/null || fail "$dev vanished with rxe0"
+rdma link add rxe0 type rxe netdev veth0 || fail "rdma link add rxe0"
+wait_for 10 rxe_back || fail "rxe0 did not come back with its new counters"
+assert_no_negative "$TESTBED_WORK/m"
+log "rxe0 series went away with the link and came back"
+
 kill "$scraper"
 wait "$scraper" 2>/dev/null
 [ ! -e "$TESTBED_WORK/bg.fail" ] || fail "$(cat "$TESTBED_WORK/bg.fail")"
