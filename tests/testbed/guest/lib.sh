@@ -1,3 +1,4 @@
+# shellcheck shell=sh disable=SC2034 # variables and functions here are for the scenarios
 # Helpers for testbed scenarios (sourced by every scenario and every guest-exec command; busybox
 # sh). tests/testbed/README.md documents them; keep the two in sync.
 

@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # The ibdev<->netdev mapping, port states and roles the exporter reports equal `rdma link show` and
 # the bond membership `ip link` shows: simulated ConnectX ports (alone, as bond members, and as
 # RoCE LAG), Soft-RoCE rxe0 on veth0; and they follow changes without a restart.
@@ -7,6 +8,7 @@
 # reported on the bond (what ibdev2netdev shows); a non-LAG port of a bond member is not.
 require exporter simnic
 
+# shellcheck disable=SC2046 # netdev names have no spaces
 set -- $(simnic_netdevs)
 [ $# -ge 2 ] || fail "simnic created $# netdevs, the scenario needs two"
 sim_a=$1

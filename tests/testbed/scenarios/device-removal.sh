@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # Device removal and return under a running exporter: `rmmod simnic` makes every series of its
 # netdevs and RDMA devices disappear (no stale series), Soft-RoCE's stay; loading it again brings
 # them back with the new device's values (not the old ones), and nothing crashes or goes negative,

@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # Every per-priority ethtool counter the exporter reports equals `ethtool -S`; enabling PFC on a new
 # priority with dcb makes its pause counters appear without a restart, disabling it makes them
 # disappear, and the other counters stay correct throughout (a stale string-set index would shift

@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # Every RDMA hw counter the exporter reports equals `rdma statistic show link` for the same port,
 # for the simulated ConnectX (mlx5 counter names) and Soft-RoCE rxe0 (its own names), with
 # traffic running. Moving counters cannot be compared exactly (the exporter serves its last

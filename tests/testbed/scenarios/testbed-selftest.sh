@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # The testbed itself: real tools, modules, Soft-RoCE counters that move with traffic and agree
 # between netlink and sysfs, a bond over veths. Needs neither the exporter nor simnic.
 ip -V | grep -q iproute2 || fail "ip is not iproute2: $(ip -V 2>&1)"
