@@ -205,7 +205,7 @@ static void simnic_get_drvinfo(struct net_device *dev,
 	strscpy(info->version, UTS_RELEASE, sizeof(info->version));
 	snprintf(info->fw_version, sizeof(info->fw_version), "%s (SIM_0000000001)",
 		 simnic_fw_ver);
-	strscpy(info->bus_info, dev_name(&port->pdev->dev),
+	strscpy(info->bus_info, dev_name(port->parent),
 		sizeof(info->bus_info));
 }
 

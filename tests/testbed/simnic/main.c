@@ -5,9 +5,14 @@
 #include <linux/if_vlan.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/pci.h>
 #include <linux/rtnetlink.h>
 
 #include "simnic.h"
+
+static bool pci = true;
+module_param(pci, bool, 0444);
+MODULE_PARM_DESC(pci, "Put the ports on a simulated PCI bus as 15b3:101d functions (default 1; 0: platform devices)");
 
 unsigned int simnic_num_ports = 2;
 module_param_named(num_ports, simnic_num_ports, uint, 0444);
@@ -293,6 +298,7 @@ static void simnic_port_defaults(struct simnic_port *port)
 static void simnic_port_destroy(struct simnic_port *port)
 {
 	struct platform_device *pdev = port->pdev;
+	struct pci_dev *pcidev = port->pcidev;
 	struct net_device *dev = port->netdev;
 
 	rtnl_lock();
@@ -308,29 +314,44 @@ static void simnic_port_destroy(struct simnic_port *port)
 	}
 	cancel_delayed_work_sync(&port->ib_event_work);
 	free_netdev(dev);
-	platform_device_unregister(pdev);
+	if (pdev)
+		platform_device_unregister(pdev);
+	pci_dev_put(pcidev);
 }
 
 static struct simnic_port *simnic_port_create(int index)
 {
 	struct platform_device *pdev;
+	struct pci_dev *pcidev;
+	struct device *parent;
 	struct simnic_port *port;
 	struct net_device *dev;
 	u8 mac[ETH_ALEN] = { 0x02, 0x53, 0x49, 0x4d, 0x00, 0x00 };
 
-	pdev = platform_device_register_simple("simnic", index, NULL, 0);
-	if (IS_ERR(pdev))
-		return ERR_CAST(pdev);
+	pcidev = simnic_pci_dev(index);
+	if (pcidev) {
+		pdev = NULL;
+		parent = &pcidev->dev;
+	} else {
+		pdev = platform_device_register_simple("simnic", index, NULL, 0);
+		if (IS_ERR(pdev))
+			return ERR_CAST(pdev);
+		parent = &pdev->dev;
+	}
 
 	dev = alloc_netdev(sizeof(*port), ifname, NET_NAME_ENUM, ether_setup);
 	if (!dev) {
-		platform_device_unregister(pdev);
+		if (pdev)
+			platform_device_unregister(pdev);
+		pci_dev_put(pcidev);
 		return ERR_PTR(-ENOMEM);
 	}
-	SET_NETDEV_DEV(dev, &pdev->dev);
+	SET_NETDEV_DEV(dev, parent);
 	port = netdev_priv(dev);
 	port->netdev = dev;
 	port->pdev = pdev;
+	port->pcidev = pcidev;
+	port->parent = parent;
 	port->index = index;
 	spin_lock_init(&port->lock);
 	INIT_DELAYED_WORK(&port->flap_work, simnic_flap_work);
@@ -416,6 +437,7 @@ static void simnic_cleanup(void)
 		simnic_port_destroy(simnic_ports[i]);
 		simnic_ports[i] = NULL;
 	}
+	simnic_pci_exit();
 }
 
 static int __init simnic_init(void)
@@ -434,6 +456,12 @@ static int __init simnic_init(void)
 	err = simnic_mon_init();
 	if (err)
 		return err;
+	if (pci) {
+		err = simnic_pci_init();
+		if (err)
+			pr_warn("simnic: no simulated PCI bus (%d), using platform devices\n",
+				err);
+	}
 
 	for (i = 0; i < simnic_num_ports; i++) {
 		struct simnic_port *port = simnic_port_create(i);

@@ -576,7 +576,7 @@ static int sib_create(struct simnic_port **members, int n, bool lag, int pair)
 	ib->ibdev.node_type = RDMA_NODE_IB_CA;
 	ib->ibdev.phys_port_cnt = 1;
 	ib->ibdev.num_comp_vectors = 1;
-	ib->ibdev.dev.parent = &members[0]->pdev->dev;
+	ib->ibdev.dev.parent = members[0]->parent;
 	strscpy(ib->ibdev.node_desc, "simnic HCA", sizeof(ib->ibdev.node_desc));
 	ib_set_device_ops(&ib->ibdev, &simnic_ib_ops);
 

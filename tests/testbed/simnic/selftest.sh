@@ -122,7 +122,14 @@ reload
 st_eq "sim0 sim1" "$(ls $D | tr '\n' ' ' | sed 's/ $//')" "default: two ports sim0 sim1"
 st_eq "02:53:49:4d:00:01" "$(cat $N/sim1/address)" "deterministic MAC"
 st_eq "mlx5_core" "$($ETHTOOL -i sim0 | sed -n 's/^driver: //p')" "ethtool -i driver"
-st_eq "simnic.0" "$($ETHTOOL -i sim0 | sed -n 's/^bus-info: //p')" "ethtool -i bus-info"
+bus0=$($ETHTOOL -i sim0 | sed -n 's/^bus-info: //p')
+st_true "ethtool -i bus-info is a PCI address ($bus0)" sh -c "echo $bus0 | grep -Eq '^0000:[0-9a-f]{2}:00\.0$'"
+st_eq "${bus0%.0}.1" "$($ETHTOOL -i sim1 | sed -n 's/^bus-info: //p')" "second port is function 1 of the same slot"
+st_eq "$bus0" "$(basename "$(readlink $N/sim0/device)")" "netdev parent is that PCI function"
+st_eq "pci" "$(basename "$(readlink $N/sim0/device/subsystem)")" "parent on the pci bus"
+st_eq "0x15b3 0x101d 0x020000" "$(cat $N/sim0/device/vendor $N/sim0/device/device $N/sim0/device/class | tr '\n' ' ' | sed 's/ $//')" "Mellanox ConnectX-6 Dx Ethernet function"
+st_eq "mlx5_core" "$(basename "$(readlink $N/sim0/device/driver)")" "bound driver mlx5_core"
+st_eq "$bus0" "$(basename "$(readlink $IB/mlx5_0/device)")" "RDMA device on the same function"
 st_eq "22.39.1002 (SIM_0000000001)" "$($ETHTOOL -i sim0 | sed -n 's/^firmware-version: //p')" "firmware version"
 st_eq "100000" "$(cat $N/sim0/speed)" "link speed 100000 Mb/s"
 st_eq "full" "$(cat $N/sim0/duplex)" "full duplex"
@@ -487,6 +494,8 @@ st_eq "0" "$($DCB -j pfc show dev sim0 | sed 's/.*"delay":\([0-9]*\).*/\1/')" "n
 st_false "qos/prio2buffer absent" test -e $N/sim0/qos/prio2buffer
 st_false "DSCP APP unsupported" $DCB app add dev sim0 dscp-prio 26:3
 st_false "no congestion counters without cc_query_allowed" rstat mlx5_0/1 np_cnp_sent
+reload pci=0
+st_eq "simnic.0" "$($ETHTOOL -i sim0 | sed -n 's/^bus-info: //p')" "pci=0: platform device parent"
 reload trust_dscp=1
 st_eq "64" "$($DCB -N app show dev sim0 | tr ' ' '\n' | grep -c ':')" "firmware trust dscp: all 64 DSCP entries"
 st_eq "dscp" "$(cstate sim0 trust)" "trust dscp at load"

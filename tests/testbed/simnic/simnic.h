@@ -174,7 +174,9 @@ struct simnic_ibdev;
 
 struct simnic_port {
 	struct net_device *netdev;
-	struct platform_device *pdev;
+	struct platform_device *pdev; /* parent without the PCI bus */
+	struct pci_dev *pcidev;	      /* parent on the simulated PCI bus */
+	struct device *parent;
 	int index;
 	char name[IFNAMSIZ]; /* name at creation, used for debugfs */
 
@@ -302,6 +304,11 @@ void simnic_rdma_event_work(struct work_struct *work);
 void simnic_rdma_port_name(struct simnic_port *port, char *buf, size_t len);
 void simnic_rdma_netdev_event(struct simnic_port *port, unsigned long event,
 			      void *ptr);
+
+/* pci.c */
+int simnic_pci_init(void);
+void simnic_pci_exit(void);
+struct pci_dev *simnic_pci_dev(int port);
 
 /* mon.c */
 struct seq_file;
