@@ -2,23 +2,12 @@
 
 #include <string>
 
+#include "collectors/ethtool_map.h"
 #include "exporter/metric_family_builder.h"
 #include "exporter/metrics.h"
 
 namespace roceqos {
 namespace {
-
-std::string_view DirectionLabel(Direction direction) {
-  switch (direction) {
-    case Direction::kRx:
-      return "rx";
-    case Direction::kTx:
-      return "tx";
-    case Direction::kNone:
-      break;
-  }
-  return "";
-}
 
 constexpr double kMicrosPerSecond = 1e6;
 
@@ -54,7 +43,7 @@ void RenderEthtoolCounters(const Snapshot& snapshot, Families& out) {
         if (c.source_index >= values.size()) continue;
         const double v = static_cast<double>(values[c.source_index]);
         const std::string_view index = IndexLabel(c.index, index_storage);
-        const std::string_view dir = DirectionLabel(c.direction);
+        const std::string_view dir = DirectionName(c.direction);
         switch (c.counter) {
           case PortCounter::kPauseFrames:
             pause_frames.Add({netdev, index, dir}, v);

@@ -83,6 +83,14 @@ void Sampler::Discover(nanoseconds now) {
   status.available = true;
   fault_log_.Ok("discovery");
   rdma_netlink_available_ = inventory->rdma_netlink_available;
+  if (inventory->rdma_error) {
+    // The netdevs are complete; only the RDMA port list is missing until the next discovery.
+    const std::string_view reason = ErrorReason(*inventory->rdma_error);
+    CountError(kSourceRdma, reason);
+    fault_log_.Fault("discovery.rdma", reason, inventory->rdma_error->message, spdlog::level::err);
+  } else {
+    fault_log_.Ok("discovery.rdma");
+  }
 
   std::vector<std::shared_ptr<const Device>> next;
   for (Device& device : inventory->devices) {
