@@ -12,7 +12,27 @@ RDMA=/usr/bin/rdma
 ETHTOOL=/usr/sbin/ethtool
 ip() { /usr/sbin/ip "$@"; }
 tc() { /usr/sbin/tc "$@"; }
-dcb() { /usr/sbin/dcb "$@"; }
+# iproute2 6.1 `dcb ... set` reads the current value first with NLM_F_ACK but stops at the reply,
+# leaving the ACK queued; the SET then reads that stale ACK. Its sequence number is time(NULL), so
+# when the two requests straddle a second boundary libmnl rejects the stale ACK with EPROTO
+# ("Protocol error") although the kernel applied the SET. Retry once on exactly that error; the
+# sets scenarios use are idempotent, and scenarios read every value back anyway.
+dcb() {
+  _dcb_err=$TESTBED_WORK/.dcb.err.$$
+  if /usr/sbin/dcb "$@" 2>"$_dcb_err"; then
+    cat "$_dcb_err" >&2
+    rm -f "$_dcb_err"
+    return 0
+  fi
+  if grep -q "Protocol error" "$_dcb_err"; then
+    rm -f "$_dcb_err"
+    /usr/sbin/dcb "$@"
+    return
+  fi
+  cat "$_dcb_err" >&2
+  rm -f "$_dcb_err"
+  return 1
+}
 rdma() { /usr/bin/rdma "$@"; }
 ethtool() { /usr/sbin/ethtool "$@"; }
 
