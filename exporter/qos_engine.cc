@@ -166,7 +166,7 @@ QosEngine::Output QosEngine::Update(const std::vector<DeviceInput>& devices) {
     }
     if (options_.remediation.mode != RemediationMode::kOff && !driver_ready)
       driver_ready = DriverReady();
-    out.devices.push_back(UpdateDevice(input, *policy, generation, event, resync,
+    out.devices.push_back(UpdateDevice(input, *policy, generation, event, poll_due,
                                        tcp_ecn.value_or(Observed<int>::Absent()),
                                        driver_ready.value_or(true), out));
     if (event) served.push_back(*event);
@@ -193,12 +193,11 @@ QosEngine::Output QosEngine::Update(const std::vector<DeviceInput>& devices) {
 
 std::shared_ptr<const QosDeviceState> QosEngine::UpdateDevice(
     const DeviceInput& input, const PolicySet& policy, uint64_t generation,
-    std::optional<SteadyClock::time_point> event, bool resync, const Observed<int>& tcp_ecn,
+    std::optional<SteadyClock::time_point> event, bool poll_due, const Observed<int>& tcp_ecn,
     bool driver_ready, Output& out) {
   const Device& device = *input.device;
   const auto& prev = input.previous;
   const auto now = SteadyClock::now();
-  const bool poll_due = resync || !prev || now - prev->polled_at >= options_.poll_interval;
   const bool policy_changed = !prev || prev->policy_generation != generation;
   if (!poll_due && !event && !policy_changed) return prev;
 

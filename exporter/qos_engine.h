@@ -85,7 +85,7 @@ class QosEngine {
   std::shared_ptr<const QosDeviceState> UpdateDevice(const DeviceInput& input,
                                                      const PolicySet& policy, uint64_t generation,
                                                      std::optional<SteadyClock::time_point> event,
-                                                     bool resync, const Observed<int>& tcp_ecn,
+                                                     bool poll_due, const Observed<int>& tcp_ecn,
                                                      bool driver_ready, Output& out);
   bool DriverReady() const;
 
