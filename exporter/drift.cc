@@ -8,25 +8,10 @@
 namespace roceqos {
 namespace {
 
-template <typename T, size_t N>
-std::string ListText(const std::array<T, N>& values) {
-  std::string out = "[";
-  for (size_t i = 0; i < N; ++i) out += fmt::format("{}{}", i ? ", " : "", values[i]);
-  return out + "]";
-}
-
-std::string TsaListText(const std::array<uint8_t, kNumTcs>& tsa) {
-  std::string out = "[";
-  for (int tc = 0; tc < kNumTcs; ++tc) out += fmt::format("{}{}", tc ? ", " : "", TsaName(tsa[tc]));
-  return out + "]";
-}
-
 std::string EtsText(const std::array<uint8_t, kNumTcs>& tsa,
                     const std::array<uint8_t, kNumTcs>& bw) {
-  return fmt::format("tsa {} bandwidth {}", TsaListText(tsa), ListText(bw));
+  return fmt::format("tsa {} bandwidth {}", TsaListText(tsa), ArrayText(bw));
 }
-
-std::string PrioList(uint8_t mask) { return PriorityListText(mask); }
 
 // Verdict builders: absent/failed come from the source, drift/in-sync from the comparison.
 FieldVerdict Verdict(QosField field, std::string expected) {
@@ -99,12 +84,12 @@ Observed<uint8_t> DcqcnMask(const std::array<Observed<bool>, 8>& enabled) {
 
 FieldVerdict CheckDcqcn(QosField field, uint8_t expected, const std::array<Observed<bool>, 8>& en) {
   bool np = field == QosField::kDcqcnNp;
-  FieldVerdict v = Verdict(field, PrioList(expected));
+  FieldVerdict v = Verdict(field, PriorityListText(expected));
   Observed<uint8_t> mask = DcqcnMask(en);
   if (!FromSource(
           mask, np ? "no ecn/roce_np sysfs (MOFED only)" : "no ecn/roce_rp sysfs (MOFED only)", &v))
     return v;
-  Compare(mask.value == expected, PrioList(mask.value),
+  Compare(mask.value == expected, PriorityListText(mask.value),
           np ? "the notification point does not send CNPs for ECN-marked RoCE packets on the "
                "listed priorities: senders never slow down, queues build until PFC pauses "
                "(more pause frames, possible storms)"
@@ -190,14 +175,15 @@ DeviceDrift EvaluateDrift(const QosPolicy& policy, const ObservedQos& observed) 
   }
 
   if (policy.pfc) {
-    FieldVerdict v = Verdict(QosField::kPfc, PrioList(*policy.pfc));
+    FieldVerdict v = Verdict(QosField::kPfc, PriorityListText(*policy.pfc));
     if (FromSource(dcb, kNoDcb, &v)) {
       if (!dcb.value.pfc) {
         v.status = FieldStatus::kAbsent;
         v.actual = "absent (the driver returned no ieee_pfc)";
       } else {
         uint8_t actual = dcb.value.pfc->enabled_mask;
-        Compare(actual == *policy.pfc, PrioList(actual), PfcImpact(*policy.pfc, actual), &v);
+        Compare(actual == *policy.pfc, PriorityListText(actual), PfcImpact(*policy.pfc, actual),
+                &v);
       }
     }
     drift.fields.push_back(std::move(v));
@@ -231,13 +217,13 @@ DeviceDrift EvaluateDrift(const QosPolicy& policy, const ObservedQos& observed) 
   }
 
   if (policy.prio_tc) {
-    FieldVerdict v = Verdict(QosField::kPrioTc, ListText(*policy.prio_tc));
+    FieldVerdict v = Verdict(QosField::kPrioTc, ArrayText(*policy.prio_tc));
     if (FromSource(dcb, kNoDcb, &v)) {
       if (!dcb.value.ets) {
         v.status = FieldStatus::kAbsent;
         v.actual = "absent (the driver returned no ieee_ets)";
       } else {
-        Compare(dcb.value.ets->prio_tc == *policy.prio_tc, ListText(dcb.value.ets->prio_tc),
+        Compare(dcb.value.ets->prio_tc == *policy.prio_tc, ArrayText(dcb.value.ets->prio_tc),
                 "priorities map to other traffic classes: RoCE shares a TC (and its bandwidth "
                 "and buffer) with other traffic",
                 &v);
@@ -269,8 +255,8 @@ DeviceDrift EvaluateDrift(const QosPolicy& policy, const ObservedQos& observed) 
   }
 
   if (policy.buffer) {
-    std::string expected = "prio_buffer " + ListText(policy.buffer->prio_buffer);
-    if (policy.buffer->size) expected += " size " + ListText(*policy.buffer->size);
+    std::string expected = "prio_buffer " + ArrayText(policy.buffer->prio_buffer);
+    if (policy.buffer->size) expected += " size " + ArrayText(*policy.buffer->size);
     FieldVerdict v = Verdict(QosField::kBuffer, expected);
     if (FromSource(dcb, kNoDcb, &v)) {
       if (!dcb.value.buffer) {
@@ -280,8 +266,8 @@ DeviceDrift EvaluateDrift(const QosPolicy& policy, const ObservedQos& observed) 
         const BufferState& b = *dcb.value.buffer;
         bool equal = b.prio_buffer == policy.buffer->prio_buffer &&
                      (!policy.buffer->size || b.size == *policy.buffer->size);
-        std::string actual = "prio_buffer " + ListText(b.prio_buffer);
-        if (policy.buffer->size) actual += " size " + ListText(b.size);
+        std::string actual = "prio_buffer " + ArrayText(b.prio_buffer);
+        if (policy.buffer->size) actual += " size " + ArrayText(b.size);
         Compare(equal, actual,
                 "receive buffers differ: a lossless priority may share a buffer with lossy "
                 "traffic or lack the headroom PFC needs; expect drops (rx_prio*_buf_discard)",
@@ -366,9 +352,9 @@ std::string StateFingerprint(const ObservedQos& o) {
     const QosState& s = o.dcb.value;
     add("trust", std::string(TrustModeName(s.Trust())));
     if (s.pfc) add("pfc", fmt::format("{}/{}", s.pfc->enabled_mask, s.pfc->delay));
-    if (s.ets) add("ets", EtsText(s.ets->tc_tsa, s.ets->tc_tx_bw) + ListText(s.ets->prio_tc));
-    if (s.buffer) add("buffer", ListText(s.buffer->prio_buffer) + ListText(s.buffer->size));
-    if (s.maxrate_kbps) add("maxrate", ListText(*s.maxrate_kbps));
+    if (s.ets) add("ets", EtsText(s.ets->tc_tsa, s.ets->tc_tx_bw) + ArrayText(s.ets->prio_tc));
+    if (s.buffer) add("buffer", ArrayText(s.buffer->prio_buffer) + ArrayText(s.buffer->size));
+    if (s.maxrate_kbps) add("maxrate", ArrayText(*s.maxrate_kbps));
     std::string apps;
     for (const auto& a : s.apps)
       apps += fmt::format("{}:{}:{},", a.selector, a.protocol, a.priority);
@@ -389,12 +375,7 @@ std::string StateFingerprint(const ObservedQos& o) {
   add("tcp_ecn", obs(o.tcp_ecn));
   add("mtu", obs(o.mtu));
   add("storm", obs(o.pfc_storm_timeout_ms));
-  uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a 64
-  for (unsigned char c : canonical) {
-    hash ^= c;
-    hash *= 0x100000001b3ULL;
-  }
-  return fmt::format("{:016x}", hash);
+  return Fnv1a64Hex(canonical);
 }
 
 const DriftTracker::DeviceHistory& DriftTracker::Record(const std::string& netdev,

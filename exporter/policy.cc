@@ -364,13 +364,6 @@ std::string Quote(std::string_view s) {
   return out + "\"";
 }
 
-template <typename T, size_t N>
-std::string ListText(const std::array<T, N>& values) {
-  std::string out = "[";
-  for (size_t i = 0; i < N; ++i) out += fmt::format("{}{}", i ? ", " : "", values[i]);
-  return out + "]";
-}
-
 }  // namespace
 
 bool PolicyMatch::Matches(const Device& device) const {
@@ -463,18 +456,16 @@ std::string RenderQosPolicyYaml(const QosPolicy& p, int indent) {
   } else {
     line("dscp_prio", "null");
   }
-  line("prio_tc", p.prio_tc ? ListText(*p.prio_tc) : "null");
+  line("prio_tc", p.prio_tc ? ArrayText(*p.prio_tc) : "null");
   if (p.ets) {
-    std::string tsa = "[";
-    for (int tc = 0; tc < kNumTcs; ++tc)
-      tsa += fmt::format("{}{}", tc ? ", " : "", TsaName(p.ets->tsa[tc]));
-    line("ets", fmt::format("{{tsa: {}], bandwidth: {}}}", tsa, ListText(p.ets->bandwidth)));
+    line("ets", fmt::format("{{tsa: {}, bandwidth: {}}}", TsaListText(p.ets->tsa),
+                            ArrayText(p.ets->bandwidth)));
   } else {
     line("ets", "null");
   }
   if (p.buffer) {
-    line("buffer", fmt::format("{{prio_buffer: {}, size: {}}}", ListText(p.buffer->prio_buffer),
-                               p.buffer->size ? ListText(*p.buffer->size) : "null"));
+    line("buffer", fmt::format("{{prio_buffer: {}, size: {}}}", ArrayText(p.buffer->prio_buffer),
+                               p.buffer->size ? ArrayText(*p.buffer->size) : "null"));
   } else {
     line("buffer", "null");
   }
@@ -519,14 +510,23 @@ std::string RenderPolicyYaml(const PolicySet& set) {
   return out;
 }
 
-std::string PolicyFingerprint(const QosPolicy& policy) {
-  std::string canonical = RenderQosPolicyYaml(policy, 0);
-  uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a 64
-  for (unsigned char c : canonical) {
+std::string TsaListText(const std::array<uint8_t, kNumTcs>& tsa) {
+  std::string out = "[";
+  for (int tc = 0; tc < kNumTcs; ++tc) out += fmt::format("{}{}", tc ? ", " : "", TsaName(tsa[tc]));
+  return out + "]";
+}
+
+std::string Fnv1a64Hex(std::string_view text) {
+  uint64_t hash = 0xcbf29ce484222325ULL;
+  for (unsigned char c : text) {
     hash ^= c;
     hash *= 0x100000001b3ULL;
   }
   return fmt::format("{:016x}", hash);
+}
+
+std::string PolicyFingerprint(const QosPolicy& policy) {
+  return Fnv1a64Hex(RenderQosPolicyYaml(policy, 0));
 }
 
 }  // namespace roceqos

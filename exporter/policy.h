@@ -106,4 +106,20 @@ std::string PolicyFingerprint(const QosPolicy& policy);
 /// Bitmap helpers for the priority lists the YAML uses ("[3]" <-> 0x08).
 std::string PriorityListText(uint8_t mask);  // "[3]", "[0, 3]", "[]"
 
+/// "[a, b, ...]": how policies, drift verdicts and the audit log write per-priority/TC arrays.
+template <typename T, size_t N>
+std::string ArrayText(const std::array<T, N>& values) {
+  std::string out = "[";
+  for (size_t i = 0; i < N; ++i) {
+    if (i) out += ", ";
+    out += std::to_string(values[i]);
+  }
+  return out + "]";
+}
+/// "[ets, strict, ...]" (TsaName of each TC).
+std::string TsaListText(const std::array<uint8_t, kNumTcs>& tsa);
+
+/// FNV-1a 64 of `text` as 16 hex digits: the fingerprints of policies and observed states.
+std::string Fnv1a64Hex(std::string_view text);
+
 }  // namespace roceqos

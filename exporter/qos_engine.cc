@@ -1,7 +1,6 @@
 #include "exporter/qos_engine.h"
 
 #include <spdlog/spdlog.h>
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -9,16 +8,6 @@
 
 namespace roceqos {
 namespace {
-
-bool IsDirectory(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-bool Exists(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0;
-}
 
 // One error per failed source of a device, for roce_exporter_collect_errors_total.
 void CollectErrors(const ObservedQos& o, std::vector<Error>& errors) {
@@ -122,9 +111,10 @@ void QosEngine::SetMonitorRunning(bool running) {
 bool QosEngine::DriverReady() const {
   // Where the MOFED/DOCA container manages the driver, its directory exists and the sentinel
   // appears once the driver is loaded; elsewhere there is nothing to wait for.
-  std::filesystem::path sentinel(options_.driver_ready_path);
-  if (!IsDirectory(sentinel.parent_path().string())) return true;
-  return Exists(options_.driver_ready_path);
+  const std::filesystem::path sentinel(options_.driver_ready_path);
+  std::error_code ec;
+  if (!std::filesystem::is_directory(sentinel.parent_path(), ec)) return true;
+  return std::filesystem::exists(sentinel, ec);
 }
 
 QosEngine::Output QosEngine::Update(const std::vector<DeviceInput>& devices) {

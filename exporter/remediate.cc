@@ -12,13 +12,6 @@
 namespace roceqos {
 namespace {
 
-template <typename T, size_t N>
-std::string ListText(const std::array<T, N>& values) {
-  std::string out = "[";
-  for (size_t i = 0; i < N; ++i) out += fmt::format("{}{}", i ? ", " : "", values[i]);
-  return out + "]";
-}
-
 std::string AppsText(const std::vector<DcbApp>& apps) {
   std::string out;
   for (const auto& a : apps)
@@ -123,10 +116,10 @@ std::vector<RemediationAction> PlanRemediation(const QosPolicy& policy, const Ob
     a.field = ets_drift ? QosField::kEts : QosField::kPrioTc;
     a.kind = RemediationAction::Kind::kDcbSet;
     a.dcb.ets = SanitizedEts(want);
-    a.old_value = fmt::format("prio_tc {} tsa/bw {}/{}", ListText(state->ets->prio_tc),
-                              ListText(state->ets->tc_tsa), ListText(state->ets->tc_tx_bw));
-    a.new_value = fmt::format("prio_tc {} tsa/bw {}/{}", ListText(want.prio_tc),
-                              ListText(want.tc_tsa), ListText(a.dcb.ets->tc_tx_bw));
+    a.old_value = fmt::format("prio_tc {} tsa/bw {}/{}", ArrayText(state->ets->prio_tc),
+                              ArrayText(state->ets->tc_tsa), ArrayText(state->ets->tc_tx_bw));
+    a.new_value = fmt::format("prio_tc {} tsa/bw {}/{}", ArrayText(want.prio_tc),
+                              ArrayText(want.tc_tsa), ArrayText(a.dcb.ets->tc_tx_bw));
     plan.push_back(std::move(a));
   }
 
@@ -152,10 +145,10 @@ std::vector<RemediationAction> PlanRemediation(const QosPolicy& policy, const Ob
     want.prio_buffer = policy.buffer->prio_buffer;
     if (policy.buffer->size) want.size = *policy.buffer->size;
     a.dcb.buffer = want;
-    a.old_value = fmt::format("prio_buffer {} size {}", ListText(state->buffer->prio_buffer),
-                              ListText(state->buffer->size));
+    a.old_value = fmt::format("prio_buffer {} size {}", ArrayText(state->buffer->prio_buffer),
+                              ArrayText(state->buffer->size));
     a.new_value =
-        fmt::format("prio_buffer {} size {}", ListText(want.prio_buffer), ListText(want.size));
+        fmt::format("prio_buffer {} size {}", ArrayText(want.prio_buffer), ArrayText(want.size));
     plan.push_back(std::move(a));
   }
 
