@@ -19,6 +19,7 @@
 #include "exporter/metrics.h"
 #include "exporter/qos_engine.h"
 #include "exporter/qos_state.h"
+#include "tests/unit/support/qos_observation.h"
 
 namespace roceqos {
 namespace {
@@ -63,21 +64,11 @@ std::vector<std::byte> FullReply() {
   return {bytes.begin() + static_cast<long>(skip), bytes.end()};
 }
 
+// The parsed reply with the host sources of a NIC that follows the default policy.
 ObservedQos Observation() {
   const auto reply = FullReply();
-  ObservedQos o;
+  ObservedQos o = qos_test::DefaultPolicyObservation();
   o.dcb = Observed<QosState>::Ok(*ParseIeeeGetPayload(reply, "ens1f0np0"));
-  for (int p = 0; p < 8; ++p) {
-    o.dcqcn.np_enabled[p] = Observed<bool>::Ok(p == 3);
-    o.dcqcn.rp_enabled[p] = Observed<bool>::Ok(p == 3);
-  }
-  PortTos port;
-  port.device = "mlx5_0";
-  port.port = 1;
-  port.tos.mofed_tclass = Observed<std::optional<uint8_t>>::Ok(106);
-  o.roce_tos.push_back(port);
-  o.tcp_ecn = Observed<int>::Ok(1);
-  o.mtu = Observed<uint32_t>::Ok(4200);
   return o;
 }
 

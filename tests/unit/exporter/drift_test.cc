@@ -3,43 +3,15 @@
 #include <gtest/gtest.h>
 #include <linux/dcbnl.h>
 
+#include "tests/unit/support/qos_observation.h"
+
 namespace roceqos {
 namespace {
 
 using std::chrono::seconds;
 using Clock = std::chrono::system_clock;
 
-// A device configured exactly like the embedded default policy (capture 07 plus MOFED sysfs).
-ObservedQos InSyncObservation() {
-  ObservedQos o;
-  QosState s;
-  s.pfc = PfcState{8, 0x08, 0, 7};
-  EtsState ets;
-  ets.prio_tc = {1, 0, 2, 3, 4, 5, 6, 7};
-  ets.tc_tsa.fill(IEEE_8021QAZ_TSA_VENDOR);
-  s.ets = ets;
-  for (uint16_t dscp = 0; dscp < 64; ++dscp)
-    s.apps.push_back(DcbApp{IEEE_8021QAZ_APP_SEL_DSCP, static_cast<uint8_t>(dscp / 8), dscp});
-  s.dcbx = DCB_CAP_DCBX_HOST | DCB_CAP_DCBX_VER_IEEE;
-  BufferState buffer;
-  buffer.prio_buffer = {0, 0, 0, 1, 0, 0, 0, 0};
-  buffer.size = {130944, 130944, 0, 0, 0, 0, 0, 0};
-  buffer.total_size = 262016;
-  s.buffer = buffer;
-  o.dcb = Observed<QosState>::Ok(s);
-  for (int p = 0; p < 8; ++p) {
-    o.dcqcn.np_enabled[p] = Observed<bool>::Ok(p == 3);
-    o.dcqcn.rp_enabled[p] = Observed<bool>::Ok(p == 3);
-  }
-  PortTos port;
-  port.device = "mlx5_2";
-  port.port = 1;
-  port.tos.mofed_tclass = Observed<std::optional<uint8_t>>::Ok(106);
-  o.roce_tos.push_back(port);
-  o.tcp_ecn = Observed<int>::Ok(1);
-  o.mtu = Observed<uint32_t>::Ok(4200);
-  return o;
-}
+ObservedQos InSyncObservation() { return qos_test::DefaultPolicyObservation("mlx5_2"); }
 
 const QosPolicy kDefault = DefaultPolicy().defaults;
 

@@ -11,6 +11,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/unit/support/qos_observation.h"
+
 namespace roceqos {
 namespace {
 
@@ -20,31 +22,7 @@ using TimePoint = Remediator::Clock::time_point;
 const QosPolicy kPolicy = DefaultPolicy().defaults;
 
 // The default policy, satisfied.
-ObservedQos Good() {
-  ObservedQos o;
-  QosState s;
-  s.pfc = PfcState{8, 0x08, 0, 7};
-  EtsState ets;
-  ets.prio_tc = {1, 0, 2, 3, 4, 5, 6, 7};
-  ets.tc_tsa.fill(IEEE_8021QAZ_TSA_VENDOR);
-  ets.tc_tx_bw.fill(100);
-  s.ets = ets;
-  for (uint16_t d = 0; d < 64; ++d)
-    s.apps.push_back(DcbApp{IEEE_8021QAZ_APP_SEL_DSCP, static_cast<uint8_t>(d / 8), d});
-  o.dcb = Observed<QosState>::Ok(s);
-  for (int p = 0; p < 8; ++p) {
-    o.dcqcn.np_enabled[p] = Observed<bool>::Ok(p == 3);
-    o.dcqcn.rp_enabled[p] = Observed<bool>::Ok(p == 3);
-  }
-  PortTos port;
-  port.device = "mlx5_0";
-  port.port = 1;
-  port.tos.mofed_tclass = Observed<std::optional<uint8_t>>::Ok(106);
-  o.roce_tos.push_back(port);
-  o.tcp_ecn = Observed<int>::Ok(1);
-  o.mtu = Observed<uint32_t>::Ok(1500);
-  return o;
-}
+ObservedQos Good() { return qos_test::DefaultPolicyObservation(); }
 
 DeviceContext UpPf() {
   DeviceContext c;
@@ -296,7 +274,7 @@ TEST(Plan, DcqcnTosAndTcpEcnArePerItemWrites) {
 
 TEST(Plan, AbsentFailedAndMtuFieldsAreNotRemediated) {
   QosPolicy policy = kPolicy;
-  policy.mtu = 4200;
+  policy.mtu = 9000;
   ObservedQos o = Good();
   o.dcqcn = DcqcnState{};                                     // absent (no MOFED)
   o.tcp_ecn = Observed<int>::Failed("EACCES");                // unknown
