@@ -7,7 +7,8 @@
 #  * `check` exit codes: 1 on drift (loopback has no DCB), 2 on an unknown --netdev;
 #  * SIGHUP and POST /-/reload keep the last good policy when the new one is bad, and say so in
 #    roce_qos_policy_reload_success (needs root for a private network namespace; skipped otherwise);
-#  * --remediation=enforce without CAP_NET_ADMIN refuses to start.
+#  * observe mode (`check`) works with no capability at all; --remediation=enforce without
+#    CAP_NET_ADMIN refuses to start.
 # Usage: qos_policy.sh path/to/roce_qos_exporter
 set -euo pipefail
 exe=$(realpath "$1")
@@ -33,6 +34,14 @@ set -e
 [[ $rc == 1 ]] || fail "check with the shown default on lo: exit $rc, want 1 (drift: no DCB)"$'\n'"$(cat err.txt)"
 grep -q '^policy: default.yaml$' out.txt || fail "check did not use default.yaml"
 grep -q 'trust      ABSENT' out.txt || fail "check output lacks the absent trust field"
+
+echo "== observe mode needs no capability"
+set +e
+setpriv --inh-caps=-all --bounding-set=-all "$exe" check --netdev lo > out.txt 2> err.txt
+rc=$?
+set -e
+[[ $rc == 1 ]] || fail "check without any capability: exit $rc, want 1 (drift, not an error): $(cat err.txt)"
+grep -q 'trust      ABSENT' out.txt || fail "check without capabilities did not read DCB"
 
 echo "== check exit code on an unknown device"
 set +e
