@@ -10,24 +10,26 @@
 
 namespace roceqos {
 
+/// The rx_/tx_ of the kernel's name. Set for every mlx5 name (also single-direction ones such as
+/// rx_prio%d_discards or tx_pause_storm_*); the exporter decides which families carry the label.
 enum class Direction : uint8_t { kNone, kRx, kTx };
 
 enum class PortCounter : uint8_t {
-  kPauseFrames,           // rx/tx_prio%d_pause                     (per prio, direction)
-  kPauseDurationMicros,   // rx/tx_prio%d_pause_duration (µs)       (per prio, direction)
-  kPauseTransitions,      // rx_prio%d_pause_transition             (per prio, rx)
-  kPrioPackets,           // rx/tx_prio%d_packets                   (per prio, direction)
-  kPrioBytes,             // rx/tx_prio%d_bytes                     (per prio, direction)
-  kPrioDiscards,          // rx_prio%d_discards                     (per prio, rx)
-  kTcBufferDiscards,      // rx_prio%d_buf_discard  (per TC despite the name, §3.2)
-  kTcCongestionDiscards,  // rx_prio%d_cong_discard (per TC)
-  kTcEcnMarked,           // rx_prio%d_marked       (per TC)
-  kGlobalPauseFrames,     // rx/tx_global_pause                     (direction)
-  kGlobalPauseDurationMicros,  // rx/tx_global_pause_duration       (direction)
+  kPauseFrames,                // rx/tx_prio%d_pause                     (per prio)
+  kPauseDurationMicros,        // rx/tx_prio%d_pause_duration (µs)       (per prio)
+  kPauseTransitions,           // rx_prio%d_pause_transition             (per prio, rx only)
+  kPrioPackets,                // rx/tx_prio%d_packets                   (per prio)
+  kPrioBytes,                  // rx/tx_prio%d_bytes                     (per prio)
+  kPrioDiscards,               // rx_prio%d_discards                     (per prio, rx only)
+  kTcBufferDiscards,           // rx_prio%d_buf_discard  (per TC despite the name, §3.2)
+  kTcCongestionDiscards,       // rx_prio%d_cong_discard (per TC)
+  kTcEcnMarked,                // rx_prio%d_marked       (per TC)
+  kGlobalPauseFrames,          // rx/tx_global_pause
+  kGlobalPauseDurationMicros,  // rx/tx_global_pause_duration (µs)
   kPauseStormWarningEvents,    // tx_pause_storm_warning_events
   kPauseStormErrorEvents,      // tx_pause_storm_error_events
-  kPortDiscards,          // rx/tx_discards_phy                     (direction)
-  kPortOutOfBuffer,       // rx_out_of_buffer
+  kPortDiscards,               // rx/tx_discards_phy (kernel 4.4: in_discards/out_discards)
+  kPortOutOfBuffer,            // rx_out_of_buffer
   kPortBufferPassedThreshold,  // rx_buffer_passed_thres_phy
 };
 
@@ -36,12 +38,19 @@ struct MappedCounter {
   Direction direction = Direction::kNone;
   int8_t index = -1;          // priority or traffic class 0..7; -1 when not indexed
   uint32_t source_index = 0;  // position in the CounterSet values
+
+  bool operator==(const MappedCounter&) const = default;
 };
 
-/// Recognised names, in string-set order. Unknown names are skipped (they can still be exported
-/// raw through the opt-in name regex).
+/// Recognised names, in string-set order. Matching is exact (`rx_prio0_pause_duration` is never
+/// taken for `rx_prio0_pause`; per-ring `rx0_*`/`ch0_*` and the software `rx_ecn_mark` are not
+/// port counters). When a (counter, direction, index) occurs twice, the first one wins, so the
+/// exporter never emits a duplicate series. Unknown names are skipped (they can still be exported
+/// raw through the opt-in name regex). Also recognises the pre-4.10 names `prio%d_{rx,tx}_*` and
+/// kernel 4.4's `in_discards`/`out_discards` (docs/ethtool.md lists exactly what maps).
 std::vector<MappedCounter> MapMlx5EthtoolNames(const std::vector<std::string>& names);
 
 std::string_view PortCounterName(PortCounter counter);  // stable id used in tests and docs
+std::string_view DirectionName(Direction direction);    // "rx", "tx" or "" for kNone
 
 }  // namespace roceqos
