@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/unit/support/ethtool_capture.h"
+
 namespace roceqos {
 namespace {
 
@@ -528,6 +530,46 @@ TEST(FillFromEthtoolTest, CopiesMappedCountersIntoSlots) {
   EXPECT_EQ(sample.values[slot::kStormErrorEvents], 44u);
   EXPECT_EQ(sample.present.count(), 4u);
   EXPECT_FALSE(sample.present.test(slot::PauseFrames(kRx, 3)));
+}
+
+// Capture 16: a real mlx5 100GbE `ethtool -S` (PFC off: no per-priority pause counters, storm
+// counters present). Through the real name mapping, the derivation gets exactly the counters the
+// NIC has: traffic per priority, the stall counters, and no lossless priority.
+TEST(FillFromEthtoolTest, RealConnectXCaptureThroughTheNameMapping) {
+  const std::string text = testing::ReadCapture("16_");
+  ASSERT_FALSE(text.empty()) << "capture 16 not found in " << ROCEQOS_CAPTURES_DIR;
+  const auto blocks = testing::ParseEthtoolStats(testing::CaptureBody(text));
+  ASSERT_FALSE(blocks.empty());
+  const testing::EthtoolBlock& block = blocks.front();
+  CounterSet counters{std::make_shared<const std::vector<std::string>>(testing::Names(block)),
+                      testing::Values(block)};
+  const std::vector<MappedCounter> mapping = MapMlx5EthtoolNames(*counters.names);
+  DeviceSample sample;
+  FillFromEthtool(counters, mapping, sample);
+
+  EXPECT_TRUE(sample.present.test(slot::kStormWarningEvents));
+  EXPECT_TRUE(sample.present.test(slot::kStormErrorEvents));
+  EXPECT_EQ(sample.values[slot::PrioPackets(kRx, 0)], 15005729u);
+  EXPECT_EQ(sample.values[slot::PrioPackets(kTx, 0)], 7222593u);
+  for (int prio = 0; prio < kPrioCount; ++prio) {
+    for (Direction d : {kRx, kTx}) {
+      EXPECT_FALSE(sample.present.test(slot::PauseFrames(d, prio))) << prio;
+      EXPECT_FALSE(sample.present.test(slot::PauseDurationMicros(d, prio))) << prio;
+    }
+  }
+  EXPECT_EQ(sample.LosslessPrios(), 0);
+
+  // Derived from it: no pause series, no storm series (nothing is lossless), no discards.
+  SignalDeriver deriver{DeriveConfig{}};
+  deriver.Observe("ens1f0np0", sample);
+  sample.time += milliseconds(250);
+  sample.values[slot::PrioPackets(kRx, 0)] += 1000;
+  deriver.Observe("ens1f0np0", sample);
+  const DerivedSignals signals = deriver.Signals();
+  ASSERT_EQ(signals.devices.size(), 1u);
+  EXPECT_TRUE(signals.devices[0].pause.empty());
+  EXPECT_TRUE(signals.devices[0].storms.empty());
+  EXPECT_EQ(signals.devices[0].discarded_intervals, (std::array<uint64_t, kDiscardReasonCount>{}));
 }
 
 TEST(RdmaSignalIndexTest, FindsCountersByNameAndReindexesOnNewNames) {
