@@ -1,0 +1,34 @@
+# roce_qos_exporter container image: multi-stage, Debian 12 (bookworm) in both stages.
+#   docker build -t roce-qos-exporter:0.1.0 .
+# Build stage packages = `scripts/install-deps --build-only`; runtime stage = only the shared
+# libraries the binary links. tests/checks/dockerfile.sh keeps both lists honest (docs/deployment.md
+# says what is and is not tested: no Docker engine runs in CI).
+ARG DEBIAN_IMAGE=debian:bookworm-slim
+
+FROM ${DEBIAN_IMAGE} AS build
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+      build-essential cmake pkg-config git \
+      libmnl-dev prometheus-cpp-dev libcivetweb-dev libspdlog-dev libfmt-dev libyaml-cpp-dev \
+      libsystemd-dev libcap-dev libcli11-dev zlib1g-dev \
+      libgtest-dev libgmock-dev googletest libbenchmark-dev \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+COPY . .
+# As scripts/run-exporter builds it: no tests, no benchmarks; installed stripped under /out.
+RUN BUILD_DIR=/build scripts/build -DROCEQOS_BUILD_TESTS=OFF -DROCEQOS_BUILD_BENCHMARKS=OFF \
+ && cmake --install /build --prefix /out --strip
+
+FROM ${DEBIAN_IMAGE}
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+      libstdc++6 libgcc-s1 \
+      libmnl0 libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 libcivetweb1 \
+      libspdlog1.10 libfmt9 libyaml-cpp0.7 libsystemd0 libcap2 zlib1g \
+ && rm -rf /var/lib/apt/lists/*
+COPY --from=build /out/bin/roce_qos_exporter /usr/local/bin/roce_qos_exporter
+# nobody: observe mode needs no privilege. The Kubernetes enforce overlay runs it as uid 0 with
+# CAP_NET_ADMIN only (docs/operations.md "Privilege analysis").
+USER 65534:65534
+EXPOSE 9879
+ENTRYPOINT ["/usr/local/bin/roce_qos_exporter"]

@@ -1,0 +1,268 @@
+#!/usr/bin/env bash
+# Checks dashboards/grafana/*.json.
+#
+#   tests/checks/dashboards.sh                      lint + PromQL syntax (CI, no Prometheus needed)
+#   tests/checks/dashboards.sh --prometheus URL \
+#       [--end TIME] [--lookback 15m] [--rate-interval 1m] [--step 15s] [--allow-empty REGEX]
+#                                                   also run every query against a real Prometheus
+#
+# Lint (jq): unique panel ids; a `datasource` variable of type datasource; every panel, target,
+# template query and annotation uses {"uid": "${datasource}"} (no hard-coded datasource uid);
+# stable dashboard uids; no dashboard id; no hard-coded instance; a unit and a description on
+# every panel; the template variables the conventions require.
+# Syntax: every PromQL expression, with $__rate_interval/$__interval/$__range and template
+# variables replaced by concrete values (an unknown variable fails), is wrapped as a recording
+# rule and checked with `promtool check rules`.
+# --prometheus: each expression (template variables = ".*", i.e. "All") is run with
+# /api/v1/query_range (or /api/v1/query for instant targets) ending at --end (default: now) over
+# --lookback; it must succeed without warnings and return at least one series. Variable queries
+# must return label values. A query whose "DASHBOARD / PANEL-ID TITLE REF" (as printed) matches
+# --allow-empty may be empty.
+set -euo pipefail
+source "$(dirname "$0")/lib/common.bash"
+
+prometheus="" end="" lookback=15m rate_interval=1m step=15s allow_empty='^$'
+while (($#)); do
+  case $1 in
+    --prometheus) prometheus=${2%/}; shift 2 ;;
+    --end) end=$2; shift 2 ;;
+    --lookback) lookback=$2; shift 2 ;;
+    --rate-interval) rate_interval=$2; shift 2 ;;
+    --step) step=$2; shift 2 ;;
+    --allow-empty) allow_empty=$2; shift 2 ;;
+    *) echo "usage: $0 [--prometheus URL [--end TIME] [--lookback D] [--rate-interval D] [--step D] [--allow-empty REGEX]]" >&2; exit 2 ;;
+  esac
+done
+
+dash_dir=$root/dashboards/grafana
+shopt -s nullglob
+dashboards=("$dash_dir"/*.json)
+((${#dashboards[@]})) || { echo "no dashboards in $dash_dir" >&2; exit 1; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# Dashboard uids are part of the URL operators bookmark and link: they must never change.
+declare -A stable_uid=(
+  [roce-qos-fleet-overview.json]=roce-qos-fleet
+  [roce-qos-node-detail.json]=roce-qos-node
+)
+declare -A required_vars=(
+  [roce-qos-fleet-overview.json]="datasource cluster job window"
+  [roce-qos-node-detail.json]="datasource cluster job node netdev prio window"
+)
+
+# All panels, flattened (rows may nest panels).
+panels='[.panels[] | ., (.panels // [])[]]'
+
+# jq_check FILE LABEL EXPR: EXPR prints offending items (one per line); none = pass.
+jq_check() {
+  local file=$1 label=$2 expr=$3 bad
+  if ! bad=$(jq -r "$expr" "$file" 2>&1); then
+    fail "$(basename "$file"): $label: jq error: $bad"
+  elif [[ -n "$bad" ]]; then
+    fail "$(basename "$file"): $label:"$'\n'"$bad"
+  else
+    pass "$(basename "$file"): $label"
+  fi
+}
+
+for f in "${dashboards[@]}"; do
+  name=$(basename "$f")
+  jq empty "$f" 2>/dev/null || { fail "$name: not valid JSON"; continue; }
+  want_uid=${stable_uid[$name]:-}
+  if [[ -z "$want_uid" ]]; then
+    fail "$name: no stable uid registered in tests/checks/dashboards.sh"
+  else
+    jq_check "$f" "uid is $want_uid, no dashboard id" \
+      "select(.uid != \"$want_uid\" or (.id // null) != null) | \"uid=\(.uid) id=\(.id)\""
+  fi
+  jq_check "$f" "panel ids unique" "$panels | group_by(.id) | map(select(length > 1) | \"duplicate id \(.[0].id)\") | .[]"
+  jq_check "$f" "every panel has a title, a description and a unit" \
+    "$panels | .[] | select(.type != \"row\") | select((.title // \"\") == \"\" or (.description // \"\") == \"\" or (.fieldConfig.defaults.unit // \"\") == \"\") | \"panel \(.id) \(.title)\""
+  jq_check "$f" "a datasource variable of type datasource (prometheus)" \
+    "if ([.templating.list[] | select(.name == \"datasource\" and .type == \"datasource\" and .query == \"prometheus\")] | length) == 1 then empty else \"missing\" end"
+  for v in ${required_vars[$name]:-datasource}; do
+    jq_check "$f" "template variable \$$v" \
+      "if ([.templating.list[] | select(.name == \"$v\")] | length) == 1 then empty else \"missing \$$v\" end"
+  done
+  # Every datasource reference anywhere must be the variable.
+  jq_check "$f" "every datasource is \${datasource}" \
+    "[paths(type == \"object\" and has(\"datasource\"))] as \$p | \$p[] as \$path | getpath(\$path).datasource | select(type != \"object\" or .uid != \"\${datasource}\") | tostring"
+  jq_check "$f" "panels and targets name a datasource" \
+    "$panels | .[] | select(.type != \"row\") | select(.datasource == null or ([.targets[]? | select(.datasource == null)] | length) > 0 or ((.targets // []) | length) == 0) | \"panel \(.id) \(.title)\""
+  jq_check "$f" "no hard-coded instance or datasource uid" \
+    "[.. | strings | select(test(\"instance(=|=~|!=|!~)\\\"[^$\\\"]\") or test(\"\\\"uid\\\" *: *\\\"[^$]\"))] | .[]"
+done
+
+# --- Extract every PromQL expression: kind<TAB>dashboard<TAB>panel<TAB>ref<TAB>instant<TAB>expr
+: >"$work/exprs.tsv"
+for f in "${dashboards[@]}"; do
+  jq -r --arg d "$(basename "$f" .json)" '
+    ([.panels[] | ., (.panels // [])[]] | .[] | select(.targets) | . as $p | .targets[] |
+      ["panel", $d, "\($p.id) \($p.title)", .refId, (.instant // false | tostring), .expr]),
+    (.annotations.list[] | select(.expr) | ["annotation", $d, .name, "-", "false", .expr]),
+    (.templating.list[] | select(.type == "query") |
+      (.query | if type == "object" then .query else . end) as $q |
+      ["variable", $d, .name, "-", "false", $q])
+    | @tsv' "$f" >>"$work/exprs.tsv"
+done
+
+# substitute MODE EXPR: concrete values for Grafana's and the dashboards' variables.
+#   syntax: one plausible value per variable; e2e: ".*" (= "All") for template variables.
+substitute() {
+  local mode=$1 e=$2 v
+  e=${e//\$__rate_interval/$rate_interval}
+  e=${e//\$\{__rate_interval\}/$rate_interval}
+  e=${e//\$__interval/$step}
+  e=${e//\$\{__interval\}/$step}
+  e=${e//\$__range/$lookback}
+  e=${e//\$\{__range\}/$lookback}
+  e=${e//\$topn/10}
+  declare -A sample=([cluster]=prod [job]=roce-qos-exporter [node]=gpu-node-01 [netdev]=ens1f0np0 [prio]=3 [window]=1m)
+  for v in cluster job node netdev prio window; do
+    local value=${sample[$v]}
+    [[ "$mode" == e2e ]] && value='.*'
+    # Whole names only: $netdevs must stay unknown rather than become "ens1f0np0s".
+    e=$(sed -E -e "s/\\\$\\{$v\\}/$value/g" -e "s/\\\$$v([^A-Za-z0-9_]|\$)/$value\\1/g" <<<"$e")
+  done
+  printf '%s' "$e"
+}
+
+# --- Syntax: wrap as recording rules; promtool check rules.
+{
+  echo '{"groups": [{"name": "dashboard-queries", "rules": ['
+  sep=""
+  n=0
+  while IFS=$'\t' read -r kind dash panel ref instant expr; do
+    e=$(substitute syntax "$expr")
+    if [[ "$kind" == variable ]]; then
+      # label_values(selector, label) -> selector; label_values(label) has no PromQL.
+      if [[ "$e" =~ ^label_values\((.*),[[:space:]]*[a-zA-Z_]+\)$ ]]; then
+        e=${BASH_REMATCH[1]}
+      elif [[ "$e" =~ ^label_values\([a-zA-Z_]+\)$ ]]; then
+        continue
+      elif [[ "$e" =~ ^query_result\((.*)\)$ ]]; then
+        e=${BASH_REMATCH[1]}
+      fi
+    fi
+    if [[ "$e" == *'$'* ]]; then
+      fail "$dash / $kind $panel $ref: unknown variable left in: $e"
+      continue
+    fi
+    n=$((n + 1))
+    record="dashboard:${dash//-/_}:${kind}_$n"
+    jq -cn --arg r "$record" --arg e "$e" --arg src "$dash / $kind $panel $ref" \
+      '{record: $r, expr: $e, labels: {source: $src}}' | sed "s/^/$sep/"
+    sep=","
+  done <"$work/exprs.tsv"
+  echo ']}]}'
+} >"$work/rules.json"
+count=$(jq '.groups[0].rules | length' "$work/rules.json")
+if promtool check rules "$work/rules.json" >"$work/promtool.log" 2>&1; then
+  pass "promtool check rules: $count dashboard expressions parse ($(grep -o 'SUCCESS.*' "$work/promtool.log"))"
+else
+  fail "promtool check rules on the dashboard expressions:"$'\n'"$(cat "$work/promtool.log")"
+fi
+
+# A syntax error must be caught (the wrapper would be useless otherwise).
+jq '.groups[0].rules[0].expr += " +"' "$work/rules.json" >"$work/broken.json"
+promtool check rules "$work/broken.json" >/dev/null 2>&1 &&
+  fail "promtool accepted a broken expression" || pass "a planted PromQL syntax error is rejected"
+
+# --- Against a real Prometheus.
+if [[ -n "$prometheus" ]]; then
+  end_ts=$(date -u +%s)
+  [[ -n "$end" ]] && end_ts=$(date -u -d "$end" +%s 2>/dev/null || echo "$end")
+  lookback_s=$(promtool_duration() { local d=$1; case $d in *ms) echo 0 ;; *s) echo "${d%s}" ;; *m) echo $((${d%m} * 60)) ;; *h) echo $((${d%h} * 3600)) ;; *) echo "$d" ;; esac; }; promtool_duration "$lookback")
+  start_ts=$((end_ts - lookback_s))
+  step_s=${step%s}
+  queried=0 empty_ok=0
+  while IFS=$'\t' read -r kind dash panel ref instant expr; do
+    e=$(substitute e2e "$expr")
+    label=""
+    if [[ "$kind" == variable ]]; then
+      if [[ "$e" =~ ^label_values\((.*),[[:space:]]*([a-zA-Z_]+)\)$ ]]; then
+        sel=${BASH_REMATCH[1]} label=${BASH_REMATCH[2]}
+        resp=$(curl -sfG "$prometheus/api/v1/series" --data-urlencode "match[]=$sel" \
+          --data-urlencode "start=$start_ts" --data-urlencode "end=$end_ts") || resp='{"status":"curl failed"}'
+        values=$(jq -r --arg l "$label" '[.data[]?[$l] // empty] | unique | join(",")' <<<"$resp")
+        queried=$((queried + 1))
+        if [[ "$(jq -r .status <<<"$resp")" != success ]]; then
+          fail "e2e $dash variable \$$panel: $(jq -c . <<<"$resp" 2>/dev/null || echo "$resp")"
+        elif [[ -n "$values" ]]; then
+          pass "e2e $dash variable \$$panel: $values"
+        elif [[ "$label" == cluster ]]; then
+          echo "info: e2e $dash variable \$cluster: no cluster label (Prometheus adds none); 'All' matches everything"
+        else
+          fail "e2e $dash variable \$$panel: no values for $label in $sel"
+        fi
+      fi
+      continue
+    fi
+    queried=$((queried + 1))
+    if [[ "$instant" == true ]]; then
+      resp=$(curl -sG "$prometheus/api/v1/query" --data-urlencode "query=$e" --data-urlencode "time=$end_ts")
+    else
+      resp=$(curl -sG "$prometheus/api/v1/query_range" --data-urlencode "query=$e" \
+        --data-urlencode "start=$start_ts" --data-urlencode "end=$end_ts" --data-urlencode "step=$step_s")
+    fi
+    where="e2e $dash / $kind $panel $ref"
+    if [[ "$(jq -r '.status // "no JSON"' <<<"$resp" 2>/dev/null)" != success ]]; then
+      fail "$where: $(jq -r '.error // .' <<<"$resp" 2>/dev/null || echo "$resp")"$'\n'"  $e"
+    elif [[ "$(jq '.warnings // [] | length' <<<"$resp")" != 0 ]]; then
+      fail "$where: warnings $(jq -c .warnings <<<"$resp")"
+    elif [[ "$(jq '.data.result | length' <<<"$resp")" == 0 ]]; then
+      if [[ "$dash / $panel $ref" =~ $allow_empty ]]; then
+        echo "info: $where: empty (allowed by --allow-empty)"
+        empty_ok=$((empty_ok + 1))
+      else
+        fail "$where: no data"$'\n'"  $e"
+      fi
+    else
+      pass "$where: $(jq '.data.result | length' <<<"$resp") series"
+    fi
+  done <"$work/exprs.tsv"
+  echo "e2e: $queried queries against $prometheus ($empty_ok allowed empty)"
+fi
+
+# --- Self-test of the --prometheus harness (CI mode only): a real Prometheus serving 30 minutes of
+# synthetic series shaped like the metric catalogue (backfilled with promtool). Every query must
+# return data there, and none when the window is moved to before the data (the harness can fail).
+# This proves the harness and the label joins against the catalogue; the real requirement (the
+# testbed exporter scraped during a traffic + storm + drift scenario) is tests/e2e's job.
+if [[ -z "$prometheus" && -z "${ROCEQOS_DASHBOARDS_NO_SELFTEST:-}" ]]; then
+  self_end=$(($(date +%s) / 60 * 60 - 3600))
+  python3 "$root/tests/checks/lib/synthetic_metrics.py" "$self_end" >"$work/synthetic.om"
+  promtool tsdb create-blocks-from openmetrics "$work/synthetic.om" "$work/tsdb" >/dev/null
+  printf 'global:\n  scrape_interval: 15s\n' >"$work/prometheus.yml"
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/tsdb" \
+    --storage.tsdb.retention.time=3650d --web.listen-address="127.0.0.1:$port" >"$work/prometheus.log" 2>&1 &
+  prom_pid=$!
+  trap 'kill $prom_pid 2>/dev/null || true; rm -rf "$work"' EXIT
+  deadline=$((SECONDS + 30))
+  until curl -sf "http://127.0.0.1:$port/-/ready" >/dev/null; do
+    ((SECONDS < deadline)) && kill -0 $prom_pid 2>/dev/null || break
+    sleep 0.2
+  done
+  if ! curl -sf "http://127.0.0.1:$port/-/ready" >/dev/null; then
+    fail "self-test: Prometheus did not become ready: $(tail -5 "$work/prometheus.log")"
+  else
+    if ROCEQOS_DASHBOARDS_NO_SELFTEST=1 bash "$0" --prometheus "http://127.0.0.1:$port" \
+      --end "$self_end" --lookback 30m >"$work/selftest.log" 2>&1; then
+      pass "self-test: $(grep -c '^ok: e2e' "$work/selftest.log") queries/variables return data from a real Prometheus (synthetic catalogue series)"
+    else
+      fail "self-test against synthetic series:"$'\n'"$(grep -E '^(FAIL|  )' "$work/selftest.log")"
+    fi
+    if ROCEQOS_DASHBOARDS_NO_SELFTEST=1 bash "$0" --prometheus "http://127.0.0.1:$port" \
+      --end "$((self_end - 3 * 3600))" --lookback 30m >"$work/selftest-empty.log" 2>&1; then
+      fail "self-test: the harness passed on a window without data"
+    else
+      pass "self-test: a window without data fails ($(grep -c 'no data' "$work/selftest-empty.log") empty queries reported)"
+    fi
+  fi
+  kill $prom_pid 2>/dev/null || true
+  wait $prom_pid 2>/dev/null || true
+fi
+
+finish dashboards

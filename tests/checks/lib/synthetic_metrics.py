@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""Writes 30 minutes of synthetic roce_qos_exporter series as OpenMetrics with timestamps, for
+`promtool tsdb create-blocks-from openmetrics`. It exists only to self-test the dashboard query
+harness (tests/checks/dashboards.sh --prometheus) against a real Prometheus before the testbed
+can provide real exporter data; label sets follow the catalogue in ARCHITECTURE.md.
+
+Scenario: two nodes, two netdevs each (mlx5_0/mlx5_1 port 1), traffic throughout; a PFC storm on
+gpu-node-01 ens1f0np0 prio 3 rx from minute 10 to 16; gpu-node-02 ens1f1np1 drifts (pfc) from
+minute 20, with remediation attempts. Usage: synthetic_metrics.py END_UNIX_SECONDS > out.om
+"""
+import sys
+
+END = int(sys.argv[1])
+STEP = 15
+POINTS = 30 * 60 // STEP
+START = END - (POINTS - 1) * STEP
+NODES = ["gpu-node-01", "gpu-node-02"]
+PORTS = [("ens1f0np0", "mlx5_0", "0000:3b:00.0"), ("ens1f1np1", "mlx5_1", "0000:3b:00.1")]
+families = {}
+
+
+def add(family, kind, sample, labels, fn):
+    fam = families.setdefault(family, {"kind": kind, "series": []})
+    base = {"job": "roce-qos-exporter"}
+    base.update(labels)
+    fam["series"].append((sample, base, fn))
+
+
+def storm(node, netdev, prio, direction, t):
+    return (node, netdev, prio, direction) == ("gpu-node-01", "ens1f0np0", 3, "rx") and 10 * 60 <= t < 16 * 60
+
+
+def drifted(node, netdev, t):
+    return (node, netdev) == ("gpu-node-02", "ens1f1np1") and t >= 20 * 60
+
+
+for node in NODES:
+    inst = {"instance": node}
+    add("up", "gauge", "up", inst, lambda t: 1)
+    add("roce_exporter_build", "info", "roce_exporter_build_info", {**inst, "version": "0.1.0", "revision": "abc123"}, lambda t: 1)
+    add("roce_exporter_sample_period_seconds", "gauge", "roce_exporter_sample_period_seconds", inst, lambda t: 0.25)
+    for source in ("ethtool", "dcb", "rdma"):
+        add("roce_exporter_collect_duration_seconds", "gauge", "roce_exporter_collect_duration_seconds", {**inst, "source": source}, lambda t: 0.002)
+    add("roce_exporter_collect_errors", "counter", "roce_exporter_collect_errors_total", {**inst, "source": "rdma", "reason": "timeout"}, lambda t: t // 600)
+    for netdev, dev, pci in PORTS:
+        nd = {**inst, "netdev": netdev}
+        rd = {**inst, "device": dev, "port": "1"}
+        add("roce_device", "info", "roce_device_info", {**rd, "netdev": netdev, "pci": pci, "role": "pf", "state": "up"}, lambda t: 1)
+        add("roce_qos_in_sync", "gauge", "roce_qos_in_sync", nd, lambda t, n=node, d=netdev: 0 if drifted(n, d, t) else 1)
+        for window in ("15s", "1m"):
+            add("roce_pfc_to_ecn_ratio", "gauge", "roce_pfc_to_ecn_ratio", {**nd, "window": window}, lambda t, n=node, d=netdev: 40.0 if storm(n, d, 3, "rx", t) else 0.5)
+        add("roce_qos_trust", "gauge", "roce_qos_trust", {**nd, "mode": "dscp"}, lambda t: 1)
+        add("roce_qos_trust", "gauge", "roce_qos_trust", {**nd, "mode": "pcp"}, lambda t: 0)
+        for field in ("trust", "pfc", "dscp_prio", "roce_tos", "dcqcn_np", "dcqcn_rp", "tcp_ecn"):
+            bad = lambda t, n=node, d=netdev, f=field: f == "pfc" and drifted(n, d, t)
+            add("roce_qos_drift", "gauge", "roce_qos_drift", {**nd, "field": field}, lambda t, b=bad: 1 if b(t) else 0)
+            add("roce_qos_drift_events", "counter", "roce_qos_drift_events_total", {**nd, "field": field}, lambda t, b=bad: 1 if b(t) else 0)
+            add("roce_qos_remediations", "counter", "roce_qos_remediations_total", {**nd, "field": field, "result": "success"},
+                lambda t, b=bad: (t - 20 * 60) // 120 if b(t) else 0)
+        for prio in range(8):
+            p = {**nd, "prio": str(prio)}
+            add("roce_qos_pfc_enabled", "gauge", "roce_qos_pfc_enabled", p, lambda t, pr=prio, n=node, d=netdev: 1 if pr == 3 and not drifted(n, d, t) else 0)
+            add("roce_qos_prio_tc", "gauge", "roce_qos_prio_tc", p, lambda t, pr=prio: pr)
+            add("roce_prio_discards", "counter", "roce_prio_discards_total", p, lambda t, pr=prio: t // 60 if pr == 3 else 0)
+            for direction in ("rx", "tx"):
+                s = lambda t, n=node, d=netdev, pr=prio, di=direction: storm(n, d, pr, di, t)
+                pd = {**p, "direction": direction}
+                add("roce_pfc_pause_frames", "counter", "roce_pfc_pause_frames_total", pd, lambda t, pr=prio, s=s: t * (3 if pr == 3 else 0) + (5000 * t if s(t) else 0))
+                add("roce_pfc_pause_duration_seconds", "counter", "roce_pfc_pause_duration_seconds_total", pd, lambda t, pr=prio: t * (0.01 if pr == 3 else 0))
+                for window in ("15s", "1m"):
+                    add("roce_pfc_paused_ratio", "gauge", "roce_pfc_paused_ratio", {**pd, "window": window}, lambda t, pr=prio, s=s: 0.95 if s(t) else (0.02 if pr == 3 else 0))
+                add("roce_pfc_storm", "gauge", "roce_pfc_storm", pd, lambda t, s=s: 1 if s(t) else 0)
+                add("roce_pfc_storms", "counter", "roce_pfc_storms_total", pd, lambda t, s=s: 1 if t >= 10 * 60 and s(10 * 60) else 0)
+        for tc in range(8):
+            add("roce_tc_ecn_marked_packets", "counter", "roce_tc_ecn_marked_packets_total", {**nd, "tc": str(tc)}, lambda t, c=tc: t * (50 if c == 3 else 0))
+            for reason in ("buffer", "congestion"):
+                add("roce_tc_discards", "counter", "roce_tc_discards_total", {**nd, "tc": str(tc), "reason": reason}, lambda t: 0)
+        for fam, rate in (("roce_cnp_sent", 40), ("roce_cnp_handled", 35), ("roce_cnp_ignored", 1), ("roce_ecn_marked_packets", 45)):
+            add(fam, "counter", fam + "_total", rd, lambda t, r=rate: r * t)
+
+out = sys.stdout
+for family, fam in families.items():
+    out.write(f"# TYPE {family} {fam['kind']}\n")
+    for sample, labels, fn in fam["series"]:
+        lab = ",".join(f'{k}="{v}"' for k, v in labels.items())
+        for i in range(POINTS):
+            t = i * STEP
+            out.write(f"{sample}{{{lab}}} {fn(t)} {START + t}\n")
+out.write("# EOF\n")
