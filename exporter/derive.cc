@@ -24,6 +24,14 @@ Direction Opposite(Direction direction) {
   return direction == Direction::kTx ? Direction::kRx : Direction::kTx;
 }
 
+std::bitset<slot::kCount> RdmaSlots() {
+  std::bitset<slot::kCount> mask;
+  mask.set(slot::kNpCnpSent);
+  mask.set(slot::kNpEcnMarkedRocePackets);
+  mask.set(slot::kRpCnpHandled);
+  return mask;
+}
+
 bool IsDurationSlot(size_t index) {
   return index >= slot::PauseDurationMicros(Direction::kRx, 0) &&
          index < slot::PrioPackets(Direction::kRx, 0);
@@ -273,11 +281,12 @@ void SignalDeriver::Observe(const std::string& netdev, const DeviceSample& sampl
 
   std::optional<DiscardReason> discard;
   std::array<uint64_t, slot::kCount> delta{};
-  const std::bitset<slot::kCount> valid = previous.present & sample.present;
+  std::bitset<slot::kCount> valid = previous.present & sample.present;
+  if (!sample.identity.SameRdma(previous.identity)) valid &= ~RdmaSlots();
   const double seconds = std::chrono::duration<double>(sample.time - previous.time).count();
   if (sample.time <= previous.time) {
     discard = DiscardReason::kClock;
-  } else if (!(sample.identity == previous.identity)) {
+  } else if (!sample.identity.SamePort(previous.identity)) {
     discard = DiscardReason::kIdentityChange;
   } else {
     for (size_t i = 0; i < slot::kCount && !discard; ++i) {
@@ -395,67 +404,75 @@ DerivedSignals SignalDeriver::Signals() const {
   DerivedSignals out;
   out.windows = config_.windows;
   out.devices.reserve(devices_.size());
+  for (const auto& [netdev, state] : devices_) out.devices.push_back(BuildSignals(netdev, *state));
+  return out;
+}
+
+std::optional<DeviceSignals> SignalDeriver::SignalsOf(std::string_view netdev) const {
+  auto it = devices_.find(netdev);
+  if (it == devices_.end()) return std::nullopt;
+  return BuildSignals(it->first, *it->second);
+}
+
+DeviceSignals SignalDeriver::BuildSignals(const std::string& netdev,
+                                          const DeviceState& state) const {
   const size_t window_count = config_.windows.size();
   std::array<int64_t, kMaxWindows> spans{};
   for (size_t w = 0; w < window_count; ++w) spans[w] = config_.windows[w] / kWindowBucket;
 
-  for (const auto& [netdev, state_ptr] : devices_) {
-    const DeviceState& state = *state_ptr;
-    const DeviceSample& latest = *state.last;
-    DeviceSignals& device = out.devices.emplace_back();
-    device.netdev = netdev;
-    device.rdma_device = latest.rdma_device;
-    device.rdma_port = latest.rdma_port;
-    device.discarded_intervals = state.discarded;
+  const DeviceSample& latest = *state.last;
+  DeviceSignals device;
+  device.netdev = netdev;
+  device.rdma_device = latest.rdma_device;
+  device.rdma_port = latest.rdma_port;
+  device.discarded_intervals = state.discarded;
 
-    // Windows are ascending, so one pass from the newest bucket yields each window in turn.
-    std::array<WindowAccumulator, kMaxWindows> windows{};
-    WindowAccumulator running;
-    size_t next_window = 0;
-    const int64_t now_index = BucketIndex(latest.time);
-    state.buckets.VisitNewestFirst([&](const Bucket& bucket) {
-      const int64_t age = now_index - bucket.index;
-      while (next_window < window_count && age > spans[next_window]) {
-        windows[next_window++] = running;
-      }
-      if (next_window == window_count) return false;
-      running.Add(bucket);
-      return true;
-    });
-    while (next_window < window_count) windows[next_window++] = running;
+  // Windows are ascending, so one pass from the newest bucket yields each window in turn.
+  std::array<WindowAccumulator, kMaxWindows> windows{};
+  WindowAccumulator running;
+  size_t next_window = 0;
+  const int64_t now_index = BucketIndex(latest.time);
+  state.buckets.VisitNewestFirst([&](const Bucket& bucket) {
+    const int64_t age = now_index - bucket.index;
+    while (next_window < window_count && age > spans[next_window]) {
+      windows[next_window++] = running;
+    }
+    if (next_window == window_count) return false;
+    running.Add(bucket);
+    return true;
+  });
+  while (next_window < window_count) windows[next_window++] = running;
 
-    const uint8_t lossless = latest.LosslessPrios();
-    for (int prio = 0; prio < kPrioCount; ++prio) {
-      for (Direction direction : kDirections) {
-        const size_t series = signal_slot::DirectionOffset(direction) + static_cast<size_t>(prio);
-        const bool counters = latest.present.test(slot::PauseFrames(direction, prio)) ||
-                              latest.present.test(slot::PauseDurationMicros(direction, prio));
-        if (counters) {
-          PauseSignals& pause = device.pause.emplace_back();
-          pause.prio = static_cast<uint8_t>(prio);
-          pause.direction = direction;
-          for (size_t w = 0; w < window_count; ++w) {
-            pause.rate_peak[w] = windows[w].rate_peak[series];
-            pause.paused_ratio_peak[w] = windows[w].ratio_peak[series];
-          }
+  const uint8_t lossless = latest.LosslessPrios();
+  for (int prio = 0; prio < kPrioCount; ++prio) {
+    for (Direction direction : kDirections) {
+      const size_t series = signal_slot::DirectionOffset(direction) + static_cast<size_t>(prio);
+      const bool counters = latest.present.test(slot::PauseFrames(direction, prio)) ||
+                            latest.present.test(slot::PauseDurationMicros(direction, prio));
+      if (counters) {
+        PauseSignals& pause = device.pause.emplace_back();
+        pause.prio = static_cast<uint8_t>(prio);
+        pause.direction = direction;
+        for (size_t w = 0; w < window_count; ++w) {
+          pause.rate_peak[w] = windows[w].rate_peak[series];
+          pause.paused_ratio_peak[w] = windows[w].ratio_peak[series];
         }
-        const StormDetector& detector = state.storms[series];
-        if (counters || (lossless & (1u << prio)) || detector.stormed() ||
-            detector.episodes() > 0) {
-          StormSignals& storm = device.storms.emplace_back();
-          storm.prio = static_cast<uint8_t>(prio);
-          storm.direction = direction;
-          storm.stormed = detector.stormed();
-          storm.episodes = detector.episodes();
-          if (auto duration = detector.last_episode_duration()) {
-            storm.last_episode_seconds = std::chrono::duration<double>(*duration).count();
-          }
+      }
+      const StormDetector& detector = state.storms[series];
+      if (counters || (lossless & (1u << prio)) || detector.stormed() || detector.episodes() > 0) {
+        StormSignals& storm = device.storms.emplace_back();
+        storm.prio = static_cast<uint8_t>(prio);
+        storm.direction = direction;
+        storm.stormed = detector.stormed();
+        storm.episodes = detector.episodes();
+        if (auto duration = detector.last_episode_duration()) {
+          storm.last_episode_seconds = std::chrono::duration<double>(*duration).count();
         }
       }
     }
-    for (size_t w = 0; w < window_count; ++w) device.ecn[w] = EcnSignals(windows[w]);
   }
-  return out;
+  for (size_t w = 0; w < window_count; ++w) device.ecn[w] = EcnSignals(windows[w]);
+  return device;
 }
 
 }  // namespace roceqos

@@ -73,16 +73,23 @@ struct CounterStep {
 /// a 64-bit counter never wraps in practice (2^64 events at 10^9/s take 584 years).
 CounterStep StepCounter(uint64_t previous, uint64_t current, unsigned width_bits);
 
-/// Identity of the counters in a sample. If any field changes, the previous values belong to a
-/// different incarnation (driver reload re-registers the netdev with a new ifindex; a new ethtool
-/// string set re-maps names to positions; an RDMA device can be re-created) and the interval is
-/// discarded.
+/// Identity of the counters in a sample. If the port part changes, the previous values belong to
+/// a different incarnation (a driver reload re-registers the netdev with a new ifindex; a new
+/// ethtool string set re-maps names to positions) and the interval is discarded. If only the RDMA
+/// part changes (the RDMA device was re-created, or its read failed in one of the two samples),
+/// only the RDMA inputs of that interval are unknown.
 struct SampleIdentity {
   int32_t ifindex = 0;
-  uint64_t ethtool_generation = 0;  // EthtoolCollector::Generation()
-  uint32_t rdma_device_index = 0;   // RDMA_NLDEV_ATTR_DEV_INDEX, 0 when no RDMA port
-  uint32_t rdma_port = 0;           // RDMA_NLDEV_ATTR_PORT_INDEX, 0 when no RDMA port
+  uint64_t ethtool_generation = 0;  // changes of the ethtool string set seen so far
+  uint32_t rdma_device_index = 0;   // RDMA_NLDEV_ATTR_DEV_INDEX, 0 when no RDMA port was read
+  uint32_t rdma_port = 0;           // RDMA_NLDEV_ATTR_PORT_INDEX, 0 when no RDMA port was read
 
+  bool SamePort(const SampleIdentity& o) const {
+    return ifindex == o.ifindex && ethtool_generation == o.ethtool_generation;
+  }
+  bool SameRdma(const SampleIdentity& o) const {
+    return rdma_device_index == o.rdma_device_index && rdma_port == o.rdma_port;
+  }
   bool operator==(const SampleIdentity&) const = default;
 };
 
@@ -214,12 +221,16 @@ class SignalDeriver {
 
   /// The signals as of the newest sample of each device.
   DerivedSignals Signals() const;
+  /// The signals of one device; empty if it was never observed (or forgotten).
+  std::optional<DeviceSignals> SignalsOf(std::string_view netdev) const;
 
   const DeriveConfig& config() const { return config_; }
   size_t device_count() const { return devices_.size(); }
 
  private:
   struct DeviceState;
+  DeviceSignals BuildSignals(const std::string& netdev, const DeviceState& state) const;
+
   DeriveConfig config_;
   std::map<std::string, std::unique_ptr<DeviceState>, std::less<>> devices_;
 };

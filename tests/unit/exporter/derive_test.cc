@@ -256,6 +256,32 @@ TEST_F(DeriveTest, IdentityChangeDiscardsInterval) {
   EXPECT_EQ(Pause(device, 3, kRx)->rate_peak[0], 0.0);
 }
 
+TEST_F(DeriveTest, RdmaIdentityChangeDropsOnlyTheEcnInputs) {
+  Feed();
+  port_.Advance(milliseconds(250));
+  port_.sample().identity.rdma_device_index = 2;  // mlx5_0 re-created
+  port_.Put(slot::kNpEcnMarkedRocePackets, 0);    // with its counters from zero
+  port_.Put(slot::kRpCnpHandled, 0);
+  port_.Put(slot::kNpCnpSent, 0);
+  port_.Pause(kTx, 3, 1.0, milliseconds(250), 100);
+  Feed();
+  const DeviceSignals& device = Device();
+  EXPECT_EQ(device.discarded_intervals, (std::array<uint64_t, kDiscardReasonCount>{}))
+      << "the port counters of the interval stay valid";
+  EXPECT_DOUBLE_EQ(Pause(device, 3, kTx)->rate_peak[0], 400.0);
+  EXPECT_TRUE(Storm(device, 3, kTx)->stormed);
+  EXPECT_FALSE(device.ecn[0].known) << "no ECN delta across the re-created RDMA device";
+}
+
+TEST_F(DeriveTest, SignalsOfOneDevice) {
+  Feed("eth0");
+  Feed("eth1");
+  auto one = deriver_->SignalsOf("eth1");
+  ASSERT_TRUE(one.has_value());
+  EXPECT_EQ(one->netdev, "eth1");
+  EXPECT_FALSE(deriver_->SignalsOf("eth9").has_value());
+}
+
 TEST_F(DeriveTest, NonIncreasingTimeDiscardsInterval) {
   Feed();
   port_.Add(slot::PauseFrames(kRx, 3), 10);
