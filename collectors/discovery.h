@@ -1,24 +1,42 @@
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "collectors/device.h"
+#include "collectors/netlink/attr.h"
+#include "collectors/rdma.h"
 #include "collectors/result.h"
 
 namespace roceqos {
 
 struct Inventory {
-  std::vector<Device> devices;        // every netdev in the netns, roles classified
+  std::vector<Device> devices;  // every netdev in the netns, in dump order, roles set
+  /// Every RDMA port once, in PORT_GET order. Read RDMA counters by iterating this list: a LAG
+  /// port also appears in Device::rdma_ports of both its slave and its bond.
+  std::vector<RdmaPort> rdma_ports;
   bool rdma_netlink_available = true;  // false when socket(NETLINK_RDMA) is EPROTONOSUPPORT
 };
 
+/// Opens the RDMA netlink collector discovery lists ports with; tests inject recorded replies.
+using RdmaOpener = std::function<Result<std::unique_ptr<RdmaCollector>>()>;
+
 /// Builds the netdev and RDMA inventory: one RTM_GETLINK dump, one ETHTOOL_GDRVINFO per netdev,
 /// sysfs for PCI vendor / physfn, one RDMA_NLDEV_CMD_GET dump and one PORT_GET dump.
+///
+/// A kernel without RDMA netlink (EPROTONOSUPPORT) is not an error: rdma_netlink_available is
+/// false and discovery logs that once per process (not per call). Discover() retries opening
+/// RDMA netlink on every call, because ib_core may be loaded after the exporter starts. Any
+/// other failure (netlink error, timeout, malformed reply) is an Error: keep the last inventory.
+/// Not thread-safe. Sockets and the ioctl fd belong to the netns of the thread that first calls
+/// Discover().
 class Discovery {
  public:
   explicit Discovery(std::string sysfs_root = "/sys");
+  Discovery(std::string sysfs_root, RdmaOpener open_rdma);
   ~Discovery();
   Result<Inventory> Discover();
 
@@ -35,5 +53,21 @@ DeviceRole ClassifyRole(const Device& device);
 /// The default selection: a Mellanox PF (pci_vendor 0x15b3, not a VF) or any netdev bound to an
 /// RDMA port. The --collector include/exclude regexes override it in the exporter.
 bool SelectedByDefault(const Device& device);
+
+// Building blocks of Discover(), public so recorded replies and fixture trees can drive them.
+
+/// Parses an RTM_NEWLINK message body (struct ifinfomsg + IFLA_* attributes) into the netlink
+/// fields of a Device (no master name, driver, sysfs data or role yet).
+Result<Device> ParseLinkReply(netlink::Bytes body);
+
+/// Fills pci_address, pci_vendor and is_vf from <sysfs_root>/class/net/<name>/device. A netdev
+/// without a device link (virtual) or a file that cannot be read leaves the fields at zero.
+void ReadSysfsInfo(std::string_view sysfs_root, Device& device);
+
+/// Resolves master names from the same list, attaches RDMA ports to the netdev PORT_GET named
+/// (and, when that netdev is a bond member, to its bond as well: mlx5 RoCE LAG reports a slave
+/// PF, reference §8.2) and classifies roles.
+Inventory AssembleInventory(std::vector<Device> devices, std::vector<RdmaPort> ports,
+                            bool rdma_netlink_available);
 
 }  // namespace roceqos

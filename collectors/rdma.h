@@ -2,33 +2,62 @@
 
 // RDMA netlink (NETLINK_RDMA): device/port inventory and per-port hw counters (reference §5).
 
+#include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "collectors/device.h"
 #include "collectors/netlink/attr.h"
+#include "collectors/netlink/socket.h"
 #include "collectors/result.h"
 
 namespace roceqos {
 
+/// RDMA_NL_GROUP_NOTIFY (enum rdma_nl_multicast_groups in rdma_netlink.h, added with the
+/// RDMA_NLDEV_CMD_MONITOR events in late 2024): the multicast group for RDMA device
+/// (un)registration and netdev attach/detach notifications. Bookworm's 6.1 UAPI lacks it, and an
+/// enum value cannot be #ifndef-guarded, hence a constant.
+inline constexpr unsigned kRdmaNlGroupNotify = 4;
+
+/// One RDMA device from an RDMA_NLDEV_CMD_GET dump.
+struct RdmaDevice {
+  uint32_t index = 0;       // RDMA_NLDEV_ATTR_DEV_INDEX
+  std::string name;         // RDMA_NLDEV_ATTR_DEV_NAME
+  uint32_t port_count = 0;  // RDMA_NLDEV_ATTR_PORT_INDEX (on GET it is the number of ports)
+  std::string protocol;     // RDMA_NLDEV_ATTR_DEV_PROTOCOL ("roce", "ib", "iw"); newer kernels
+
+  bool operator==(const RdmaDevice&) const = default;
+};
+
 /// Parses an RDMA_NLDEV_CMD_STAT_GET reply payload (attributes after nlmsghdr; NLDEV has no
-/// family header) into counters in kernel order.
-Result<CounterSet> ParseRdmaStatReply(netlink::Bytes payload);
+/// family header) into counters in kernel order. When `previous_names` holds exactly the names
+/// of this reply, the result shares it instead of allocating a new vector (pass the names of the
+/// port's previous sample).
+Result<CounterSet> ParseRdmaStatReply(
+    netlink::Bytes payload,
+    const std::shared_ptr<const std::vector<std::string>>& previous_names = nullptr);
 
 /// Parses one RDMA_NLDEV_CMD_PORT_GET reply payload into an RdmaPort (device name filled from
-/// RDMA_NLDEV_ATTR_DEV_NAME).
+/// RDMA_NLDEV_ATTR_DEV_NAME; protocol is left empty: it comes from RDMA_NLDEV_CMD_GET).
 Result<RdmaPort> ParseRdmaPortReply(netlink::Bytes payload);
+
+/// Parses one RDMA_NLDEV_CMD_GET reply payload.
+Result<RdmaDevice> ParseRdmaDeviceReply(netlink::Bytes payload);
 
 class RdmaCollector {
  public:
   /// Opens a NETLINK_RDMA socket. An Error with errnum EPROTONOSUPPORT means the kernel has no
-  /// RDMA netlink at all (say so once, not at every sample).
-  static Result<std::unique_ptr<RdmaCollector>> Open();
+  /// RDMA netlink at all. Open() does not log: saying so once is the caller's job (Discovery
+  /// does it once per process).
+  static Result<std::unique_ptr<RdmaCollector>> Open(const netlink::SocketOptions& options = {});
   virtual ~RdmaCollector() = default;
 
-  /// RDMA_NLDEV_CMD_PORT_GET dump: every port of every RDMA device with its netdev.
+  /// RDMA_NLDEV_CMD_GET dump (for each device's protocol) and RDMA_NLDEV_CMD_PORT_GET dump:
+  /// every port of every RDMA device visible in this netns, with its netdev.
   virtual Result<std::vector<RdmaPort>> ListPorts() = 0;
-  /// One RDMA_NLDEV_CMD_STAT_GET doit (DEV_INDEX + PORT_INDEX): the port's hw counters.
+  /// One RDMA_NLDEV_CMD_STAT_GET doit (DEV_INDEX + PORT_INDEX): the port's hw counters. The
+  /// names vector is shared with the port's previous sample while the kernel's list is unchanged.
   virtual Result<CounterSet> ReadCounters(const RdmaPort& port) = 0;
 };
 

@@ -1,0 +1,338 @@
+#include "collectors/discovery.h"
+
+#include <fmt/format.h>
+#include <linux/ethtool.h>
+#include <linux/if.h>
+#include <linux/if_link.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sockios.h>
+#include <spdlog/spdlog.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <unordered_map>
+#include <utility>
+
+#include "collectors/netlink/socket.h"
+
+namespace roceqos {
+namespace {
+
+using netlink::Attrs;
+using netlink::MakePolicy;
+namespace attr = netlink::attr;
+namespace fs = std::filesystem;
+
+constexpr uint32_t kMellanoxVendor = 0x15b3;
+constexpr int kDumpAttempts = 3;  // NLM_F_DUMP_INTR: links changed during the dump
+
+// rtnl_fill_ifinfo (net/core/rtnetlink.c).
+constexpr auto kLinkPolicy = MakePolicy<IFLA_LINKINFO + 1>({
+    {IFLA_IFNAME, attr::Required(attr::NonEmptyString("IFLA_IFNAME", IFNAMSIZ))},
+    {IFLA_MTU, attr::U32("IFLA_MTU")},
+    {IFLA_MASTER, attr::U32("IFLA_MASTER")},
+    {IFLA_OPERSTATE, attr::U8("IFLA_OPERSTATE")},
+    {IFLA_LINKINFO, attr::Nested("IFLA_LINKINFO")},
+});
+
+// rtnl_link_info_fill / rtnl_link_slave_info_fill.
+constexpr auto kLinkInfoPolicy = MakePolicy<IFLA_INFO_SLAVE_KIND + 1>({
+    {IFLA_INFO_KIND, attr::String("IFLA_INFO_KIND")},
+    {IFLA_INFO_SLAVE_KIND, attr::String("IFLA_INFO_SLAVE_KIND")},
+});
+
+std::string_view OperStateName(uint8_t state) {
+  switch (state) {  // enum IF_OPER_* (linux/if.h), spelled as `ip link` prints them
+    case IF_OPER_NOTPRESENT:
+      return "notpresent";
+    case IF_OPER_DOWN:
+      return "down";
+    case IF_OPER_LOWERLAYERDOWN:
+      return "lowerlayerdown";
+    case IF_OPER_TESTING:
+      return "testing";
+    case IF_OPER_DORMANT:
+      return "dormant";
+    case IF_OPER_UP:
+      return "up";
+    default:
+      return "unknown";
+  }
+}
+
+struct DriverInfo {
+  std::string driver;
+  std::string bus_info;
+};
+
+std::string FixedString(const char* field, size_t size) {
+  return std::string(field, strnlen(field, size));
+}
+
+/// ETHTOOL_GDRVINFO. The ethtool collector has its own EthtoolIo for the counter path; this is
+/// the one call discovery needs, kept private so discovery does not depend on that collector.
+Result<DriverInfo> QueryDriverInfo(int ioctl_fd, const std::string& name) {
+  ethtool_drvinfo info{};
+  info.cmd = ETHTOOL_GDRVINFO;
+  ifreq request{};
+  if (name.size() >= sizeof(request.ifr_name)) {
+    return MakeError(ENAMETOOLONG, "ETHTOOL_GDRVINFO " + name + ": name too long");
+  }
+  std::memcpy(request.ifr_name, name.data(), name.size());
+  request.ifr_data = reinterpret_cast<char*>(&info);
+  if (ioctl(ioctl_fd, SIOCETHTOOL, &request) < 0) {
+    const int errnum = errno;
+    return MakeError(errnum, fmt::format("ETHTOOL_GDRVINFO {}: {}", name, std::strerror(errnum)));
+  }
+  return DriverInfo{FixedString(info.driver, sizeof(info.driver)),
+                    FixedString(info.bus_info, sizeof(info.bus_info))};
+}
+
+std::optional<std::string> ReadFirstLine(const fs::path& path) {
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line)) return std::nullopt;
+  return line;
+}
+
+/// "0x15b3" (sysfs PCI vendor/device files); nullopt for anything else.
+std::optional<uint32_t> ParseHexId(std::string_view text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
+  if (text.size() < 3 || text[0] != '0' || (text[1] != 'x' && text[1] != 'X')) return std::nullopt;
+  text.remove_prefix(2);
+  uint32_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, 16);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+void LogRdmaNetlinkUnavailableOnce(const Error& error) {
+  static std::atomic<bool> logged{false};
+  if (!logged.exchange(true)) {
+    spdlog::info(
+        "RDMA netlink is not available in this kernel ({}); RDMA ports and RoCE "
+        "counters are not collected",
+        error.message);
+  }
+}
+
+}  // namespace
+
+DeviceRole ClassifyRole(const Device& device) {
+  if (device.kind == "bond") return DeviceRole::kBond;
+  if (device.slave_kind == "bond") return DeviceRole::kBondMember;
+  if (device.is_vf) return DeviceRole::kVf;
+  if (!device.pci_address.empty()) return DeviceRole::kPf;
+  return DeviceRole::kOther;
+}
+
+bool SelectedByDefault(const Device& device) {
+  const bool mellanox_pf =
+      device.pci_vendor == kMellanoxVendor && !device.is_vf && !device.pci_address.empty();
+  return mellanox_pf || !device.rdma_ports.empty();
+}
+
+Result<Device> ParseLinkReply(netlink::Bytes body) {
+  constexpr std::string_view kContext = "RTM_NEWLINK";
+  ifinfomsg header;
+  if (body.size() < sizeof(header)) {
+    return MakeError(
+        0, fmt::format("{}: {} byte(s) is shorter than struct ifinfomsg", kContext, body.size()));
+  }
+  std::memcpy(&header, body.data(), sizeof(header));
+  Result<Attrs> attrs =
+      Attrs::Parse(body.subspan(NLMSG_ALIGN(sizeof(header))), kLinkPolicy, kContext);
+  if (!attrs) return attrs.error();
+
+  Device device;
+  device.ifindex = header.ifi_index;
+  device.name = std::string(*attrs->String(IFLA_IFNAME));
+  device.admin_up = (header.ifi_flags & IFF_UP) != 0;
+  device.carrier = (header.ifi_flags & IFF_LOWER_UP) != 0;
+  device.mtu = attrs->U32(IFLA_MTU).value_or(0);
+  device.master_ifindex = static_cast<int32_t>(attrs->U32(IFLA_MASTER).value_or(0));
+  device.oper_state = OperStateName(attrs->U8(IFLA_OPERSTATE).value_or(IF_OPER_UNKNOWN));
+  if (attrs->Has(IFLA_LINKINFO)) {
+    Result<Attrs> info = attrs->Nested(IFLA_LINKINFO, kLinkInfoPolicy,
+                                       fmt::format("{} {} IFLA_LINKINFO", kContext, device.name));
+    if (!info) return info.error();
+    device.kind = std::string(info->String(IFLA_INFO_KIND).value_or(""));
+    device.slave_kind = std::string(info->String(IFLA_INFO_SLAVE_KIND).value_or(""));
+  }
+  return device;
+}
+
+void ReadSysfsInfo(std::string_view sysfs_root, Device& device) {
+  const fs::path link = fs::path(sysfs_root) / "class/net" / device.name / "device";
+  std::error_code ec;
+  const fs::path target = fs::read_symlink(link, ec);
+  if (ec) return;  // virtual netdev (veth, bond, lo): no backing device
+  device.is_vf = fs::exists(fs::symlink_status(link / "physfn", ec));  // SR-IOV VF
+  // A PCI function's device link resolves into the PCI bus: its subsystem link names "pci".
+  const fs::path subsystem = fs::read_symlink(link / "subsystem", ec);
+  if (ec || subsystem.filename() != "pci") return;
+  device.pci_address = target.filename().string();
+  if (auto vendor = ReadFirstLine(link / "vendor")) {
+    if (auto id = ParseHexId(*vendor)) {
+      device.pci_vendor = *id;
+    } else {
+      spdlog::debug("{}: unreadable PCI vendor '{}'", device.name, *vendor);
+    }
+  }
+}
+
+Inventory AssembleInventory(std::vector<Device> devices, std::vector<RdmaPort> ports,
+                            bool rdma_netlink_available) {
+  std::unordered_map<int32_t, size_t> by_ifindex;
+  for (size_t i = 0; i < devices.size(); ++i) by_ifindex[devices[i].ifindex] = i;
+  auto find = [&](int32_t ifindex) -> Device* {
+    auto it = by_ifindex.find(ifindex);
+    return it == by_ifindex.end() ? nullptr : &devices[it->second];
+  };
+
+  for (Device& device : devices) {
+    device.master.clear();
+    if (device.master_ifindex == 0) continue;
+    if (const Device* master = find(device.master_ifindex)) device.master = master->name;
+  }
+  for (const RdmaPort& port : ports) {
+    Device* netdev = port.netdev_index != 0 ? find(port.netdev_index) : nullptr;
+    if (netdev == nullptr) continue;  // netdev in another netns, or none bound
+    netdev->rdma_ports.push_back(port);
+    // mlx5 RoCE LAG: PORT_GET names the active slave PF; the bond is what ibdev2netdev shows
+    // and what stays put when the active slave changes.
+    if (netdev->slave_kind != "bond" || netdev->master_ifindex == 0) continue;
+    Device* bond = find(netdev->master_ifindex);
+    if (bond == nullptr) continue;
+    bool attached = false;
+    for (const RdmaPort& existing : bond->rdma_ports) {
+      attached |= existing.device_index == port.device_index && existing.port == port.port;
+    }
+    if (!attached) bond->rdma_ports.push_back(port);
+  }
+  for (Device& device : devices) device.role = ClassifyRole(device);
+
+  Inventory inventory;
+  inventory.devices = std::move(devices);
+  inventory.rdma_ports = std::move(ports);
+  inventory.rdma_netlink_available = rdma_netlink_available;
+  return inventory;
+}
+
+struct Discovery::Impl {
+  RdmaOpener open_rdma;
+  std::optional<netlink::Socket> route;
+  std::unique_ptr<RdmaCollector> rdma;
+  int ioctl_fd = -1;
+
+  ~Impl() {
+    if (ioctl_fd >= 0) close(ioctl_fd);
+  }
+
+  Result<std::vector<Device>> DumpLinks() {
+    Result<void> status;
+    std::vector<Device> devices;
+    for (int attempt = 0; attempt < kDumpAttempts; ++attempt) {
+      devices.clear();
+      netlink::Message request(RTM_GETLINK, NLM_F_DUMP);
+      ifinfomsg header{};
+      header.ifi_family = AF_UNSPEC;
+      request.PutHeader(&header, sizeof(header));
+      // Per-link statistics are not needed and are the bulk of each RTM_NEWLINK.
+      request.PutU32(IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS);
+      status = route->Request(
+          request,
+          [&](const netlink::NlMessage& reply) -> Result<void> {
+            if (reply.header.nlmsg_type != RTM_NEWLINK) return {};
+            Result<Device> device = ParseLinkReply(reply.body);
+            if (!device) return device.error();
+            devices.push_back(std::move(*device));
+            return {};
+          },
+          "RTM_GETLINK dump");
+      if (status || status.error().errnum != EINTR) break;
+    }
+    if (!status) return status.error();
+    return devices;
+  }
+
+  /// Returns the ports, or an empty list with *available = false when the kernel lacks RDMA
+  /// netlink.
+  Result<std::vector<RdmaPort>> ListRdmaPorts(bool* available) {
+    *available = true;
+    if (!rdma) {
+      Result<std::unique_ptr<RdmaCollector>> opened = open_rdma();
+      if (!opened) {
+        if (opened.error().errnum == EPROTONOSUPPORT) {
+          LogRdmaNetlinkUnavailableOnce(opened.error());
+          *available = false;
+          return std::vector<RdmaPort>{};
+        }
+        return opened.error();
+      }
+      rdma = std::move(*opened);
+    }
+    Result<std::vector<RdmaPort>> ports = rdma->ListPorts();
+    if (!ports) rdma.reset();  // reopen next time: the socket may be out of step
+    return ports;
+  }
+};
+
+Discovery::Discovery(std::string sysfs_root)
+    : Discovery(std::move(sysfs_root), [] { return RdmaCollector::Open(); }) {}
+
+Discovery::Discovery(std::string sysfs_root, RdmaOpener open_rdma)
+    : sysfs_root_(std::move(sysfs_root)), impl_(std::make_unique<Impl>()) {
+  impl_->open_rdma = std::move(open_rdma);
+}
+
+Discovery::~Discovery() = default;
+
+Result<Inventory> Discovery::Discover() {
+  if (!impl_->route) {
+    Result<netlink::Socket> route = netlink::Socket::Open(NETLINK_ROUTE);
+    if (!route) return route.error();
+    impl_->route.emplace(std::move(*route));
+  }
+  if (impl_->ioctl_fd < 0) {
+    impl_->ioctl_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (impl_->ioctl_fd < 0) {
+      const int errnum = errno;
+      return MakeError(
+          errnum, fmt::format("socket(AF_INET) for ETHTOOL_GDRVINFO: {}", std::strerror(errnum)));
+    }
+  }
+
+  Result<std::vector<Device>> devices = impl_->DumpLinks();
+  if (!devices) {
+    impl_->route.reset();  // a failed exchange may leave replies queued: start clean next time
+    return devices.error();
+  }
+  for (Device& device : *devices) {
+    if (Result<DriverInfo> info = QueryDriverInfo(impl_->ioctl_fd, device.name)) {
+      device.driver = std::move(info->driver);
+      device.bus_info = std::move(info->bus_info);
+    } else if (!info.error().NotSupported() && info.error().errnum != ENODEV) {
+      // lo and some virtual devices have no driver info; a netdev that vanished since the dump
+      // is dropped by the next discovery. Anything else is worth a debug line, not a failure.
+      spdlog::debug("{}", info.error().message);
+    }
+    ReadSysfsInfo(sysfs_root_, device);
+  }
+
+  bool rdma_available = true;
+  Result<std::vector<RdmaPort>> ports = impl_->ListRdmaPorts(&rdma_available);
+  if (!ports) return ports.error();
+  return AssembleInventory(std::move(*devices), std::move(*ports), rdma_available);
+}
+
+}  // namespace roceqos

@@ -1,0 +1,238 @@
+#include "collectors/rdma.h"
+
+#include <fmt/format.h>
+#include <linux/netlink.h>
+#include <rdma/rdma_netlink.h>
+
+#include <unordered_map>
+#include <utility>
+
+namespace roceqos {
+namespace {
+
+using netlink::Attrs;
+using netlink::Bytes;
+using netlink::MakePolicy;
+namespace attr = netlink::attr;
+
+// IB_DEVICE_NAME_MAX (include/rdma/ib_verbs.h) is 64 including the NUL.
+constexpr uint16_t kIbDeviceNameMax = 64;
+constexpr uint16_t kIfNameSize = 16;  // IFNAMSIZ
+
+constexpr uint16_t NldevType(int op) {
+  return static_cast<uint16_t>(RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, op));
+}
+
+// fill_nldev_handle + fill_port_info (drivers/infiniband/core/nldev.c).
+constexpr auto kPortPolicy = MakePolicy<RDMA_NLDEV_ATTR_NDEV_NAME + 1>({
+    {RDMA_NLDEV_ATTR_DEV_INDEX, attr::Required(attr::U32("RDMA_NLDEV_ATTR_DEV_INDEX"))},
+    {RDMA_NLDEV_ATTR_DEV_NAME,
+     attr::Required(attr::NonEmptyString("RDMA_NLDEV_ATTR_DEV_NAME", kIbDeviceNameMax))},
+    {RDMA_NLDEV_ATTR_PORT_INDEX, attr::Required(attr::U32("RDMA_NLDEV_ATTR_PORT_INDEX"))},
+    {RDMA_NLDEV_ATTR_PORT_STATE, attr::U8("RDMA_NLDEV_ATTR_PORT_STATE")},
+    {RDMA_NLDEV_ATTR_PORT_PHYS_STATE, attr::U8("RDMA_NLDEV_ATTR_PORT_PHYS_STATE")},
+    {RDMA_NLDEV_ATTR_NDEV_INDEX, attr::U32("RDMA_NLDEV_ATTR_NDEV_INDEX")},
+    {RDMA_NLDEV_ATTR_NDEV_NAME, attr::NonEmptyString("RDMA_NLDEV_ATTR_NDEV_NAME", kIfNameSize)},
+});
+
+// fill_dev_info: on RDMA_NLDEV_CMD_GET, PORT_INDEX carries the number of ports.
+constexpr auto kDevicePolicy = MakePolicy<RDMA_NLDEV_ATTR_DEV_PROTOCOL + 1>({
+    {RDMA_NLDEV_ATTR_DEV_INDEX, attr::Required(attr::U32("RDMA_NLDEV_ATTR_DEV_INDEX"))},
+    {RDMA_NLDEV_ATTR_DEV_NAME,
+     attr::Required(attr::NonEmptyString("RDMA_NLDEV_ATTR_DEV_NAME", kIbDeviceNameMax))},
+    {RDMA_NLDEV_ATTR_PORT_INDEX, attr::U32("RDMA_NLDEV_ATTR_PORT_INDEX")},
+    {RDMA_NLDEV_ATTR_DEV_PROTOCOL, attr::String("RDMA_NLDEV_ATTR_DEV_PROTOCOL")},
+});
+
+// stat_get_doit_default_counter: handle, PORT_INDEX, then the STAT_HWCOUNTERS table.
+constexpr auto kStatPolicy = MakePolicy<RDMA_NLDEV_ATTR_STAT_HWCOUNTERS + 1>({
+    {RDMA_NLDEV_ATTR_DEV_INDEX, attr::Required(attr::U32("RDMA_NLDEV_ATTR_DEV_INDEX"))},
+    {RDMA_NLDEV_ATTR_DEV_NAME, attr::NonEmptyString("RDMA_NLDEV_ATTR_DEV_NAME", kIbDeviceNameMax)},
+    {RDMA_NLDEV_ATTR_PORT_INDEX, attr::Required(attr::U32("RDMA_NLDEV_ATTR_PORT_INDEX"))},
+    {RDMA_NLDEV_ATTR_STAT_HWCOUNTERS,
+     attr::Required(attr::Nested("RDMA_NLDEV_ATTR_STAT_HWCOUNTERS"))},
+});
+
+// One STAT_HWCOUNTER_ENTRY (rdma_nl_stat_hwcounter_entry). The value is put with
+// nla_put_u64_64bit, so a zero-length RDMA_NLDEV_ATTR_PAD (type 0) may precede it: ignored.
+constexpr auto kEntryPolicy = MakePolicy<RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE + 1>({
+    {RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME,
+     attr::Required(attr::NonEmptyString("RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME"))},
+    {RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE,
+     attr::Required(attr::U64("RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE"))},
+});
+
+struct StatReply {
+  uint32_t device_index = 0;
+  uint32_t port = 0;
+  CounterSet counters;
+};
+
+Result<StatReply> ParseStat(Bytes payload,
+                            const std::shared_ptr<const std::vector<std::string>>& previous) {
+  constexpr std::string_view kContext = "RDMA_NLDEV_CMD_STAT_GET reply";
+  Result<Attrs> top = Attrs::Parse(payload, kStatPolicy, kContext);
+  if (!top) return top.error();
+  StatReply reply;
+  reply.device_index = *top->U32(RDMA_NLDEV_ATTR_DEV_INDEX);
+  reply.port = *top->U32(RDMA_NLDEV_ATTR_PORT_INDEX);
+
+  // Compare names with the previous sample while parsing, so an unchanged list costs no string
+  // allocation; on the first difference, copy the matching prefix and build a new list.
+  const std::vector<std::string>* prev = previous.get();
+  std::vector<std::string> fresh;
+  bool same = prev != nullptr;
+  size_t index = 0;
+  std::vector<uint64_t>& values = reply.counters.values;
+  values.reserve(prev != nullptr ? prev->size() : 64);
+
+  Result<void> walked = netlink::ForEachAttr(
+      top->Raw(RDMA_NLDEV_ATTR_STAT_HWCOUNTERS), "RDMA_NLDEV_ATTR_STAT_HWCOUNTERS",
+      [&](uint16_t type, Bytes entry_bytes) -> Result<void> {
+        if (type != RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY) return {};
+        // The entry's index joins the context only on failure: formatting it per entry would
+        // cost an allocation per counter per sample.
+        Result<Attrs> entry =
+            Attrs::Parse(entry_bytes, kEntryPolicy, "RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY");
+        if (!entry) {
+          Error error = entry.error();
+          error.message = fmt::format("{} (entry #{})", error.message, index);
+          return error;
+        }
+        std::string_view name = *entry->String(RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME);
+        if (same && (index >= prev->size() || (*prev)[index] != name)) {
+          same = false;
+          fresh.assign(prev->begin(),
+                       prev->begin() + static_cast<ptrdiff_t>(std::min(index, prev->size())));
+        }
+        if (!same) fresh.emplace_back(name);
+        values.push_back(*entry->U64(RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE));
+        ++index;
+        return {};
+      });
+  if (!walked) return walked.error();
+  if (same && index == prev->size()) {
+    reply.counters.names = previous;
+  } else {
+    if (same) fresh.assign(prev->begin(), prev->begin() + static_cast<ptrdiff_t>(index));
+    reply.counters.names = std::make_shared<const std::vector<std::string>>(std::move(fresh));
+  }
+  return reply;
+}
+
+class NetlinkRdmaCollector final : public RdmaCollector {
+ public:
+  explicit NetlinkRdmaCollector(netlink::Socket socket) : socket_(std::move(socket)) {}
+
+  Result<std::vector<RdmaPort>> ListPorts() override {
+    std::unordered_map<uint32_t, std::string> protocols;
+    netlink::Message devices(NldevType(RDMA_NLDEV_CMD_GET), NLM_F_DUMP);
+    Result<void> listed = socket_.Request(
+        devices,
+        [&](const netlink::NlMessage& reply) -> Result<void> {
+          Result<RdmaDevice> device = ParseRdmaDeviceReply(reply.body);
+          if (!device) return device.error();
+          protocols[device->index] = std::move(device->protocol);
+          return {};
+        },
+        "RDMA_NLDEV_CMD_GET dump");
+    if (!listed) return listed.error();
+
+    std::vector<RdmaPort> ports;
+    netlink::Message request(NldevType(RDMA_NLDEV_CMD_PORT_GET), NLM_F_DUMP);
+    Result<void> dumped = socket_.Request(
+        request,
+        [&](const netlink::NlMessage& reply) -> Result<void> {
+          Result<RdmaPort> port = ParseRdmaPortReply(reply.body);
+          if (!port) return port.error();
+          if (auto it = protocols.find(port->device_index); it != protocols.end()) {
+            port->protocol = it->second;
+          }
+          ports.push_back(std::move(*port));
+          return {};
+        },
+        "RDMA_NLDEV_CMD_PORT_GET dump");
+    if (!dumped) return dumped.error();
+    return ports;
+  }
+
+  Result<CounterSet> ReadCounters(const RdmaPort& port) override {
+    const uint64_t key = (uint64_t{port.device_index} << 32) | port.port;
+    auto& names = names_[key];
+    // No NLM_F_ACK: the reply itself completes the doit, so a sample costs one recvmsg.
+    netlink::Message request(NldevType(RDMA_NLDEV_CMD_STAT_GET), 0);
+    request.PutU32(RDMA_NLDEV_ATTR_DEV_INDEX, port.device_index);
+    request.PutU32(RDMA_NLDEV_ATTR_PORT_INDEX, port.port);
+    const std::string context =
+        fmt::format("RDMA_NLDEV_CMD_STAT_GET {}/{}", port.device, port.port);
+    Result<StatReply> parsed = MakeError(EPROTO, context + ": no reply");
+    Result<void> status = socket_.Request(
+        request,
+        [&](const netlink::NlMessage& reply) -> Result<void> {
+          parsed = ParseStat(reply.body, names);
+          if (!parsed) return parsed.error();
+          if (parsed->device_index != port.device_index || parsed->port != port.port) {
+            return MakeError(EPROTO, fmt::format("{}: reply is for device {} port {}", context,
+                                                 parsed->device_index, parsed->port));
+          }
+          return {};
+        },
+        context);
+    if (!status) return status.error();
+    if (!parsed) return parsed.error();
+    names = parsed->counters.names;
+    return std::move(parsed->counters);
+  }
+
+ private:
+  netlink::Socket socket_;
+  // Names of each port's last sample, keyed by (device index, port).
+  std::unordered_map<uint64_t, std::shared_ptr<const std::vector<std::string>>> names_;
+};
+
+}  // namespace
+
+Result<CounterSet> ParseRdmaStatReply(
+    Bytes payload, const std::shared_ptr<const std::vector<std::string>>& previous_names) {
+  Result<StatReply> reply = ParseStat(payload, previous_names);
+  if (!reply) return reply.error();
+  return std::move(reply->counters);
+}
+
+Result<RdmaPort> ParseRdmaPortReply(Bytes payload) {
+  Result<Attrs> attrs = Attrs::Parse(payload, kPortPolicy, "RDMA_NLDEV_CMD_PORT_GET reply");
+  if (!attrs) return attrs.error();
+  RdmaPort port;
+  port.device = std::string(*attrs->String(RDMA_NLDEV_ATTR_DEV_NAME));
+  port.device_index = *attrs->U32(RDMA_NLDEV_ATTR_DEV_INDEX);
+  port.port = *attrs->U32(RDMA_NLDEV_ATTR_PORT_INDEX);
+  port.port_state = attrs->U8(RDMA_NLDEV_ATTR_PORT_STATE).value_or(0);
+  port.phys_state = attrs->U8(RDMA_NLDEV_ATTR_PORT_PHYS_STATE).value_or(0);
+  // Present only when the netdev lives in the caller's netns (fill_port_info).
+  port.netdev = std::string(attrs->String(RDMA_NLDEV_ATTR_NDEV_NAME).value_or(""));
+  port.netdev_index = static_cast<int32_t>(attrs->U32(RDMA_NLDEV_ATTR_NDEV_INDEX).value_or(0));
+  return port;
+}
+
+Result<RdmaDevice> ParseRdmaDeviceReply(Bytes payload) {
+  Result<Attrs> attrs = Attrs::Parse(payload, kDevicePolicy, "RDMA_NLDEV_CMD_GET reply");
+  if (!attrs) return attrs.error();
+  RdmaDevice device;
+  device.index = *attrs->U32(RDMA_NLDEV_ATTR_DEV_INDEX);
+  device.name = std::string(*attrs->String(RDMA_NLDEV_ATTR_DEV_NAME));
+  device.port_count = attrs->U32(RDMA_NLDEV_ATTR_PORT_INDEX).value_or(0);
+  device.protocol = std::string(attrs->String(RDMA_NLDEV_ATTR_DEV_PROTOCOL).value_or(""));
+  return device;
+}
+
+Result<std::unique_ptr<RdmaCollector>> RdmaCollector::Open(const netlink::SocketOptions& options) {
+  Result<netlink::Socket> socket = netlink::Socket::Open(NETLINK_RDMA, options);
+  if (!socket) {
+    Error error = socket.error();
+    error.message = "RDMA netlink: " + error.message;
+    return error;
+  }
+  return std::unique_ptr<RdmaCollector>(new NetlinkRdmaCollector(std::move(*socket)));
+}
+
+}  // namespace roceqos
