@@ -1,7 +1,8 @@
 # roce_qos_exporter container image: multi-stage, Debian 12 (bookworm) in both stages.
 #   docker build -t roce-qos-exporter:0.1.0 .
 # Build stage packages = `scripts/install-deps --build-only`; runtime stage = only the shared
-# libraries the binary links. tests/checks/dockerfile.sh keeps both lists honest (docs/deployment.md
+# libraries the binary links (the second line: what libsystemd0 itself links, which ldd lists
+# once the exporter calls sd_notify). tests/checks/dockerfile.sh keeps both lists honest (docs/deployment.md
 # says what is and is not tested: no Docker engine runs in CI).
 ARG DEBIAN_IMAGE=debian:bookworm-slim
 
@@ -25,6 +26,7 @@ RUN apt-get update \
       libstdc++6 libgcc-s1 \
       libmnl0 libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 libcivetweb1 \
       libspdlog1.10 libfmt9 libyaml-cpp0.7 libsystemd0 libcap2 zlib1g \
+      libgcrypt20 libgpg-error0 liblzma5 libzstd1 liblz4-1 \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /out/bin/roce_qos_exporter /usr/local/bin/roce_qos_exporter
 # nobody: observe mode needs no privilege. The Kubernetes enforce overlay runs it as uid 0 with

@@ -209,7 +209,10 @@ Inventory AssembleInventory(std::vector<Device> devices, std::vector<RdmaPort> p
     if (netdev == nullptr) continue;  // netdev in another netns, or none bound
     netdev->rdma_ports.push_back(port);
     // mlx5 RoCE LAG: PORT_GET names the active slave PF; the bond is what ibdev2netdev shows
-    // and what stays put when the active slave changes.
+    // and what stays put when the active slave changes. mlx5_ib registers a LAG device as
+    // "mlx5_bond_%d" (mlx5_ib_stage_ib_reg_init); an ordinary mlx5_N port on a bond member is
+    // not LAG and belongs to that member only.
+    if (!port.device.starts_with("mlx5_bond_")) continue;
     if (netdev->slave_kind != "bond" || netdev->master_ifindex == 0) continue;
     Device* bond = find(netdev->master_ifindex);
     if (bond == nullptr) continue;
@@ -331,7 +334,11 @@ Result<Inventory> Discovery::Discover() {
 
   bool rdma_available = true;
   Result<std::vector<RdmaPort>> ports = impl_->ListRdmaPorts(&rdma_available);
-  if (!ports) return ports.error();
+  if (!ports) {
+    Inventory inventory = AssembleInventory(std::move(*devices), {}, rdma_available);
+    inventory.rdma_error = ports.error();
+    return inventory;
+  }
   return AssembleInventory(std::move(*devices), std::move(*ports), rdma_available);
 }
 

@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,13 +20,17 @@ struct Inventory {
   /// port also appears in Device::rdma_ports of both its slave and its bond.
   std::vector<RdmaPort> rdma_ports;
   bool rdma_netlink_available = true;  // false when socket(NETLINK_RDMA) is EPROTONOSUPPORT
+  /// Set when RDMA netlink exists but listing its ports failed. The netdevs are still complete:
+  /// an RDMA fault must not hide the ethtool counters of every device.
+  std::optional<Error> rdma_error;
 };
 
 /// Opens the RDMA netlink collector discovery lists ports with; tests inject recorded replies.
 using RdmaOpener = std::function<Result<std::unique_ptr<RdmaCollector>>()>;
 
 /// Builds the netdev and RDMA inventory: one RTM_GETLINK dump, one ETHTOOL_GDRVINFO per netdev,
-/// sysfs for PCI vendor / physfn, one RDMA_NLDEV_CMD_GET dump and one PORT_GET dump.
+/// sysfs for PCI vendor / physfn, one RDMA_NLDEV_CMD_GET dump and one PORT_GET dump per RDMA
+/// device (the kernel cannot dump ports of all devices at once).
 ///
 /// A kernel without RDMA netlink (EPROTONOSUPPORT) is not an error: rdma_netlink_available is
 /// false and discovery logs that once per process (not per call). Discover() retries opening

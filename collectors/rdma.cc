@@ -125,34 +125,39 @@ class NetlinkRdmaCollector final : public RdmaCollector {
   explicit NetlinkRdmaCollector(netlink::Socket socket) : socket_(std::move(socket)) {}
 
   Result<std::vector<RdmaPort>> ListPorts() override {
-    std::unordered_map<uint32_t, std::string> protocols;
-    netlink::Message devices(NldevType(RDMA_NLDEV_CMD_GET), NLM_F_DUMP);
+    std::vector<RdmaDevice> devices;
+    netlink::Message list(NldevType(RDMA_NLDEV_CMD_GET), NLM_F_DUMP);
     Result<void> listed = socket_.Request(
-        devices,
+        list,
         [&](const netlink::NlMessage& reply) -> Result<void> {
           Result<RdmaDevice> device = ParseRdmaDeviceReply(reply.body);
           if (!device) return device.error();
-          protocols[device->index] = std::move(device->protocol);
+          devices.push_back(std::move(*device));
           return {};
         },
         "RDMA_NLDEV_CMD_GET dump");
     if (!listed) return listed.error();
 
+    // nldev_port_get_dumpit() answers -EINVAL without RDMA_NLDEV_ATTR_DEV_INDEX: ports can only
+    // be dumped one device at a time (iproute2 `rdma link` does the same).
     std::vector<RdmaPort> ports;
-    netlink::Message request(NldevType(RDMA_NLDEV_CMD_PORT_GET), NLM_F_DUMP);
-    Result<void> dumped = socket_.Request(
-        request,
-        [&](const netlink::NlMessage& reply) -> Result<void> {
-          Result<RdmaPort> port = ParseRdmaPortReply(reply.body);
-          if (!port) return port.error();
-          if (auto it = protocols.find(port->device_index); it != protocols.end()) {
-            port->protocol = it->second;
-          }
-          ports.push_back(std::move(*port));
-          return {};
-        },
-        "RDMA_NLDEV_CMD_PORT_GET dump");
-    if (!dumped) return dumped.error();
+    for (const RdmaDevice& device : devices) {
+      netlink::Message request(NldevType(RDMA_NLDEV_CMD_PORT_GET), NLM_F_DUMP);
+      request.PutU32(RDMA_NLDEV_ATTR_DEV_INDEX, device.index);
+      const std::string context = fmt::format("RDMA_NLDEV_CMD_PORT_GET dump {}", device.name);
+      Result<void> dumped = socket_.Request(
+          request,
+          [&](const netlink::NlMessage& reply) -> Result<void> {
+            Result<RdmaPort> port = ParseRdmaPortReply(reply.body);
+            if (!port) return port.error();
+            port->protocol = device.protocol;
+            ports.push_back(std::move(*port));
+            return {};
+          },
+          context);
+      // A device unregistered between the two dumps is simply gone.
+      if (!dumped && dumped.error().errnum != ENODEV) return dumped.error();
+    }
     return ports;
   }
 

@@ -53,8 +53,8 @@ class RdmaCollector {
   static Result<std::unique_ptr<RdmaCollector>> Open(const netlink::SocketOptions& options = {});
   virtual ~RdmaCollector() = default;
 
-  /// RDMA_NLDEV_CMD_GET dump (for each device's protocol) and RDMA_NLDEV_CMD_PORT_GET dump:
-  /// every port of every RDMA device visible in this netns, with its netdev.
+  /// RDMA_NLDEV_CMD_GET dump (each device's protocol), then one RDMA_NLDEV_CMD_PORT_GET dump per
+  /// device: every port of every RDMA device visible in this netns, with its netdev.
   virtual Result<std::vector<RdmaPort>> ListPorts() = 0;
   /// One RDMA_NLDEV_CMD_STAT_GET doit (DEV_INDEX + PORT_INDEX): the port's hw counters. The
   /// names vector is shared with the port's previous sample while the kernel's list is unchanged.

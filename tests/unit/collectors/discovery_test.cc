@@ -262,6 +262,15 @@ TEST(AssembleInventory, TheBondKeepsItsPortWhenTheActiveSlaveChanges) {
   EXPECT_THAT(Find(inventory, "bond0")->rdma_ports, ElementsAre(after_failover));
 }
 
+TEST(AssembleInventory, ANonLagPortOnABondMemberStaysWithThatMember) {
+  // Without RoCE LAG each PF keeps its own mlx5_N even when enslaved; `rdma link` shows the
+  // member, and the bond must not get a second copy of the same port.
+  RdmaPort own = Port(3, "mlx5_1", 9, "eth02");
+  Inventory inventory = AssembleInventory(LagHost(), {own}, true);
+  EXPECT_THAT(Find(inventory, "eth02")->rdma_ports, ElementsAre(own));
+  EXPECT_TRUE(Find(inventory, "bond0")->rdma_ports.empty());
+}
+
 TEST(AssembleInventory, MapsOnePortPerPfLikeIbdev2netdev) {
   // 14_obsidian_notes (a): mlx5_0..mlx5_3 port 1 ==> eth01..eth04.
   std::vector<Device> devices;
@@ -445,17 +454,22 @@ TEST(Discovery, AKernelWithoutRdmaNetlinkIsNotAnError) {
   }
 }
 
-TEST(Discovery, OtherRdmaFailuresAreErrors) {
+TEST(Discovery, OtherRdmaFailuresKeepTheNetdevsAndReportTheRdmaError) {
   int opens = 0;
   Discovery discovery("/nonexistent", [&] {
     ++opens;
     return Result<std::unique_ptr<RdmaCollector>>(MakeError(EACCES, "RDMA netlink: denied"));
   });
   Result<Inventory> inventory = discovery.Discover();
-  ASSERT_FALSE(inventory);
-  EXPECT_EQ(inventory.error().errnum, EACCES);
+  ASSERT_TRUE(inventory) << inventory.error().message;
+  ASSERT_TRUE(inventory->rdma_error.has_value());
+  EXPECT_EQ(inventory->rdma_error->errnum, EACCES);
+  EXPECT_TRUE(inventory->rdma_netlink_available);
+  EXPECT_TRUE(inventory->rdma_ports.empty());
+  EXPECT_NE(Find(*inventory, "lo"), nullptr);  // ethtool sampling must not depend on RDMA
   inventory = discovery.Discover();
-  EXPECT_FALSE(inventory);
+  ASSERT_TRUE(inventory);
+  EXPECT_TRUE(inventory->rdma_error.has_value());
   EXPECT_EQ(opens, 2);  // retried on the next call
 }
 

@@ -1,0 +1,49 @@
+// The exporter's own health: build, per-source durations/errors/availability, sampler budget.
+
+#include <chrono>
+
+#include "exporter/build_info.h"
+#include "exporter/metric_family_builder.h"
+#include "exporter/metrics.h"
+
+namespace roceqos {
+
+void RenderSelf(const Snapshot* snapshot, Families& out) {
+  FamilyBuilder build(FindMetric("roce_exporter_build_info"));
+  build.Add({kVersion, kGitRevision}, 1);
+  build.AppendTo(out);
+  if (snapshot == nullptr) return;
+
+  FamilyBuilder duration(FindMetric("roce_exporter_collect_duration_seconds"));
+  FamilyBuilder available(FindMetric("roce_exporter_source_available"));
+  for (const auto& [source, status] : snapshot->sources) {
+    duration.Add({source}, status.last_duration_seconds);
+    available.Add({source}, status.available ? 1 : 0);
+  }
+  FamilyBuilder errors(FindMetric("roce_exporter_collect_errors_total"));
+  for (const auto& [key, count] : snapshot->errors) {
+    errors.Add({key.first, key.second}, static_cast<double>(count));
+  }
+  const SamplerStatus& s = snapshot->sampler;
+  FamilyBuilder period(FindMetric("roce_exporter_sample_period_seconds"));
+  period.Add({}, s.effective_period_seconds);
+  FamilyBuilder configured(FindMetric("roce_exporter_configured_sample_period_seconds"));
+  configured.Add({}, s.configured_period_seconds);
+  FamilyBuilder budget(FindMetric("roce_exporter_sample_budget_ratio"));
+  budget.Add({}, s.budget_ratio);
+  FamilyBuilder kernel(FindMetric("roce_exporter_sample_kernel_seconds"));
+  kernel.Add({}, s.last_kernel_seconds);
+  FamilyBuilder overruns(FindMetric("roce_exporter_sample_overruns_total"));
+  overruns.Add({}, static_cast<double>(s.overruns));
+  FamilyBuilder samples(FindMetric("roce_exporter_samples_total"));
+  samples.Add({}, static_cast<double>(s.samples));
+  FamilyBuilder taken(FindMetric("roce_exporter_last_sample_timestamp_seconds"));
+  taken.Add({}, std::chrono::duration<double>(snapshot->taken_at.time_since_epoch()).count());
+
+  for (FamilyBuilder* f : {&duration, &errors, &available, &period, &configured, &budget, &kernel,
+                           &overruns, &samples, &taken}) {
+    f->AppendTo(out);
+  }
+}
+
+}  // namespace roceqos

@@ -1,0 +1,350 @@
+# shellcheck shell=sh disable=SC2034 # variables and functions here are for the scenarios
+# Helpers for testbed scenarios (sourced by every scenario and every guest-exec command; busybox
+# sh). tests/testbed/README.md documents them; keep the two in sync.
+
+# busybox sh runs its own `ip`/`tc` applets before anything in PATH: these functions and variables
+# make scripts get the real iproute2 and ethtool. Use the $IP-style variables where a function
+# cannot reach (timeout, xargs, nsenter, ...).
+IP=/usr/sbin/ip
+TC=/usr/sbin/tc
+DCB=/usr/sbin/dcb
+RDMA=/usr/bin/rdma
+ETHTOOL=/usr/sbin/ethtool
+ip() { /usr/sbin/ip "$@"; }
+tc() { /usr/sbin/tc "$@"; }
+# iproute2 6.1 `dcb ... set` reads the current value first with NLM_F_ACK but stops at the reply,
+# leaving the ACK queued; the SET then reads that stale ACK. Its sequence number is time(NULL), so
+# when the two requests straddle a second boundary libmnl rejects the stale ACK with EPROTO
+# ("Protocol error") although the kernel applied the SET. Retry once on exactly that error; the
+# sets scenarios use are idempotent, and scenarios read every value back anyway.
+dcb() {
+  _dcb_err=$TESTBED_WORK/.dcb.err.$$
+  if /usr/sbin/dcb "$@" 2>"$_dcb_err"; then
+    cat "$_dcb_err" >&2
+    rm -f "$_dcb_err"
+    return 0
+  fi
+  if grep -q "Protocol error" "$_dcb_err"; then
+    rm -f "$_dcb_err"
+    /usr/sbin/dcb "$@"
+    return
+  fi
+  cat "$_dcb_err" >&2
+  rm -f "$_dcb_err"
+  return 1
+}
+rdma() { /usr/bin/rdma "$@"; }
+ethtool() { /usr/sbin/ethtool "$@"; }
+
+EXPORTER=/testbed/bin/roce_qos_exporter
+EXPORTER_PORT=${EXPORTER_PORT:-9879}
+EXPORTER_URL=http://127.0.0.1:$EXPORTER_PORT
+SIMNIC_DEBUGFS=/sys/kernel/debug/simnic
+TESTBED_WORK=${TESTBED_WORK:-/tmp}
+
+# --- verdicts -----------------------------------------------------------------------------------
+log() { echo "# $*" >&2; }
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+# Exit status 77: the runner reports SKIP (not a failure) unless TESTBED_STRICT=1.
+skip() {
+  echo "SKIP: $*"
+  [ "${TESTBED_STRICT:-0}" = 1 ] && fail "skip not allowed with TESTBED_STRICT=1: $*"
+  exit 77
+}
+assert_eq() { [ "$1" = "$2" ] || fail "${3:-assert_eq}: expected '$1', got '$2'"; }
+assert_ne() { [ "$1" != "$2" ] || fail "${3:-assert_ne}: both are '$1'"; }
+assert_match() { echo "$2" | grep -Eq -- "$1" || fail "${3:-assert_match}: '$2' does not match /$1/"; }
+# Numeric comparison (exposition values may be written 1.5e+06); exact for integers below 2^53.
+num_eq() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 == b + 0 && a != "" && b != "") }'; }
+assert_num_eq() { num_eq "$1" "$2" || fail "${3:-assert_num_eq}: expected $1, got $2"; }
+
+# wait_for TIMEOUT_S CMD [ARG...]: runs CMD every 0.1 s until it succeeds (status 0) or TIMEOUT_S
+# seconds passed (status 1). Use: wait_for 5 some_check || fail "..."
+wait_for() {
+  _wf_deadline=$(awk -v t="$1" '{ printf "%.2f", $1 + t }' /proc/uptime)
+  shift
+  while :; do
+    "$@" && return 0
+    awk -v d="$_wf_deadline" '{ exit !($1 >= d) }' /proc/uptime && return 1
+    sleep 0.1
+  done
+}
+
+# require exporter|simnic|rxe: skips the scenario when the piece is missing from this build.
+require() {
+  for _r in "$@"; do
+    case $_r in
+      exporter)
+        [ -x "$EXPORTER" ] || skip "roce_qos_exporter is not in the guest (not built on the host)"
+        # The skeleton's placeholder binary prints its version and exits: not a real exporter yet.
+        "$EXPORTER" --help 2>&1 | grep -q -- --web.listen-address ||
+          skip "roce_qos_exporter does not serve metrics yet (placeholder build)"
+        ;;
+      simnic) [ -n "$TESTBED_SIMNIC" ] || skip "simnic.ko is not built (tests/testbed/simnic absent)" ;;
+      rxe) $RDMA link show rxe0/1 >/dev/null 2>&1 || fail "rxe0 is missing from the baseline" ;;
+      *) fail "require: unknown piece $_r" ;;
+    esac
+  done
+}
+
+# --- the exporter -------------------------------------------------------------------------------
+# start_exporter [FLAG...]: starts the exporter in the background (log: $EXPORTER_LOG) listening on
+# :$EXPORTER_PORT, and waits until /-/ready answers 200. Sets EXPORTER_PID and writes it to
+# $EXPORTER_PIDFILE, so a later guest-exec call (another shell) can check or stop it.
+EXPORTER_LOG=$TESTBED_WORK/exporter.log
+EXPORTER_PIDFILE=/run/testbed-exporter.pid
+start_exporter() {
+  require exporter
+  case " $* " in
+    *" --web.listen-address"*) ;;
+    *) set -- "--web.listen-address=:$EXPORTER_PORT" "$@" ;;
+  esac
+  log "starting roce_qos_exporter $*"
+  "$EXPORTER" "$@" >>"$EXPORTER_LOG" 2>&1 &
+  EXPORTER_PID=$!
+  echo "$EXPORTER_PID" >"$EXPORTER_PIDFILE"
+  wait_for 20 _exporter_ready || {
+    kill -0 "$EXPORTER_PID" 2>/dev/null || {
+      wait "$EXPORTER_PID"
+      _rc=$?
+    }
+    tail -n 30 "$EXPORTER_LOG" >&2
+    fail "exporter not ready within 20 s (exit status ${_rc:-still running})"
+  }
+}
+_exporter_pid() { echo "${EXPORTER_PID:-$(cat "$EXPORTER_PIDFILE" 2>/dev/null)}"; }
+_exporter_ready() {
+  kill -0 "$EXPORTER_PID" 2>/dev/null || return 1
+  wget -q -O /dev/null "$EXPORTER_URL/-/ready" 2>/dev/null
+}
+# exporter_alive: fails the scenario (with the log tail) if the exporter has exited.
+exporter_alive() {
+  _p=$(_exporter_pid)
+  [ -n "$_p" ] && kill -0 "$_p" 2>/dev/null && return 0
+  tail -n 30 "$EXPORTER_LOG" >&2
+  fail "the exporter (pid ${_p:-none}) is not running"
+}
+# stop_exporter: SIGTERM, then waits up to 10 s; fails unless it exits (with status 0, when this
+# shell started it and can see the status).
+stop_exporter() {
+  _p=$(_exporter_pid)
+  [ -n "$_p" ] || return 0
+  exporter_alive
+  kill -TERM "$_p"
+  wait_for 10 _gone "$_p" || fail "exporter did not exit within 10 s of SIGTERM"
+  rm -f "$EXPORTER_PIDFILE"
+  if [ -n "$EXPORTER_PID" ]; then
+    wait "$EXPORTER_PID"
+    _rc=$?
+    EXPORTER_PID=
+    [ "$_rc" -eq 0 ] || {
+      tail -n 30 "$EXPORTER_LOG" >&2
+      fail "exporter exited with status $_rc on SIGTERM"
+    }
+  fi
+}
+
+# --- metrics ------------------------------------------------------------------------------------
+# scrape [FILE]: GET /metrics into FILE (default $METRICS); fails the scenario if it cannot.
+METRICS=$TESTBED_WORK/metrics.txt
+scrape() {
+  wget -q -O "${1:-$METRICS}" "$EXPORTER_URL/metrics" || fail "GET $EXPORTER_URL/metrics failed"
+}
+# metric_series FILE NAME: one line per series of NAME: "label=value,label=value VALUE" (labels
+# sorted, quotes removed; "" when the series has no labels).
+metric_series() {
+  awk -v name="$2" '
+    /^#/ { next }
+    {
+      line = $0
+      brace = index(line, "{")
+      sp = index(line, " ")
+      if (brace > 0 && brace < sp) {
+        n = substr(line, 1, brace - 1)
+        close_at = index(line, "} ")
+        labels = substr(line, brace + 1, close_at - brace - 1)
+        rest = substr(line, close_at + 2)
+      } else {
+        n = substr(line, 1, sp - 1); labels = ""; rest = substr(line, sp + 1)
+      }
+      if (n != name) next
+      split(rest, v, " ")
+      cnt = split(labels, parts, /",/)
+      out = ""
+      for (i = 1; i <= cnt; i++) { p = parts[i]; if (p == "") continue; sub(/^,/, "", p); gsub(/"/, "", p); keys[i] = p }
+      # insertion sort of the label pairs so callers can compare series textually
+      for (i = 2; i <= cnt; i++) { k = keys[i]; j = i - 1; while (j > 0 && keys[j] > k) { keys[j + 1] = keys[j]; j-- } keys[j + 1] = k }
+      for (i = 1; i <= cnt; i++) if (keys[i] != "") out = out (out == "" ? "" : ",") keys[i]
+      for (i in keys) delete keys[i]
+      print out " " v[1]
+    }' "$1"
+}
+# metric_from FILE NAME [label=value...]: the value of the one series of NAME whose labels include
+# all the given pairs. Status 1 (no output) if none matches; fails the scenario if several match.
+metric_from() {
+  _mf_file=$1
+  _mf_name=$2
+  shift 2
+  _mf_out=$(metric_series "$_mf_file" "$_mf_name" | while read -r _l _v; do
+    _ok=1
+    for _p in "$@"; do
+      case ",$_l," in *",$_p,"*) ;; *) _ok=0 ;; esac
+    done
+    [ "$_ok" = 1 ] && echo "$_v"
+  done)
+  [ -n "$_mf_out" ] || return 1
+  [ "$(echo "$_mf_out" | wc -l)" -eq 1 ] || fail "metric $_mf_name{$*} matches several series"
+  echo "$_mf_out"
+}
+# metric_label FILE NAME LABEL [label=value...]: the value of LABEL on the one matching series.
+metric_label() {
+  _ml_file=$1
+  _ml_name=$2
+  _ml_label=$3
+  shift 3
+  _ml_out=$(metric_series "$_ml_file" "$_ml_name" | while read -r _l _v; do
+    _ok=1
+    for _p in "$@"; do
+      case ",$_l," in *",$_p,"*) ;; *) _ok=0 ;; esac
+    done
+    [ "$_ok" = 1 ] && echo "$_l" | tr ',' '\n' | sed -n "s/^$_ml_label=//p"
+  done)
+  [ "$(echo "$_ml_out" | wc -l)" -le 1 ] || fail "metric $_ml_name{$*} matches several series"
+  echo "$_ml_out"
+}
+# metric NAME [label=value...]: scrapes now and prints the value (see metric_from).
+metric() {
+  scrape "$TESTBED_WORK/metric.$$"
+  metric_from "$TESTBED_WORK/metric.$$" "$@"
+}
+
+# --- independent tools (the oracle) -------------------------------------------------------------
+# rdma_counters DEV/PORT: "name value" per hw counter, from `rdma statistic show link`.
+rdma_counters() {
+  $RDMA statistic show link "$1" | awk '{ for (i = 3; i < NF; i += 2) print $i, $(i + 1) }'
+}
+rdma_counter() { rdma_counters "$1" | awk -v n="$2" '$1 == n { print $2; f = 1 } END { exit !f }'; }
+# ethtool_stats DEV: "name value" per `ethtool -S` line.
+ethtool_stats() {
+  $ETHTOOL -S "$1" | awk -F': ' 'NR > 1 { gsub(/^ +/, "", $1); print $1, $2 }'
+}
+ethtool_stat() { ethtool_stats "$1" | awk -v n="$2" '$1 == n { print $2; f = 1 } END { exit !f }'; }
+# sysfs_counter DEV PORT NAME: /sys/class/infiniband/DEV/ports/PORT/hw_counters/NAME.
+sysfs_counter() { cat "/sys/class/infiniband/$1/ports/$2/hw_counters/$3"; }
+
+# --- simulated NIC (tests/testbed/simnic/README.md documents its control file) -------------------
+# simnic_ctl NETDEV COMMANDS: writes COMMANDS to the netdev's debugfs control file.
+simnic_ctl() {
+  [ -w "$SIMNIC_DEBUGFS/$1/ctl" ] || fail "no simnic control file for $1"
+  printf '%s\n' "$2" >"$SIMNIC_DEBUGFS/$1/ctl" || fail "simnic $1: '$2' rejected"
+}
+# simnic_netdevs: the netdevs the simulated NIC created.
+simnic_netdevs() { ls "$SIMNIC_DEBUGFS" 2>/dev/null; }
+
+# --- Soft-RoCE traffic --------------------------------------------------------------------------
+# rxe_traffic [COUNT]: COUNT rping round trips over rxe0 (loopback on veth0's address).
+RXE_ADDR=192.168.77.1
+rxe_traffic() {
+  _n=${1:-20}
+  rping -s -a "$RXE_ADDR" -C "$_n" >"$TESTBED_WORK/rping-server.log" 2>&1 &
+  _srv=$!
+  # The server listens asynchronously; the client retries until it connects.
+  wait_for 10 rping -c -a "$RXE_ADDR" -C "$_n" -S 1024 >"$TESTBED_WORK/rping-client.log" 2>&1 ||
+    fail "rping over rxe0 failed: $(tail -n 3 "$TESTBED_WORK/rping-client.log")"
+  # The client's status is the verdict (it verifies every round trip); the server may report the
+  # client's disconnect as an error after the last one, so only make sure it is gone.
+  wait_for 5 _gone "$_srv" || kill "$_srv" 2>/dev/null
+  wait "$_srv" 2>/dev/null
+  return 0
+}
+_gone() { ! kill -0 "$1" 2>/dev/null; }
+
+# --- scrape checks ------------------------------------------------------------------------------
+# assert_no_negative FILE: fails if any sample in the scrape is negative or NaN.
+assert_no_negative() {
+  _bad=$(_sample_values "$1" | awk '$NF ~ /^-/ || tolower($NF) == "nan" { print }' | head -n 5)
+  [ -z "$_bad" ] || fail "negative or NaN samples in the scrape: $_bad"
+}
+# _sample_values FILE: "series value" per sample line (timestamps dropped).
+_sample_values() {
+  awk '/^#/ || NF < 2 { next }
+    { c = index($0, "} "); if (c) { split(substr($0, c + 2), r, " "); print substr($0, 1, c), r[1] }
+      else print $1, $2 }' "$1"
+}
+# series_count FILE REGEX: number of sample lines matching the extended REGEX.
+series_count() { grep -v '^#' "$1" | grep -cE -- "$2"; }
+
+# rdma_links: "DEV/PORT NETDEV STATE" per RDMA link, from `rdma link show`.
+rdma_links() {
+  $RDMA link show | awk '{ nd = ""; st = ""
+      for (i = 3; i <= NF; i++) { if ($i == "netdev") nd = $(i + 1); if ($i == "state") st = $(i + 1) }
+      print $2, nd, st }'
+}
+# rdma_metric_for COUNTER: the exporter family (and counter= label) of an RDMA hw counter name.
+rdma_metric_for() {
+  case $1 in
+    np_cnp_sent) echo "roce_cnp_sent_total" ;;
+    rp_cnp_handled) echo "roce_cnp_handled_total" ;;
+    rp_cnp_ignored) echo "roce_cnp_ignored_total" ;;
+    np_ecn_marked_roce_packets) echo "roce_ecn_marked_packets_total" ;;
+    *) echo "roce_rdma_hw_counter_total counter=$1" ;;
+  esac
+}
+
+# exported_rdma_counters FILE DEV/PORT: the exporter's RDMA hw counters of one port in a scrape,
+# translated back to kernel names (the catalogue's mapping): sorted "name value" lines, directly
+# comparable with `rdma_counters DEV/PORT | sort`.
+exported_rdma_counters() {
+  _metric_lines "$1" | awk -v dev="${2%/*}" -v port="${2#*/}" "$_AWK_LABELS"'
+    $1 == "roce_cnp_sent_total" { n = "np_cnp_sent" }
+    $1 == "roce_cnp_handled_total" { n = "rp_cnp_handled" }
+    $1 == "roce_cnp_ignored_total" { n = "rp_cnp_ignored" }
+    $1 == "roce_ecn_marked_packets_total" { n = "np_ecn_marked_roce_packets" }
+    $1 == "roce_rdma_hw_counter_total" { n = L["counter"] }
+    n != "" && L["device"] == dev && L["port"] == port { print n, $NF }
+    { n = "" }' | sort
+}
+
+# exported_ethtool_prio_counters FILE NETDEV: the exporter's per-priority / per-TC port counters of
+# one netdev, translated back to `ethtool -S` names (durations back to microseconds): sorted
+# "name value" lines, comparable with `ethtool_prio_stats NETDEV`.
+exported_ethtool_prio_counters() {
+  _metric_lines "$1" | awk -v nd="$2" "$_AWK_LABELS"'
+    L["netdev"] != nd { next }
+    { p = L["prio"]; t = L["tc"]; d = L["direction"]; v = $NF; n = "" }
+    $1 == "roce_pfc_pause_frames_total" { n = d "_prio" p "_pause" }
+    $1 == "roce_pfc_pause_duration_seconds_total" { n = d "_prio" p "_pause_duration"; v = sprintf("%.0f", v * 1000000) }
+    $1 == "roce_pfc_pause_transitions_total" { n = "rx_prio" p "_pause_transition" }
+    $1 == "roce_prio_packets_total" { n = d "_prio" p "_packets" }
+    $1 == "roce_prio_bytes_total" { n = d "_prio" p "_bytes" }
+    $1 == "roce_prio_discards_total" { n = "rx_prio" p "_discards" }
+    $1 == "roce_tc_discards_total" { n = "rx_prio" t (L["reason"] == "buffer" ? "_buf_discard" : "_cong_discard") }
+    $1 == "roce_tc_ecn_marked_packets_total" { n = "rx_prio" t "_marked" }
+    $1 == "roce_pause_storm_events_total" { n = "tx_pause_storm_" L["severity"] "_events" }
+    n != "" { print n, v }' | sort
+}
+# ethtool_prio_stats NETDEV: the per-priority / per-TC and storm lines of `ethtool -S`, sorted.
+ethtool_prio_stats() {
+  ethtool_stats "$1" | awk '$1 ~ /^(rx|tx)_prio[0-7]_|^tx_pause_storm_/' | sort
+}
+
+# _metric_lines FILE: "family label=value ... value" per sample line (quotes removed; label values
+# must not contain spaces). Consumers prefix their awk program with "$_AWK_LABELS", which fills
+# L[label] for the current line.
+_metric_lines() {
+  awk '/^#/ || NF < 2 { next }
+    { c = index($0, "{")
+      if (c && c < index($0, " ")) {
+        e = index($0, "} "); name = substr($0, 1, c - 1); labels = substr($0, c + 1, e - c - 1)
+        split(substr($0, e + 2), r, " ")
+        gsub(/",/, "\" ", labels); gsub(/"/, "", labels)
+        print name, labels, r[1]
+      } else { split($0, r, " "); print r[1], r[2] } }' "$1"
+}
+_AWK_LABELS='{ split("", L); for (i = 2; i < NF; i++) { e = index($i, "="); if (e) L[substr($i, 1, e - 1)] = substr($i, e + 1) } }'
+
+# Helpers the simnic engineer ships with the module (tests/testbed/simnic/guest-lib.sh), if any.
+[ -f /testbed/simnic-lib.sh ] && . /testbed/simnic-lib.sh

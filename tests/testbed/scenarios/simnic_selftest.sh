@@ -1,0 +1,1 @@
+../simnic/selftest.sh

@@ -1,0 +1,326 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * simnic: a simulated ConnectX (mlx5) NIC for the roce_qos_exporter testbed.
+ *
+ * One netdev per port with mlx5's dcbnl_rtnl_ops semantics, mlx5 ethtool
+ * statistic names and dynamics, MOFED-style sysfs, and an RDMA device with
+ * mlx5 hw counter names.  Counters are computed on read as
+ * base + rate * elapsed time, so the module runs no timers.
+ */
+#ifndef SIMNIC_H
+#define SIMNIC_H
+
+#include <linux/debugfs.h>
+#include <linux/ethtool.h>
+#include <linux/etherdevice.h>
+#include <linux/kobject.h>
+#include <linux/mutex.h>
+#include <linux/netdevice.h>
+#include <linux/platform_device.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+#include <net/dcbnl.h>
+
+#define SIMNIC_NUM_PRIO 8
+#define SIMNIC_NUM_TC 8
+#define SIMNIC_NUM_DSCP 64
+#define SIMNIC_NUM_BUFFERS 8
+#define SIMNIC_MAX_PORTS 16
+
+/* Per-priority counter kinds; the storage index is C_PRIO(prio, kind). */
+enum simnic_prio_kind {
+	SP_RX_BYTES,
+	SP_RX_PACKETS,
+	SP_RX_DISCARDS,
+	SP_TX_BYTES,
+	SP_TX_PACKETS,
+	SP_RX_PAUSE,
+	SP_RX_PAUSE_DURATION,
+	SP_TX_PAUSE,
+	SP_TX_PAUSE_DURATION,
+	SP_RX_PAUSE_TRANSITION,
+	SP_NUM
+};
+
+/* Per-traffic-class counters of mlx5's per_port_buff_congest group. */
+enum simnic_tc_kind { ST_BUF_DISCARD, ST_CONG_DISCARD, ST_MARKED, ST_NUM };
+
+#define C_PRIO(p, k) ((p) * SP_NUM + (k))
+#define C_TC_BASE (SIMNIC_NUM_PRIO * SP_NUM)
+#define C_TC(t, k) (C_TC_BASE + (t) * ST_NUM + (k))
+
+enum simnic_ctr_id {
+	C_GLOBAL_BASE = C_TC_BASE + SIMNIC_NUM_TC * ST_NUM,
+	C_RX_ECN_MARK = C_GLOBAL_BASE,
+	C_RX_OUT_OF_BUFFER,
+	C_RX_IF_DOWN_PACKETS,
+	C_RX_VPORT_RDMA_UC_PACKETS,
+	C_RX_VPORT_RDMA_UC_BYTES,
+	C_TX_VPORT_RDMA_UC_PACKETS,
+	C_TX_VPORT_RDMA_UC_BYTES,
+	C_RX_CRC_ERRORS_PHY,
+	C_RX_SYMBOL_ERR_PHY,
+	C_RX_PAUSE_CTRL_PHY,
+	C_TX_PAUSE_CTRL_PHY,
+	C_RX_DISCARDS_PHY,
+	C_TX_DISCARDS_PHY,
+	C_TX_ERRORS_PHY,
+	C_LINK_DOWN_EVENTS_PHY,
+	C_RX_BUFFER_PASSED_THRES_PHY,
+	C_STORM_WARNING,
+	C_STORM_ERROR,
+	/* RDMA hw counters, in mlx5_ib emission order (counters.c) */
+	C_IB_BASE,
+	C_IB_RX_WRITE_REQUESTS = C_IB_BASE,
+	C_IB_RX_READ_REQUESTS,
+	C_IB_RX_ATOMIC_REQUESTS,
+	C_IB_RX_DCT_CONNECT,
+	C_IB_OUT_OF_BUFFER,
+	C_IB_OUT_OF_SEQUENCE,
+	C_IB_DUPLICATE_REQUEST,
+	C_IB_RNR_NAK_RETRY_ERR,
+	C_IB_PACKET_SEQ_ERR,
+	C_IB_IMPLIED_NAK_SEQ_ERR,
+	C_IB_LOCAL_ACK_TIMEOUT_ERR,
+	C_IB_RESP_LOCAL_LENGTH_ERROR,
+	C_IB_RESP_CQE_ERROR,
+	C_IB_REQ_CQE_ERROR,
+	C_IB_REQ_REMOTE_INVALID_REQUEST,
+	C_IB_REQ_REMOTE_ACCESS_ERRORS,
+	C_IB_RESP_REMOTE_ACCESS_ERRORS,
+	C_IB_RESP_CQE_FLUSH_ERROR,
+	C_IB_REQ_CQE_FLUSH_ERROR,
+	C_IB_REQ_TRANSPORT_RETRIES_EXCEEDED,
+	C_IB_REQ_RNR_RETRIES_EXCEEDED,
+	C_IB_ROCE_ADP_RETRANS,
+	C_IB_ROCE_ADP_RETRANS_TO,
+	C_IB_ROCE_SLOW_RESTART,
+	C_IB_ROCE_SLOW_RESTART_CNPS,
+	C_IB_ROCE_SLOW_RESTART_TRANS,
+	C_IB_Q_END, /* Q counters above are 32-bit on mlx5 */
+	C_IB_RP_CNP_IGNORED = C_IB_Q_END,
+	C_IB_RP_CNP_HANDLED,
+	C_IB_NP_ECN_MARKED_ROCE_PACKETS,
+	C_IB_NP_CNP_SENT,
+	C_IB_RX_ICRC_ENCAPSULATED,
+	C_IB_CC_RX_CE_PKTS,
+	C_IB_RDMA_TX_PACKETS,
+	C_IB_RDMA_TX_BYTES,
+	C_IB_RDMA_RX_PACKETS,
+	C_IB_RDMA_RX_BYTES,
+	C_IB_CC_RX_CNP_PKTS,
+	C_IB_CC_TX_CNP_PKTS,
+	C_NUM
+};
+
+static inline bool simnic_ctr_is_32bit(int id)
+{
+	return id >= C_IB_BASE && id < C_IB_Q_END;
+}
+
+struct simnic_ctr {
+	u64 base;  /* value at t_ref */
+	u64 rate;  /* user rate, per second */
+	u64 t_ref; /* ktime ns of the last fold */
+};
+
+enum simnic_dir { SIMNIC_RX, SIMNIC_TX };
+
+/*
+ * A PFC storm on (prio, dir).  dir TX: this NIC is stalled and keeps sending
+ * pause frames (mlx5 "device stall"); the firmware's stall prevention fires
+ * the warning event at t_minor and the error event at t_crit, after which the
+ * NIC stops pausing and drops.  dir RX: the peer keeps pausing this NIC.
+ */
+struct simnic_storm {
+	bool active;
+	u64 t0;
+	u64 t_minor; /* U64_MAX when stall prevention is disabled */
+	u64 t_crit;
+	u64 pause_rate;
+};
+
+struct simnic_port;
+
+struct simnic_ecn_en_attr {
+	struct kobj_attribute attr;
+	struct simnic_port *port;
+	u8 role;
+	u8 prio;
+	char name[2];
+};
+
+struct simnic_ecn_param_attr {
+	struct kobj_attribute attr;
+	struct simnic_port *port;
+	u8 role;
+	u8 idx;
+};
+
+enum simnic_ecn_role { SIMNIC_ECN_RP, SIMNIC_ECN_NP, SIMNIC_ECN_ROLES };
+
+#define SIMNIC_RP_PARAMS 16
+#define SIMNIC_NP_PARAMS 3
+
+/* CEE staging area, applied by setall like mlx5's cee_cfg. */
+struct simnic_cee {
+	u8 prio_to_pg[SIMNIC_NUM_PRIO];
+	u8 pg_bw_pct[SIMNIC_NUM_TC];
+	u8 pfc_setting[SIMNIC_NUM_PRIO];
+	u8 pfc_enable;
+};
+
+struct simnic_ibdev;
+
+struct simnic_port {
+	struct net_device *netdev;
+	struct platform_device *pdev; /* parent without the PCI bus */
+	struct pci_dev *pcidev;	      /* parent on the simulated PCI bus */
+	struct device *parent;
+	int index;
+	char name[IFNAMSIZ]; /* name at creation, used for debugfs */
+
+	/* Counters, storms, running state and ECN state. */
+	spinlock_t lock;
+	struct simnic_ctr ctr[C_NUM];
+	struct simnic_storm storm[2][SIMNIC_NUM_PRIO];
+	bool running; /* counters advance only while the port is up */
+	bool cable;   /* the simulated physical link */
+	u8 ecn_en[SIMNIC_ECN_ROLES];
+	u32 rp_param[SIMNIC_RP_PARAMS];
+	u32 np_param[SIMNIC_NP_PARAMS];
+	u64 storm_pause_rate; /* default pause frames/s during a storm */
+
+	/* QoS "firmware" state; written under RTNL. */
+	u8 pfc_en;
+	u16 cable_len;
+	u64 pfc_cache_req[SIMNIC_NUM_PRIO]; /* stale like mlx5's pport cache */
+	u64 pfc_cache_ind[SIMNIC_NUM_PRIO];
+	u8 prio_tc[SIMNIC_NUM_PRIO];
+	u8 tc_group[SIMNIC_NUM_TC];
+	u8 tc_bw[SIMNIC_NUM_TC];
+	u8 tc_tsa[SIMNIC_NUM_TC]; /* driver cache, as priv->dcbx.tc_tsa */
+	u16 maxrate_val[SIMNIC_NUM_TC];
+	u8 maxrate_unit[SIMNIC_NUM_TC];
+	u8 prio2buffer[SIMNIC_NUM_PRIO];
+	u32 buffer_size[SIMNIC_NUM_BUFFERS];
+	u32 total_size;
+	u8 dscp2prio[SIMNIC_NUM_DSCP];
+	bool trust_dscp;
+	u16 dscp_app_cnt;
+	u8 dcbx_cap;
+	bool dcbx_host;
+	bool rx_pause;
+	bool tx_pause;
+	u16 stall_critical_ms; /* 0 = stall prevention disabled */
+	u16 stall_minor_ms;
+	struct simnic_cee cee;
+
+	/* MOFED-style sysfs */
+	struct kobject *ecn_kobj;
+	struct kobject *role_kobj[SIMNIC_ECN_ROLES];
+	struct kobject *en_kobj[SIMNIC_ECN_ROLES];
+	struct simnic_ecn_en_attr en_attr[SIMNIC_ECN_ROLES][SIMNIC_NUM_PRIO];
+	struct simnic_ecn_param_attr rp_attr[SIMNIC_RP_PARAMS];
+	struct simnic_ecn_param_attr np_attr[SIMNIC_NP_PARAMS];
+	bool groups_created;
+
+	struct simnic_ibdev *ib; /* the RDMA device this port belongs to */
+	int lag_upper;		 /* ifindex of the bond master, 0 if none */
+	enum netdev_lag_tx_type lag_tx_type;
+	bool lag_tx_enabled;
+	bool flap_pending;
+	bool dying;		 /* teardown started: no new link flap */
+	char ctl_err[128];	 /* last control-file error, for the dump */
+	struct dentry *dbg_dir;
+	struct delayed_work flap_work;
+	struct delayed_work ib_event_work;
+	bool registered;
+};
+
+/* main.c */
+extern unsigned int simnic_num_ports;
+extern struct simnic_port *simnic_ports[SIMNIC_MAX_PORTS];
+extern bool simnic_cap_storm;
+extern bool simnic_cap_sbcam;
+extern bool simnic_cap_buffer;
+extern bool simnic_cap_dscp;
+extern bool simnic_cap_rx_buffer_fullness;
+extern bool simnic_pfc_stats_cache;
+extern unsigned int simnic_link_flap_ms;
+extern char *simnic_fw_ver;
+extern char *simnic_drv_name;
+void simnic_set_cable(struct simnic_port *port, bool up);
+void simnic_toggle_link(struct simnic_port *port);
+void simnic_update_running(struct simnic_port *port);
+bool simnic_port_active(struct simnic_port *port);
+bool simnic_is_port(const struct net_device *dev);
+
+/* counters.c */
+extern char simnic_ctr_names[C_NUM][ETH_GSTRING_LEN];
+void simnic_ctr_names_init(void);
+int simnic_ctr_lookup(const char *name);
+u64 simnic_now(void);
+u64 simnic_ctr_value(struct simnic_port *port, int id, u64 now);
+u64 simnic_ctr_report(struct simnic_port *port, int id, u64 now);
+u64 simnic_ctr_eff_rate(struct simnic_port *port, int id, u64 now);
+void simnic_ctr_fold(struct simnic_port *port, int id, u64 now);
+void simnic_ctr_fold_all(struct simnic_port *port, u64 now);
+void simnic_ctr_set(struct simnic_port *port, int id, u64 value, u64 now);
+void simnic_ctr_add(struct simnic_port *port, int id, u64 delta, u64 now);
+void simnic_ctr_set_rate(struct simnic_port *port, int id, u64 rate, u64 now);
+u64 simnic_sum_prio(struct simnic_port *port, int kind, u64 now);
+int simnic_storm_start(struct simnic_port *port, int prio, int dir, u64 rate, u64 now);
+int simnic_storm_stop(struct simnic_port *port, int prio, int dir, u64 now);
+void simnic_storm_stop_all(struct simnic_port *port, u64 now);
+
+/* dcb.c */
+extern const struct dcbnl_rtnl_ops simnic_dcbnl_ops;
+void simnic_dcb_init(struct simnic_port *port);
+void simnic_dcb_cleanup(struct simnic_port *port);
+int simnic_dcb_setapp(struct net_device *dev, struct dcb_app *app);
+int simnic_dcb_delapp(struct net_device *dev, struct dcb_app *app);
+int simnic_dcb_validate_ets(const struct ieee_ets *ets);
+void simnic_dcb_apply_ets(struct simnic_port *port, const struct ieee_ets *ets);
+void simnic_dcb_getets(struct simnic_port *port, struct ieee_ets *ets);
+int simnic_dcb_set_pfc_en(struct simnic_port *port, u8 pfc_en, bool toggle);
+int simnic_dcb_setmaxrate_one(struct simnic_port *port, int tc, u64 rate,
+			      u16 *val, u8 *unit);
+u64 simnic_dcb_maxrate_kbps(struct simnic_port *port, int tc);
+
+/* ethtool.c */
+extern const struct ethtool_ops simnic_ethtool_ops;
+void simnic_set_stall(struct simnic_port *port, u16 critical_ms);
+
+/* sysfs.c */
+int simnic_sysfs_create(struct simnic_port *port);
+void simnic_sysfs_remove(struct simnic_port *port);
+
+/* rdma.c */
+int simnic_rdma_init(void);
+void simnic_rdma_exit(void);
+void simnic_rdma_port_event(struct simnic_port *port);
+void simnic_rdma_event_work(struct work_struct *work);
+void simnic_rdma_port_name(struct simnic_port *port, char *buf, size_t len);
+void simnic_rdma_netdev_event(struct simnic_port *port, unsigned long event,
+			      void *ptr);
+
+/* pci.c */
+int simnic_pci_init(void);
+void simnic_pci_exit(void);
+struct pci_dev *simnic_pci_dev(int port);
+
+/* mon.c */
+struct seq_file;
+int simnic_mon_init(void);
+void simnic_mon_exit(void);
+int simnic_mon_show(struct seq_file *m, void *v);
+
+/* ctl.c */
+int simnic_ctl_init(void);
+void simnic_ctl_exit(void);
+int simnic_ctl_port_add(struct simnic_port *port);
+void simnic_ctl_port_remove(struct simnic_port *port);
+void simnic_ctl_port_rename(struct simnic_port *port);
+
+#endif /* SIMNIC_H */
