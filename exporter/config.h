@@ -5,6 +5,7 @@
 #include <string>
 
 #include "collectors/result.h"
+#include "exporter/derive.h"
 #include "exporter/sampler.h"
 
 namespace roceqos {
@@ -23,6 +24,8 @@ struct Config {
   std::chrono::nanoseconds discovery_interval = std::chrono::seconds(5);
   std::string config_path;          // --config: policy YAML; empty = the embedded default policy
   std::string remediation = "off";  // --remediation: off|dry-run|enforce (QoS engine)
+  /// --storm.threshold, --storm.detection-time, --storm.restoration-time, --derive.windows
+  DeriveConfig derive;
 };
 
 /// Sampler options from a validated Config (regexes compiled; they compiled during parsing).

@@ -13,6 +13,7 @@
 
 #include "exporter/build_info.h"
 #include "exporter/cli.h"
+#include "exporter/derive_stage.h"
 #include "exporter/fault_log.h"
 #include "exporter/http_server.h"
 #include "exporter/logging.h"
@@ -99,6 +100,7 @@ int RunExporter(const Config& config) {
   SystemdNotifier notifier;  // before the sampler thread starts (reads the environment)
   FaultLog notify_log;       // only touched on the sampler thread
   Sampler sampler(std::move(options.value()), MakeKernelSources());
+  sampler.AddStage(std::make_unique<DeriveStage>(config.derive));
   sampler.SetPublishHook([&notifier, &notify_log](const Snapshot&) {
     if (Result<void> sent = notifier.SnapshotPublished(); !sent) {
       notify_log.Fault("sd_notify", "failed", sent.error().message);
