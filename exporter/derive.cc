@@ -282,7 +282,8 @@ void SignalDeriver::Observe(const std::string& netdev, const DeviceSample& sampl
   std::optional<DiscardReason> discard;
   std::array<uint64_t, slot::kCount> delta{};
   std::bitset<slot::kCount> valid = previous.present & sample.present;
-  if (!sample.identity.SameRdma(previous.identity)) valid &= ~RdmaSlots();
+  static const std::bitset<slot::kCount> kRdmaSlots = RdmaSlots();
+  if (!sample.identity.SameRdma(previous.identity)) valid &= ~kRdmaSlots;
   const double seconds = std::chrono::duration<double>(sample.time - previous.time).count();
   if (sample.time <= previous.time) {
     discard = DiscardReason::kClock;
