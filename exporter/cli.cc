@@ -99,6 +99,47 @@ Result<void> Validate(Config& config, const std::string& period, const std::stri
   return {};
 }
 
+// --storm.* and --derive.windows (docs/signals.md); ranges as in SONiC's PFC watchdog.
+Result<void> ValidateDerive(Config& config, double threshold, const std::string& detection,
+                            const std::string& restoration, const std::string& windows) {
+  auto invalid = [](std::string message) { return MakeError(EINVAL, std::move(message)); };
+  auto whole_millis = [&](std::string_view flag,
+                          const std::string& text) -> Result<std::chrono::milliseconds> {
+    auto parsed = ParseDuration(text);
+    if (!parsed) return invalid(fmt::format("{}: {}", flag, parsed.error().message));
+    return std::chrono::duration_cast<std::chrono::milliseconds>(*parsed);
+  };
+  auto detection_ms = whole_millis("--storm.detection-time", detection);
+  if (!detection_ms) return detection_ms.error();
+  std::optional<std::chrono::milliseconds> restoration_ms;
+  if (!restoration.empty()) {
+    auto parsed = whole_millis("--storm.restoration-time", restoration);
+    if (!parsed) return parsed.error();
+    restoration_ms = *parsed;
+  }
+  auto storm = MakeStormConfig(threshold, *detection_ms, restoration_ms);
+  if (!storm) return storm.error();
+
+  std::vector<std::chrono::seconds> parsed_windows;
+  size_t start = 0;
+  while (start <= windows.size()) {
+    const size_t comma = std::min(windows.find(',', start), windows.size());
+    const std::string item = windows.substr(start, comma - start);
+    auto d = ParseDuration(item);
+    if (!d) return invalid("--derive.windows: " + d.error().message);
+    if (*d % std::chrono::seconds(1) != std::chrono::nanoseconds(0)) {
+      return invalid(
+          fmt::format("--derive.windows: \"{}\" is not a whole number of seconds", item));
+    }
+    parsed_windows.push_back(std::chrono::duration_cast<std::chrono::seconds>(*d));
+    start = comma + 1;
+  }
+  auto derive = MakeDeriveConfig(std::move(parsed_windows), *storm);
+  if (!derive) return derive.error();
+  config.derive = std::move(derive.value());
+  return {};
+}
+
 }  // namespace
 
 CliOutcome ParseCommandLine(std::span<const char* const> args, std::ostream& out,
@@ -112,6 +153,13 @@ CliOutcome ParseCommandLine(std::span<const char* const> args, std::ostream& out
   std::string max_backoff = FormatDuration(config.remediation_max_backoff);
   std::string device_include, device_exclude, raw_include;
   bool print_metrics_doc = false;
+  double storm_threshold = config.derive.storm.threshold;
+  std::string storm_detection = FormatDuration(config.derive.storm.detection_time);
+  std::string storm_restoration;  // empty: twice the detection time
+  std::string derive_windows;
+  for (auto window : config.derive.windows) {
+    derive_windows += (derive_windows.empty() ? "" : ",") + WindowLabel(window);
+  }
 
   CLI::App app{
       "Prometheus exporter and QoS drift alerter for lossless RoCEv2 networks on NVIDIA/Mellanox "
@@ -173,6 +221,22 @@ CliOutcome ParseCommandLine(std::span<const char* const> args, std::ostream& out
   app.add_flag("--qos.configfs-tos", config.qos_configfs_tos,
                "Read the RoCE ToS from rdma_cm configfs, creating and removing "
                "/sys/kernel/config/rdma_cm/<dev> when needed (a side effect; off by default)");
+  app.add_option("--storm.threshold", storm_threshold,
+                 "Paused-time ratio of a sample interval at or above which (with no packet "
+                 "moving on the priority) it counts towards a PFC storm, in (0, 1]")
+      ->capture_default_str();
+  app.add_option("--storm.detection-time", storm_detection,
+                 "How long the storm condition must hold before a PFC storm is declared "
+                 "(100ms..5s)")
+      ->capture_default_str();
+  app.add_option("--storm.restoration-time", storm_restoration,
+                 "How long the storm condition must be absent before the storm is restored "
+                 "(100ms..60s; default twice the detection time)");
+  app.add_option("--derive.windows", derive_windows,
+                 "Sliding windows of the derived peak and ratio gauges, comma-separated whole "
+                 "seconds (1 to 4 windows of 1s..5m); read one at least as long as the scrape "
+                 "interval")
+      ->capture_default_str();
   app.add_flag("--print-metrics-doc", print_metrics_doc,
                "Print the metric catalogue (docs/metrics.md) and exit");
   RegisterSubcommands(app, outcome.subcommand);
@@ -199,6 +263,13 @@ CliOutcome ParseCommandLine(std::span<const char* const> args, std::ostream& out
   if (include->count() > 0) config.device_include = device_include;
   if (exclude->count() > 0) config.device_exclude = device_exclude;
   if (raw->count() > 0) config.raw_include = raw_include;
+  if (auto valid = ValidateDerive(config, storm_threshold, storm_detection, storm_restoration,
+                                  derive_windows);
+      !valid) {
+    err << kProgram << ": " << valid.error().message << " (see --help)\n";
+    outcome.exit_code = kExitUsage;
+    return outcome;
+  }
   if (auto valid = Validate(config, period, discovery, qos_poll, backoff, max_backoff); !valid) {
     err << kProgram << ": " << valid.error().message << " (see --help)\n";
     outcome.exit_code = kExitUsage;

@@ -13,6 +13,8 @@
 
 #include "exporter/build_info.h"
 #include "exporter/cli.h"
+#include "exporter/derive_stage.h"
+#include "exporter/derived_signals.h"
 #include "exporter/fault_log.h"
 #include "exporter/http_server.h"
 #include "exporter/logging.h"
@@ -142,6 +144,7 @@ int RunExporter(const Config& config) {
   SystemdNotifier notifier;  // before the sampler thread starts (reads the environment)
   FaultLog notify_log;       // only touched on the sampler thread
   Sampler sampler(std::move(options.value()), MakeKernelSources());
+  sampler.AddStage(std::make_unique<DeriveStage>(config.derive));
   sampler.SetPublishHook([&notifier, &notify_log](const Snapshot&) {
     if (Result<void> sent = notifier.SnapshotPublished(); !sent) {
       notify_log.Fault("sd_notify", "failed", sent.error().message);
@@ -149,9 +152,11 @@ int RunExporter(const Config& config) {
       notify_log.Ok("sd_notify");
     }
   });
-  // TODO(signals): pass a StormProbe reading DeviceSnapshot::derived once the signals stage is
-  // added (before this one); until then remediation is never blocked by a storm.
-  sampler.AddStage(std::make_unique<QosStage>(&qos));
+  // After the derive stage, so the storm state of the same sample guards remediation: a device in
+  // an active PFC storm is never written.
+  sampler.AddStage(std::make_unique<QosStage>(&qos, [](const DeviceSnapshot& device) {
+    return device.derived && device.derived->signals.AnyStorm();
+  }));
   // A DCB notification wakes the sampler at once: detection well under one period.
   QosMonitorThread qos_monitor(
       &qos, [&sampler](bool discovery_wanted) { sampler.Wake(discovery_wanted); });

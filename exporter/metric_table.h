@@ -270,6 +270,44 @@ inline constexpr MetricDef kMetricTable[] = {
    "Remediation actions by field and result (success, failed, mismatch, dry_run).",
    {"netdev", "field", "result"}, "qos", "remediator"},
   // ---- Derived windowed signals and storms (signals engineer: metrics_derived.cc) ----------------
+  {"roce_pfc_pause_rate_peak", MetricKind::kGauge,
+   "Highest PFC pause frame rate, in frames per second, of any sampling interval in the window.",
+   {"netdev", "prio", "direction", "window"}, "derived",
+   "sampler: max over the window of delta pause frames / delta t"},
+  {"roce_pfc_paused_ratio", MetricKind::kGauge,
+   "Highest share (0 to 1) of any sampling interval in the window that the priority was paused.",
+   {"netdev", "prio", "direction", "window"}, "derived",
+   "sampler: max over the window of delta pause duration / delta t, clamped to [0, 1]"},
+  {"roce_pfc_to_ecn_ratio", MetricKind::kGauge,
+   "Pause frames on lossless priorities per ECN-marked RoCE packet or handled CNP in the window "
+   "(denominator at least 1, never NaN); absent when ECN counters are unknown.",
+   {"netdev", "window"}, "derived",
+   "sampler: lossless pause frames / max(np_ecn_marked_roce_packets + rp_cnp_handled, 1)"},
+  {"roce_ecn_silent", MetricKind::kGauge,
+   "1 when lossless priorities had pause frames in the window while the RDMA port counted no "
+   "ECN-marked packet and handled no CNP.",
+   {"netdev", "window"}, "derived", "sampler: pause frames > 0 and ECN marks + CNPs == 0"},
+  {"roce_cnp_to_ecn_ratio", MetricKind::kGauge,
+   "CNPs sent per ECN-marked RoCE packet received in the window (denominator at least 1); "
+   "healthy between 0 and 1.",
+   {"device", "port", "window"}, "derived",
+   "sampler: np_cnp_sent / max(np_ecn_marked_roce_packets, 1)"},
+  {"roce_pfc_storm", MetricKind::kGauge,
+   "1 while the PFC storm state machine holds the priority and direction in a storm.",
+   {"netdev", "prio", "direction"}, "derived",
+   "storm state machine (--storm.threshold, --storm.detection-time, --storm.restoration-time, "
+   "tx_pause_storm_*_events)"},
+  {"roce_pfc_storms_total", MetricKind::kCounter,
+   "PFC storm episodes detected since the exporter started watching the device.",
+   {"netdev", "prio", "direction"}, "derived", "storm state machine"},
+  {"roce_pfc_storm_last_duration_seconds", MetricKind::kGauge,
+   "Length of the last completed PFC storm episode, from onset to the last stormed interval "
+   "(0 before the first).",
+   {"netdev", "prio", "direction"}, "derived", "storm state machine"},
+  {"roce_derived_intervals_discarded_total", MetricKind::kCounter,
+   "Sampling intervals left out of the derived signals, by reason (counter_reset, "
+   "identity_change, clock, implausible).",
+   {"netdev", "reason"}, "derived", "sampler: counter step rules (docs/signals.md)"},
 };
 // clang-format on
 

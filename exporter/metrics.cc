@@ -18,6 +18,7 @@ Families RenderSnapshot(const Snapshot* snapshot) {
     RenderRdmaCounters(*snapshot, out);
     RenderDeviceInfo(*snapshot, out);
     RenderQos(*snapshot, out);
+    RenderDerived(*snapshot, out);
   }
   RenderSelf(snapshot, out);
   return out;

@@ -29,6 +29,12 @@ constexpr Area kAreas[] = {
      "(`roce_exporter_source_available{source=\"rdma\"} 0`)."},
     {"device", "Inventory",
      "From discovery (every `--sampler.discovery-interval`, and at once when a device vanishes)."},
+    {"derived", "Derived signals (sampler)",
+     "Computed on the sampler thread from consecutive samples (`--sampler.period`), which a "
+     "scrape cannot see: per-interval peaks over sliding windows (`window` label, "
+     "`--derive.windows`, default `15s` and `1m`; read a window at least as long as your scrape "
+     "interval), PFC-to-ECN ratios and the PFC storm state machine. Exact definitions: "
+     "[signals.md](signals.md)."},
     {"self", "Exporter self-metrics",
      "`source` is one of `discovery`, `ethtool`, `rdma` (and the sources of later sample stages); "
      "`reason` is one of `device_gone`, `not_supported`, `permission`, `unavailable`, `busy`, "
@@ -83,7 +89,8 @@ std::string GenerateMetricsDoc() {
       "counters (`_total`) in base units (seconds, bytes); a family appears only while it has "
       "series, and a device that leaves the selection or vanishes takes its series with it.\n\n"
       "Labels: `netdev` network interface, `device` RDMA device, `port` RDMA port (1-based), "
-      "`prio` priority 0-7, `tc` traffic class 0-7, `direction` `rx` or `tx`.\n";
+      "`prio` priority 0-7, `tc` traffic class 0-7, `direction` `rx` or `tx`, `window` sliding "
+      "window of a derived signal (`15s`, `1m`).\n";
   for (const Area& area : kAreas) AppendArea(out, area.id, area.title, area.intro);
   // Areas added later (QoS, derived signals) appear even before they get an intro here.
   std::vector<std::string_view> extra;

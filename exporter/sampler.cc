@@ -203,9 +203,11 @@ void Sampler::SampleEthtool(DeviceSnapshot& out, bool& device_gone, nanoseconds&
   if (!sources_.ethtool) return;
   const Device& device = *out.device;
   const std::string key = "ethtool " + device.name;
+  const nanoseconds before = clock_();
   Result<CounterSet> sample = Timed(spent, [&] {
     return Guard<CounterSet>([&] { return sources_.ethtool->Sample(device.name); });
   });
+  const nanoseconds read_at = before + (clock_() - before) / 2;
   if (!sample.ok()) {
     if (sample.error().NotSupported()) {
       // EOPNOTSUPP: the device has no statistics (absent, not failed).
@@ -234,8 +236,8 @@ void Sampler::SampleEthtool(DeviceSnapshot& out, bool& device_gone, nanoseconds&
   }
   fault_log_.Ok(key);
   const NameMapping& mapping = MappingFor(device.name, counters.names);
-  out.ethtool =
-      EthtoolSample{std::move(counters), mapping.mapped, mapping.raw_indices, mapping.changes};
+  out.ethtool = EthtoolSample{std::move(counters), mapping.mapped, mapping.raw_indices,
+                              mapping.changes, read_at};
 }
 
 void Sampler::SampleRdma(DeviceSnapshot& out, std::vector<std::pair<std::string, uint32_t>>& seen,

@@ -35,6 +35,9 @@ struct EthtoolSample {
   /// Indices of unmapped names matching --collector.ethtool.raw-include (empty without the flag).
   std::shared_ptr<const std::vector<uint32_t>> raw_indices;
   uint64_t string_set_changes = 0;  // generations seen after the first
+  /// Monotonic midpoint of the ETHTOOL_GSTATS call (0 = unknown): the derivation's Δt is taken
+  /// between reads, so a late sampler wake-up does not skew a device's rates and ratios.
+  std::chrono::nanoseconds read_at{0};
 };
 
 /// RDMA_NLDEV_CMD_STAT_GET of one port.

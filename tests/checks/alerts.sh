@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# Checks alerts/ with the real promtool (Debian `prometheus`):
+#  1. promtool check rules on every rule file;
+#  2. promtool test rules on alerts/tests/*.yaml, and every alert has a case where it fires and
+#     one where it must not (alerts/alerttool check-tests);
+#  3. the conventions promtool does not check (alerts/alerttool check-style): RoceQos* names,
+#     severity critical|warning|info, static summary, templated description, runbook_url whose
+#     file exists with "What to check" / "What to do", the one job selector on every series;
+#  4. the style checker itself rejects broken rules (so a passing 3. means something);
+#  5. alerts/alerttool render produces valid rules with the substitutions applied;
+#  6. yamllint.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+tool=$root/alerts/alerttool
+failures=0
+fail() {
+  echo "FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+pass() { echo "ok: $*"; }
+
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+command -v promtool >/dev/null || {
+  echo "FAIL: promtool not found (Debian package prometheus; scripts/install-deps)" >&2
+  exit 1
+}
+
+mapfile -t rules < <("$tool" list)
+((${#rules[@]})) || fail "no rule files in alerts/"
+
+# --- 1. promtool check rules
+if promtool check rules "${rules[@]}" >"$out/check.log" 2>&1; then
+  pass "promtool check rules: $(grep -o '[0-9]* rules found' "$out/check.log" | paste -sd, -)"
+else
+  cat "$out/check.log" >&2
+  fail "promtool check rules"
+fi
+
+# --- 2. promtool test rules + coverage of both outcomes
+if (cd "$root" && promtool test rules alerts/tests/*.yaml) >"$out/test.log" 2>&1; then
+  pass "promtool test rules: $(grep -c SUCCESS "$out/test.log") file(s) pass"
+else
+  cat "$out/test.log" >&2
+  fail "promtool test rules"
+fi
+if "$tool" check-tests >"$out/cover.log" 2>&1; then
+  pass "$(cat "$out/cover.log")"
+else
+  cat "$out/cover.log" >&2
+  fail "alerttool check-tests"
+fi
+
+# --- 3. style
+if "$tool" check-style >"$out/style.log" 2>&1; then
+  pass "$(cat "$out/style.log")"
+else
+  cat "$out/style.log" >&2
+  fail "alerttool check-style"
+fi
+
+# --- 4. the style checker rejects each kind of violation
+bad=$out/bad
+mkdir -p "$bad/alerts" "$bad/docs/runbooks"
+cat >"$bad/alerts/bad.yaml" <<'EOF'
+groups:
+  - name: broken
+    rules:
+      - alert: roce_storm
+        expr: roce_pfc_storm == 1
+        labels:
+          severity: page
+        annotations:
+          summary: Storm on {{ $labels.netdev }}
+          description: A storm.
+          runbook_url: https://example.com/RoceStorm
+      - alert: RoceQosOtherJob
+        expr: up{job="node"} == 0
+        for: 1m
+        labels:
+          severity: info
+        annotations:
+          summary: Static.
+          description: '{{ $labels.instance }}'
+          runbook_url: https://github.com/roce-qos-exporter/roce_qos_exporter/blob/main/docs/runbooks/RoceQosOtherJob.md
+EOF
+printf '# RoceQosOtherJob\n\nNo sections.\n' >"$bad/docs/runbooks/RoceQosOtherJob.md"
+printf '# RoceQosOrphan\n## What to check\n## What to do\n' >"$bad/docs/runbooks/RoceQosOrphan.md"
+"$tool" check-style --alerts-dir "$bad/alerts" --repo-root "$bad" >"$out/bad.log" 2>&1 &&
+  fail "check-style accepted deliberately broken rules"
+for expected in "name does not match" "no explicit for:" "severity 'page'" \
+  "summary must be static" "description is not templated" "runbook_url https://example.com" \
+  "series roce_pfc_storm without the job selector" "series up without the job selector" \
+  "a job matcher other than" "no '## What to check' section" "RoceQosOrphan.md: no alert"; do
+  if grep -qF -- "$expected" "$out/bad.log"; then
+    pass "check-style rejects: $expected"
+  else
+    fail "check-style did not report: $expected"
+    cat "$out/bad.log" >&2
+  fi
+done
+
+# --- 5. render: substitutions applied, result still valid
+rendered=$out/rendered
+if "$tool" render --out "$rendered" --job-selector 'job="roce-qos-exporter"' --max-for 5s \
+  --range 2m=20s --runbook-base https://runbooks.example/ >"$out/render.log" 2>&1 &&
+  promtool check rules "$rendered"/*.yaml >>"$out/render.log" 2>&1; then
+  if grep -qF 'job=~".*roce.*"' "$rendered"/*.yaml; then
+    fail "render left the canonical job selector in place"
+  elif grep -E '^\s*for:' "$rendered"/*.yaml | grep -vqE 'for: (0m|5s)$'; then
+    fail "render did not cap every for: at 5s"
+  elif ! grep -qF 'roce_pfc_storms_total{job="roce-qos-exporter"}[20s]' "$rendered"/*.yaml; then
+    fail "render did not replace the [2m] range"
+  elif ! grep -qF 'runbook_url: https://runbooks.example/docs/runbooks/' "$rendered"/*.yaml; then
+    fail "render did not replace the runbook base"
+  else
+    pass "alerttool render: job selector, for:, ranges and runbook base substituted; promtool accepts"
+  fi
+else
+  cat "$out/render.log" >&2
+  fail "alerttool render"
+fi
+"$tool" render --out "$root/alerts" >/dev/null 2>&1 && fail "render accepted alerts/ as output"
+
+# --- 6. yamllint (the repository's .yamllint when present)
+if command -v yamllint >/dev/null; then
+  config=(-d '{extends: default, rules: {document-start: disable, line-length: {max: 120,
+    allow-non-breakable-inline-mappings: true}, indentation: {spaces: 2,
+    indent-sequences: whatever}, comments-indentation: disable}}')
+  [[ -f "$root/.yamllint" ]] && config=(-c "$root/.yamllint")
+  if yamllint "${config[@]}" "$root/alerts" >"$out/yamllint.log" 2>&1; then
+    pass "yamllint alerts/"
+  else
+    cat "$out/yamllint.log" >&2
+    fail "yamllint alerts/"
+  fi
+else
+  fail "yamllint not installed (scripts/install-deps)"
+fi
+
+if ((failures)); then
+  echo "alerts.sh: $failures check(s) failed" >&2
+  exit 1
+fi
+echo "alerts.sh: all checks passed"

@@ -1,0 +1,318 @@
+#!/usr/bin/env bash
+# End-to-end alerting, run on the host by tests/e2e/run as a testbed --host-script while the VM is
+# up: real Prometheus (Debian `prometheus`, loopback) scrapes the exporter in the testbed VM
+# through the forwarded port and evaluates alerts/ (rendered with short for: and ranges; the
+# production rules are the source), real Alertmanager (`prometheus-alertmanager`) routes every
+# alert to tests/e2e/webhook.py, which records what arrives. Scenarios (each with a time bound
+# derived from the intervals below, asserted):
+#   healthy   device in policy, background traffic with ECN: no alert at all reaches the webhook
+#   ecn       pauses on the lossless priority, no ECN mark/CNP: RoceQosEcnSilent fires
+#   storm     simnic PFC storm: RoceQosPfcStorm fires, then resolves after the storm stops; the
+#             exporter's own detection latency (storm start -> roce_pfc_storm=1 in the snapshot)
+#             is measured in the guest
+#   drift     `dcb pfc set` turns PFC off on priority 3: RoceQosDrift (field pfc) fires
+# The healthy baseline's in-sync check and the drift scenario need the QoS engine's metrics; an
+# exporter without them skips both with a SKIP line (a failure with E2E_STRICT=1).
+# Results: $E2E_RESULTS (default $TESTBED_RUN_DIR/e2e-results.txt), one `key value` line each.
+set -euo pipefail
+here=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
+root=$(cd "$here/../.." && pwd)
+: "${TESTBED_EXPORTER_ADDR:?run through tests/e2e/run (tests/testbed/run --host-script)}"
+: "${TESTBED_GUEST_EXEC:?run through tests/e2e/run}"
+work=${TESTBED_RUN_DIR:-$(mktemp -d)}/e2e
+mkdir -p "$work"
+results=${E2E_RESULTS:-$work/../e2e-results.txt}
+: >"$results"
+
+# ---- intervals: every bound below is computed from these -------------------------------------
+scrape_s=1        # Prometheus scrape_interval
+eval_s=1          # Prometheus evaluation_interval
+group_wait_s=1    # Alertmanager group_wait
+group_interval_s=1
+sample_s=0.25     # exporter --sampler.period
+detection_s=0.2   # exporter --storm.detection-time
+restoration_s=0.4 # exporter --storm.restoration-time (2 x detection)
+qos_poll_s=5      # exporter --qos.poll-interval (DCB notifications usually beat it)
+max_for=5s        # rendered rules: every for: capped at this
+max_for_s=5
+storm_range=20s   # rendered rules: RoceQosPfcStorm's increase(...[2m]) becomes [20s]
+storm_range_s=20
+ecn_window_s=60   # roce_ecn_silent{window="1m"} stays 1 this long after the last pause
+# Scheduling noise of a TCG guest behind user-mode networking on a shared 2-core host.
+slack_s=${E2E_SLACK:-10}
+# Sampler wake-up jitter of the exporter inside the TCG guest, for the in-guest latency bound.
+sched_ms=${E2E_SCHED_MS:-100}
+
+pids=()
+cleanup() {
+  local pid
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+}
+trap cleanup EXIT
+
+failures=0
+fail() {
+  echo "FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+pass() { echo "ok: $*"; }
+result() { echo "$1 $2" | tee -a "$results"; }
+now() { date +%s.%N; }
+calc() { awk "BEGIN { printf \"%.3f\", ($*) }"; }  # parenthesised: a bare > is a redirection
+guest() { "$TESTBED_GUEST_EXEC" "$@"; }
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# poll SECS CMD...: runs CMD every 0.2 s until it succeeds or SECS pass.
+poll() {
+  local deadline
+  deadline=$(calc "$(now) + $1")
+  shift
+  until "$@"; do
+    [[ $(calc "$(now) < $deadline") == 1.000 ]] || return 1
+    sleep 0.2
+  done
+}
+
+# ---- webhook receiver, Alertmanager, Prometheus ----------------------------------------------
+record=$work/webhook.jsonl
+: >"$record"
+python3 "$here/webhook.py" 0 "$record" >"$work/webhook.log" 2>&1 &
+pids+=($!)
+poll 10 test -s "$record.port" || { echo "webhook receiver did not start" >&2; exit 1; }
+hook_port=$(cat "$record.port")
+
+am_port=$(free_port)
+cat >"$work/alertmanager.yml" <<EOF
+route:
+  receiver: webhook
+  group_by: ['...']   # one notification per alert
+  group_wait: ${group_wait_s}s
+  group_interval: ${group_interval_s}s
+  repeat_interval: 1h
+receivers:
+  - name: webhook
+    webhook_configs:
+      - url: http://127.0.0.1:$hook_port/
+        send_resolved: true
+EOF
+prometheus-alertmanager --config.file="$work/alertmanager.yml" --storage.path="$work/am-data" \
+  --web.listen-address="127.0.0.1:$am_port" --cluster.listen-address= >"$work/alertmanager.log" 2>&1 &
+pids+=($!)
+
+"$root/alerts/alerttool" render --out "$work/rules" --max-for "$max_for" \
+  --range "2m=$storm_range" >/dev/null
+prom_port=$(free_port)
+cat >"$work/prometheus.yml" <<EOF
+global:
+  scrape_interval: ${scrape_s}s
+  scrape_timeout: ${scrape_s}s
+  evaluation_interval: ${eval_s}s
+rule_files:
+  - $work/rules/*.yaml
+alerting:
+  alertmanagers:
+    - static_configs:
+        - targets: ['127.0.0.1:$am_port']
+scrape_configs:
+  - job_name: roce-qos-exporter
+    static_configs:
+      - targets: ['$TESTBED_EXPORTER_ADDR']
+        labels:
+          instance: testbed
+EOF
+promtool check config "$work/prometheus.yml" >/dev/null
+prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/prom-data" \
+  --web.listen-address="127.0.0.1:$prom_port" --rules.alert.resend-delay=1s \
+  >"$work/prometheus.log" 2>&1 &
+pids+=($!)
+prom=http://127.0.0.1:$prom_port
+poll 30 curl -sf "$prom/-/ready" -o /dev/null || { echo "Prometheus not ready" >&2; exit 1; }
+poll 30 curl -sf "http://127.0.0.1:$am_port/-/ready" -o /dev/null ||
+  { echo "Alertmanager not ready" >&2; exit 1; }
+
+# query EXPR: the instant vector's values, one per line.
+query() {
+  curl -sf "$prom/api/v1/query" --data-urlencode "query=$1" |
+    python3 -c 'import json,sys; [print(r["value"][1]) for r in json.load(sys.stdin)["data"]["result"]]'
+}
+# received STATUS ALERTNAME SINCE [LABEL=VALUE...]: prints the receive time of the first matching
+# notification received after SINCE; status 1 if none.
+received() {
+  python3 - "$record" "$@" <<'EOF'
+import json, sys
+path, status, name, since, *pairs = sys.argv[1:]
+want = dict(p.split("=", 1) for p in pairs)
+with open(path, encoding="utf-8") as f:
+    for line in f:
+        a = json.loads(line)
+        if a["status"] == status and a["alertname"] == name and a["received"] > float(since) \
+                and all(a["labels"].get(k) == v for k, v in want.items()):
+            print(f'{a["received"]:.3f}')
+            sys.exit(0)
+sys.exit(1)
+EOF
+}
+notifications_since() {
+  python3 - "$record" "$1" <<'EOF'
+import json, sys
+for line in open(sys.argv[1], encoding="utf-8"):
+    a = json.loads(line)
+    if a["received"] > float(sys.argv[2]):
+        print(a["status"], a["alertname"], json.dumps(a["labels"], sort_keys=True))
+EOF
+}
+# expect_alert STATUS ALERTNAME SINCE BOUND [LABEL=VALUE...]: asserts the notification arrives
+# within BOUND seconds of SINCE; records the delay.
+expect_alert() {
+  local status=$1 name=$2 since=$3 bound=$4 at
+  shift 4
+  if poll "$bound" received "$status" "$name" "$since" "$@" >/dev/null; then
+    at=$(received "$status" "$name" "$since" "$@")
+    result "e2e_${name}_${status}_seconds" "$(calc "$at - $since")"
+    pass "$name $status reached the webhook after $(calc "$at - $since") s (bound $bound s)"
+  else
+    fail "$name $status did not reach the webhook within $bound s; got: $(notifications_since "$since" | head -5)"
+  fi
+}
+no_alerts_active() { [[ -z $(query 'ALERTS{alertstate=~"pending|firing"}') ]]; }
+
+# ---- the exporter in the guest ---------------------------------------------------------------
+exporter_log=/run/e2e-exporter.log
+guest "require exporter simnic
+EXPORTER_LOG=$exporter_log
+start_exporter --sampler.period=250ms --storm.detection-time=200ms --storm.restoration-time=400ms" ||
+  { echo "exporter did not start in the guest" >&2; exit 1; }
+sim=$(guest 'simnic_netdevs | head -n1')
+[[ -n $sim ]] || { echo "no simnic netdev in the guest" >&2; exit 1; }
+poll 30 bash -c "[[ \$(curl -sf '$prom/api/v1/query' --data-urlencode 'query=up{job=\"roce-qos-exporter\"}' | grep -o '\"1\"]') ]]" ||
+  { echo "Prometheus does not scrape the exporter at $TESTBED_EXPORTER_ADDR" >&2; exit 1; }
+pass "Prometheus scrapes the exporter in the guest ($TESTBED_EXPORTER_ADDR, netdev $sim)"
+
+# ---- healthy: in policy, traffic with ECN, nothing may fire ----------------------------------
+# The embedded default policy: trust dscp (DSCP APP entries), PFC on priority 3, DSCP 26/24 -> 3,
+# 48 -> 6, DCQCN NP/RP on priority 3; RoCE traffic both ways with ECN marks and CNPs.
+guest "dcb pfc set dev $sim prio-pfc all:off 3:on
+dcb app add dev $sim dscp-prio 24:3 26:3 48:6
+simnic_ctl $sim 'ecn np 3 1; ecn rp 3 1'
+sysctl -qw net.ipv4.tcp_ecn=1
+simnic_ctl $sim 'traffic 3 rx 20000; traffic 3 tx 20000; rate rx_prio3_pause 50; rate tx_prio3_pause 50; rate rx_prio3_pause_duration 2000; rate tx_prio3_pause_duration 2000; rate np_ecn_marked_roce_packets 400; rate np_cnp_sent 300; rate rp_cnp_handled 300'" ||
+  fail "could not configure the healthy baseline in the guest"
+# With PFC on priority 3 the storm series exist; the QoS families need the QoS stage.
+missing=()
+for family in roce_pfc_storm roce_pfc_storms_total roce_ecn_silent; do
+  poll 15 bash -c "curl -sf '$prom/api/v1/query' --data-urlencode 'query=count($family)' | grep -q '\"result\":\[{'" ||
+    missing+=("$family")
+done
+((${#missing[@]} == 0)) || fail "the exporter does not export: ${missing[*]}"
+# The QoS scenarios need the QoS engine's families. Without them they are skipped, loudly, and
+# fail under E2E_STRICT=1 (the exporter is then simply not the complete product yet).
+qos=1
+for family in roce_qos_drift roce_qos_in_sync; do
+  poll 15 bash -c "curl -sf '$prom/api/v1/query' --data-urlencode 'query=count($family)' | grep -q '\"result\":\[{'" ||
+    qos=0
+done
+skip_qos() {
+  if [[ ${E2E_STRICT:-0} == 1 ]]; then
+    fail "$1: the exporter exports no roce_qos_drift / roce_qos_in_sync (QoS engine not built in)"
+  else
+    echo "SKIP: $1: the exporter exports no roce_qos_drift / roce_qos_in_sync (QoS engine not built in)"
+    result e2e_skipped "$1"
+  fi
+}
+
+in_sync() { [[ $(query "min(roce_qos_in_sync{netdev=\"$sim\"})") == 1 ]]; }
+if ((qos)); then
+  poll $((qos_poll_s + 2 * scrape_s + slack_s)) in_sync ||
+    fail "device $sim not in sync with the policy after configuring it"
+else
+  skip_qos "healthy baseline in sync with the policy"
+fi
+# Long enough for every rendered rule to go through its for: (capped) and its lookback.
+healthy_s=$((max_for_s + storm_range_s + 2 * eval_s + group_wait_s + slack_s))
+t_healthy=$(now)
+sleep "$healthy_s"  # observation period: nothing may happen during it
+if [[ -z $(notifications_since "$t_healthy") ]] && no_alerts_active; then
+  pass "healthy run of $healthy_s s: no alert pending, firing or notified"
+else
+  fail "healthy run: $(notifications_since "$t_healthy" | head -5) $(query 'ALERTS' | head -3)"
+fi
+result e2e_healthy_observed_seconds "$healthy_s"
+
+# ---- ecn: pauses without marks or CNPs --------------------------------------------------------
+t_ecn=$(now)
+guest "simnic_ctl $sim 'rate np_ecn_marked_roce_packets 0; rate np_cnp_sent 0; rate rp_cnp_handled 0; rate rx_prio3_pause 2000; rate rx_prio3_pause_duration 300000'" ||
+  fail "could not silence ECN in the guest"
+# Silent only once the last mark of the healthy run has left the 1 m window.
+bound=$(calc "$ecn_window_s + 1 + $sample_s + $scrape_s + $eval_s + $max_for_s + $eval_s + $group_wait_s + $slack_s")
+expect_alert firing RoceQosEcnSilent "$t_ecn" "$bound" netdev="$sim"
+if received firing RoceQosPfcStorm "$t_ecn" >/dev/null; then
+  fail "RoceQosPfcStorm fired for 30 % pausing with traffic moving"
+fi
+guest "simnic_ctl $sim 'rate rx_prio3_pause 50; rate rx_prio3_pause_duration 2000; rate np_ecn_marked_roce_packets 400; rate np_cnp_sent 300; rate rp_cnp_handled 300'"
+t_quiet=$(now)
+bound=$(calc "$ecn_window_s + 1 + $scrape_s + $eval_s + $group_interval_s + $slack_s")
+expect_alert resolved RoceQosEcnSilent "$t_quiet" "$bound" netdev="$sim"
+
+# ---- storm: detection latency in the exporter, alert, resolution ------------------------------
+# In the guest: start the storm, then poll /metrics; the snapshot's sample time minus the start
+# time is the exporter's detection latency (same clock, no Prometheus involved).
+t_storm=$(now)
+latency=$({ echo "sim=$sim log=$exporter_log"; cat "$here/guest/storm-latency.sh"; } |
+  "$TESTBED_GUEST_EXEC") ||
+  fail "storm detection in the guest: $latency"
+latency=$(tail -n1 <<<"$latency")
+if [[ $latency =~ ^(-?[0-9]+)\ ([0-9]+)\ (-?[0-9]+)$ ]]; then
+  lat_ms=${BASH_REMATCH[1]}
+  result e2e_storm_detection_latency_ms "$lat_ms"
+  result e2e_storm_start_write_ms "${BASH_REMATCH[2]}"
+  result e2e_storm_first_scrape_ms "${BASH_REMATCH[3]}"
+  # A storm starting just after a sample leaves that interval partly unpaused (and packets moved
+  # in it), so detection comes at the end of the first fully stormed intervals covering the
+  # detection time: at most one period + detection rounded up to whole periods.
+  periods=$(awk -v d="$detection_s" -v p="$sample_s" 'BEGIN { n = int(d / p); if (n * p < d) n++; print n }')
+  bound_ms=$(calc "($sample_s + $periods * $sample_s) * 1000 + $sched_ms")
+  goal_ms=$(calc "($detection_s + $sample_s) * 1000")
+  if [[ $(calc "$lat_ms <= $bound_ms") == 1.000 ]]; then
+    pass "exporter detected the storm ${lat_ms} ms after it started (bound ${bound_ms} ms; brief's goal detection + 1 period = ${goal_ms} ms)"
+  else
+    fail "storm detection latency ${lat_ms} ms > ${bound_ms} ms"
+  fi
+else
+  fail "storm detection in the guest printed no latency: $latency"
+fi
+bound=$(calc "$detection_s + $sample_s + $scrape_s + $eval_s + $eval_s + $group_wait_s + $slack_s")
+expect_alert firing RoceQosPfcStorm "$t_storm" "$bound" netdev="$sim" prio=3 direction=rx
+storm_hold_s=5
+sleep "$storm_hold_s"  # a storm of known length, so the recorded duration can be checked
+t_stop=$(now)
+guest "simnic_ctl $sim 'storm stop 3 rx'"
+# Firing until the storm is restored and the episode counter's increase leaves the range.
+bound=$(calc "$restoration_s + $sample_s + $storm_range_s + $scrape_s + $eval_s + $group_interval_s + $slack_s")
+expect_alert resolved RoceQosPfcStorm "$t_stop" "$bound" netdev="$sim" prio=3 direction=rx
+duration=$(query "roce_pfc_storm_last_duration_seconds{netdev=\"$sim\",prio=\"3\",direction=\"rx\"}")
+episodes=$(query "roce_pfc_storms_total{netdev=\"$sim\",prio=\"3\",direction=\"rx\"}")
+result e2e_storm_last_duration_seconds "${duration:-none}"
+result e2e_storm_episodes "${episodes:-none}"
+if [[ $episodes == 1 && -n $duration && $(calc "$duration >= $storm_hold_s") == 1.000 ]]; then
+  pass "one storm episode recorded, last duration $duration s (held >= $storm_hold_s s)"
+else
+  fail "storm bookkeeping: episodes=$episodes last duration=$duration (expected 1 and >= $storm_hold_s s)"
+fi
+
+# ---- drift: PFC turned off on the RoCE priority with dcb ---------------------------------------
+if ((qos)); then
+  t_drift=$(now)
+  guest "dcb pfc set dev $sim prio-pfc all:off 4:on" || fail "dcb pfc set failed in the guest"
+  bound=$(calc "$qos_poll_s + $scrape_s + $eval_s + $max_for_s + $eval_s + $group_wait_s + $slack_s")
+  expect_alert firing RoceQosDrift "$t_drift" "$bound" netdev="$sim" field=pfc severity=critical
+else
+  skip_qos "drift scenario"
+fi
+
+guest 'exporter_alive; stop_exporter' || fail "the exporter did not survive or stop cleanly"
+if ((failures)); then
+  echo "e2e: $failures check(s) failed (results: $results)" >&2
+  exit 1
+fi
+echo "e2e: all scenarios passed (results: $results)"
