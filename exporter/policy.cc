@@ -379,10 +379,19 @@ bool PolicyMatch::Matches(const Device& device) const {
   return netdev_regex || pci || rdma_device;
 }
 
+bool DefaultsApplyTo(const Device& device) {
+  // DCB, buffers and DCQCN are configured on the Mellanox physical function (also when it is a
+  // bond member); a VF, a bond master or a Soft-RoCE netdev has none of it to check.
+  return device.pci_vendor == 0x15b3 &&
+         (device.role == DeviceRole::kPf || device.role == DeviceRole::kBondMember);
+}
+
 std::pair<const QosPolicy*, std::string_view> PolicySet::Resolve(const Device& device) const {
   for (const auto& rule : rules)
     if (rule.match.Matches(device)) return {&rule.policy, rule.name};
-  return {&defaults, "default"};
+  if (DefaultsApplyTo(device)) return {&defaults, "default"};
+  static const QosPolicy kNothingChecked;
+  return {&kNothingChecked, "none"};
 }
 
 PolicySet DefaultPolicy() {

@@ -74,15 +74,21 @@ struct PolicyRule {
 };
 
 /// The whole policy: defaults plus rules. The first rule whose selector matches a device wins;
-/// a device no rule matches gets the defaults.
+/// a device no rule matches gets the defaults if DefaultsApplyTo() it, else nothing is checked.
 struct PolicySet {
   QosPolicy defaults;
   std::vector<PolicyRule> rules;
   std::string source;  // "embedded default" or the file path
 
-  /// The effective policy for a device and the rule name that chose it ("default" if none).
+  /// The effective policy for a device and the rule name that chose it: "default", or "none"
+  /// (an empty policy) for a device the defaults do not apply to.
   std::pair<const QosPolicy*, std::string_view> Resolve(const Device& device) const;
 };
+
+/// Whether `defaults` apply to a device no rule matches: a Mellanox (0x15b3) physical function,
+/// bond members included. VFs, bond masters, Soft-RoCE and other netdevs are checked only by an
+/// explicit `devices:` rule.
+bool DefaultsApplyTo(const Device& device);
 
 /// The embedded default: trust dscp; PFC on priority 3 only; DSCP 26 and 24 -> 3, DSCP 48 -> 6;
 /// RoCE ToS 106; DCQCN NP and RP on priority 3; tcp_ecn 1; ETS, prio_tc, buffer, MTU unchecked.

@@ -190,14 +190,16 @@ poll 30 bash -c "[[ \$(curl -sf '$prom/api/v1/query' --data-urlencode 'query=up{
 pass "Prometheus scrapes the exporter in the guest ($TESTBED_EXPORTER_ADDR, netdev $sim)"
 
 # ---- healthy: in policy, traffic with ECN, nothing may fire ----------------------------------
-# The embedded default policy: trust dscp (DSCP APP entries), PFC on priority 3, DSCP 26/24 -> 3,
-# 48 -> 6, DCQCN NP/RP on priority 3, RoCE ToS 106 (MOFED traffic_class), tcp_ecn 1; RoCE traffic
-# both ways with ECN marks and CNPs.
-guest "dcb pfc set dev $sim prio-pfc all:off 3:on
-dcb app add dev $sim dscp-prio 24:3 26:3 48:6
-simnic_ctl $sim 'ecn np 3 1; ecn rp 3 1'
-ib=\$(rdma_links | awk -v n=$sim '\$2 == n { split(\$1, a, \"/\"); print a[1]; exit }')
-echo 106 >/sys/class/infiniband/\$ib/tc/1/traffic_class
+# The embedded default policy on every simnic port (the defaults cover every Mellanox PF): trust
+# dscp (DSCP APP entries), PFC on priority 3, DSCP 26/24 -> 3, 48 -> 6, DCQCN NP/RP on priority 3,
+# RoCE ToS 106 (MOFED traffic_class), tcp_ecn 1; RoCE traffic both ways with ECN marks and CNPs.
+guest "for d in \$(simnic_netdevs); do
+  dcb pfc set dev \$d prio-pfc all:off 3:on
+  dcb app add dev \$d dscp-prio 24:3 26:3 48:6
+  simnic_ctl \$d 'ecn np 3 1; ecn rp 3 1'
+  ib=\$(rdma_links | awk -v n=\$d '\$2 == n { split(\$1, a, \"/\"); print a[1]; exit }')
+  echo 106 >/sys/class/infiniband/\$ib/tc/1/traffic_class
+done
 sysctl -qw net.ipv4.tcp_ecn=1
 simnic_ctl $sim 'traffic 3 rx 20000; traffic 3 tx 20000; rate rx_prio3_pause 50; rate tx_prio3_pause 50; rate rx_prio3_pause_duration 2000; rate tx_prio3_pause_duration 2000; rate np_ecn_marked_roce_packets 400; rate np_cnp_sent 300; rate rp_cnp_handled 300'" ||
   fail "could not configure the healthy baseline in the guest"

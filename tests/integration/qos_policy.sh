@@ -31,13 +31,21 @@ set +e
 "$exe" check --config default.yaml --netdev lo > out.txt 2> err.txt
 rc=$?
 set -e
-[[ $rc == 1 ]] || fail "check with the shown default on lo: exit $rc, want 1 (drift: no DCB)"$'\n'"$(cat err.txt)"
+[[ $rc == 0 ]] || fail "check with the shown default on lo: exit $rc, want 0 (the defaults cover Mellanox PFs only)"$'\n'"$(cat err.txt)"
 grep -q '^policy: default.yaml$' out.txt || fail "check did not use default.yaml"
+grep -q 'policy rule "none"' out.txt || fail "lo should match no rule: $(cat out.txt)"
+# A rule applies the defaults to loopback: no DCB there, so the DCB fields are absent (drift).
+printf 'devices:\n  - name: loopback\n    match: {netdev: lo}\n' > lo.yaml
+set +e
+"$exe" check --config lo.yaml --netdev lo > out.txt 2> err.txt
+rc=$?
+set -e
+[[ $rc == 1 ]] || fail "check with a rule for lo: exit $rc, want 1 (drift: no DCB)"$'\n'"$(cat err.txt)"
 grep -q 'trust      ABSENT' out.txt || fail "check output lacks the absent trust field"
 
 echo "== observe mode needs no capability"
 set +e
-setpriv --inh-caps=-all --bounding-set=-all "$exe" check --netdev lo > out.txt 2> err.txt
+setpriv --inh-caps=-all --bounding-set=-all "$exe" check --config lo.yaml --netdev lo > out.txt 2> err.txt
 rc=$?
 set -e
 [[ $rc == 1 ]] || fail "check without any capability: exit $rc, want 1 (drift, not an error): $(cat err.txt)"
@@ -99,10 +107,12 @@ if [[ $(id -u) != 0 ]] || ! command -v ip > /dev/null; then
   exit 0
 fi
 ns="roceqos-it-qos-$$"
+veth_rule=$'devices:\n  - {name: veths, match: {netdev: "qit.*"}}\n'
 ip netns add "$ns"
 ip -n "$ns" link set lo up
 ip -n "$ns" link add qit0 type veth peer name qit1
-printf 'defaults:\n  tcp_ecn: 2\n' > policy.yaml
+# The defaults cover Mellanox PFs only: a rule applies them to the veths of the namespace.
+printf 'defaults:\n  tcp_ecn: 2\n%s' "$veth_rule" > policy.yaml
 ip netns exec "$ns" "$exe" --config policy.yaml --web.listen-address 127.0.0.1:0 \
   --collector.device-include 'qit.*' --qos.poll-interval 200ms 2> daemon.log &
 pid=$!
@@ -124,7 +134,7 @@ wait_metric() {  # name value: poll until the exported value equals it (deadline
 wait_metric roce_qos_policy_reload_success 1
 wait_metric 'roce_qos_drift{netdev="qit0",field="tcp_ecn"}' 0  # a new netns has tcp_ecn=2
 
-printf 'defaults:\n  tcp_ecn: 7\n' > policy.yaml  # invalid
+printf 'defaults:\n  tcp_ecn: 7\n%s' "$veth_rule" > policy.yaml  # invalid
 kill -HUP "$pid"
 wait_metric roce_qos_policy_reload_success 0
 grep -q 'policy reload rejected, keeping the last good policy' daemon.log || fail "no reload log line"
@@ -133,7 +143,7 @@ code=$(ip netns exec "$ns" curl -s -o reload.txt -w '%{http_code}' -X POST "http
 [[ $code == 500 ]] || fail "POST /-/reload of a bad policy answered $code"
 grep -q 'policy.yaml:2:12: tcp_ecn 7 is out of range 0..2' reload.txt || fail "reload answer: $(cat reload.txt)"
 
-printf 'defaults:\n  tcp_ecn: 1\n' > policy.yaml  # valid, and the netns has 2: drift
+printf 'defaults:\n  tcp_ecn: 1\n%s' "$veth_rule" > policy.yaml  # valid; the netns has 2: drift
 code=$(ip netns exec "$ns" curl -s -o reload.txt -w '%{http_code}' -X POST "http://127.0.0.1:$port/-/reload")
 [[ $code == 200 ]] || fail "POST /-/reload of a good policy answered $code: $(cat reload.txt)"
 wait_metric roce_qos_policy_reload_success 1

@@ -129,14 +129,31 @@ TEST(Check, PfcOffOnPriority3ExplainsWhyAndExitsOne) {
 }
 
 TEST(Check, NoDcbIsAbsentAndCountsAsDrift) {
+  std::string path =
+      ::testing::TempDir() + "/check_veth_rule_" + std::to_string(getpid()) + ".yaml";
+  std::ofstream(path) << "devices:\n  - {name: soft-roce, match: {netdev: veth0}}\n";
+  FakeReader reader;
+  reader.AddGoodNic("ens1f0np0", "mlx5_0");
+  CheckOptions options;
+  options.config_path = path;
+  options.netdevs = {"ens1f0np0", "veth0"};
+  CheckRun r = Check(reader, options);
+  std::filesystem::remove(path);
+  EXPECT_EQ(r.code, kCheckDrift);
+  EXPECT_NE(r.out.find("policy rule \"soft-roce\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("trust      ABSENT"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("no DCB on this device (EOPNOTSUPP)"), std::string::npos);
+}
+
+TEST(Check, DevicesTheDefaultsDoNotCoverAreReportedButNotChecked) {
   FakeReader reader;
   reader.AddGoodNic("ens1f0np0", "mlx5_0");
   CheckOptions options;
   options.netdevs = {"ens1f0np0", "veth0"};
   CheckRun r = Check(reader, options);
-  EXPECT_EQ(r.code, kCheckDrift);
-  EXPECT_NE(r.out.find("trust      ABSENT"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("no DCB on this device (EOPNOTSUPP)"), std::string::npos);
+  EXPECT_EQ(r.code, kCheckInSync) << r.out;
+  EXPECT_NE(r.out.find("policy rule \"none\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(the policy checks no field of this device)"), std::string::npos);
 }
 
 TEST(Check, UnreadableOnlyIsAnErrorNotInSync) {

@@ -144,12 +144,19 @@ TEST(Cli, ConfigPathOfAnExistingFileIsStored) {
 }
 
 TEST(Cli, SubcommandsParseWithGlobalFlags) {
-  Parsed check = Parse({"check", "--sampler.period=1s", "--netdev", "lo"});
+  char path[] = "/tmp/roceqos_cli_check_XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  const std::string rule = "devices:\n  - {name: loopback, match: {netdev: lo}}\n";
+  ASSERT_EQ(write(fd, rule.data(), rule.size()), static_cast<ssize_t>(rule.size()));
+  close(fd);
+  Parsed check = Parse({"check", "--sampler.period=1s", "--config", path, "--netdev", "lo"});
   ASSERT_EQ(check.outcome.kind, CliOutcome::Kind::kSubcommand) << check.err;
   EXPECT_EQ(check.outcome.config.sampler_period, std::chrono::seconds(1));
   std::ostringstream out, err;
-  // Loopback has no DCB: the default policy's DCB fields are absent, which is drift (exit 1).
+  // Loopback has no DCB: the rule's DCB fields are absent, which is drift (exit 1).
   EXPECT_EQ(check.outcome.subcommand(check.outcome.config, out, err), 1) << err.str();
+  std::remove(path);
   EXPECT_THAT(out.str(), HasSubstr("lo ("));
   EXPECT_THAT(out.str(), HasSubstr("trust      ABSENT"));
 

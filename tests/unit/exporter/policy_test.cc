@@ -3,15 +3,20 @@
 #include <gtest/gtest.h>
 #include <linux/dcbnl.h>
 
+#include <functional>
 #include <string>
+#include <vector>
 
 namespace roceqos {
 namespace {
 
+// A Mellanox physical function: the devices the defaults apply to.
 Device MakeDevice(std::string name, std::string pci = "", std::string rdma = "") {
   Device d;
   d.name = std::move(name);
   d.pci_address = std::move(pci);
+  d.pci_vendor = 0x15b3;
+  d.role = DeviceRole::kPf;
   if (!rdma.empty()) {
     RdmaPort port;
     port.device = std::move(rdma);
@@ -150,6 +155,33 @@ devices:
   auto [pd, rd] = set->Resolve(MakeDevice("ib0"));
   EXPECT_EQ(rd, "default");
   EXPECT_EQ(pd->pfc, 0x10);
+}
+
+TEST(PolicySelection, DefaultsApplyToMellanoxPhysicalFunctionsOnly) {
+  PolicySet set = DefaultPolicy();
+  Device pf = MakeDevice("ens1f0np0");
+  EXPECT_EQ(set.Resolve(pf).second, "default");
+  Device member = pf;
+  member.role = DeviceRole::kBondMember;
+  EXPECT_EQ(set.Resolve(member).second, "default") << "DCB lives on each slave PF";
+  for (auto change : std::vector<std::function<void(Device&)>>{
+           [](Device& d) { d.role = DeviceRole::kVf; },
+           [](Device& d) { d.role = DeviceRole::kBond; },
+           [](Device& d) { d.role = DeviceRole::kOther; },  // veth under Soft-RoCE
+           [](Device& d) { d.pci_vendor = 0x8086; }}) {     // another vendor's PF
+    Device d = pf;
+    change(d);
+    auto [policy, rule] = set.Resolve(d);
+    EXPECT_EQ(rule, "none");
+    EXPECT_EQ(*policy, QosPolicy{}) << "nothing checked";
+  }
+  // An explicit rule checks any device.
+  auto with_rule = ParsePolicy("devices:\n  - {name: soft, match: {netdev: veth0}}\n", "r.yaml");
+  ASSERT_TRUE(with_rule.ok()) << with_rule.error().message;
+  Device veth;
+  veth.name = "veth0";
+  EXPECT_EQ(with_rule->Resolve(veth).second, "soft");
+  EXPECT_EQ(with_rule->Resolve(veth).first->pfc, 0x08);
 }
 
 TEST(PolicyFingerprint, EqualPoliciesHashEqualDifferentOnesDiffer) {

@@ -115,6 +115,7 @@ struct Harness {
     auto d = std::make_shared<Device>();
     d->name = name;
     d->role = DeviceRole::kPf;
+    d->pci_vendor = 0x15b3;
     d->oper_state = "up";
     d->mtu = 1500;
     RdmaPort port;
