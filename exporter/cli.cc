@@ -20,7 +20,9 @@ constexpr std::string_view kProgram = "roce_qos_exporter";
 
 // The flag values that need more than CLI11's conversion; checked after parsing so every problem
 // is reported the same way.
-Result<void> Validate(Config& config, const std::string& period, const std::string& discovery) {
+Result<void> Validate(Config& config, const std::string& period, const std::string& discovery,
+                      const std::string& qos_poll, const std::string& backoff,
+                      const std::string& max_backoff) {
   auto invalid = [](std::string message) { return MakeError(EINVAL, std::move(message)); };
 
   auto parsed_period = ParseDuration(period);
@@ -40,6 +42,33 @@ Result<void> Validate(Config& config, const std::string& period, const std::stri
                     discovery));
   }
   config.discovery_interval = *parsed_discovery;
+
+  auto parsed_poll = ParseDuration(qos_poll);
+  if (!parsed_poll) return invalid("--qos.poll-interval: " + parsed_poll.error().message);
+  if (*parsed_poll < std::chrono::milliseconds(100) || *parsed_poll > std::chrono::hours(1)) {
+    return invalid(
+        fmt::format("--qos.poll-interval \"{}\" must be between 100ms and 1h", qos_poll));
+  }
+  config.qos_poll_interval = *parsed_poll;
+
+  auto parsed_backoff = ParseDuration(backoff);
+  auto parsed_max_backoff = ParseDuration(max_backoff);
+  if (!parsed_backoff) return invalid("--remediation.backoff: " + parsed_backoff.error().message);
+  if (!parsed_max_backoff) {
+    return invalid("--remediation.max-backoff: " + parsed_max_backoff.error().message);
+  }
+  if (*parsed_backoff < std::chrono::seconds(1) || *parsed_max_backoff < *parsed_backoff) {
+    return invalid(fmt::format(
+        "--remediation.backoff \"{}\" must be at least 1s and at most --remediation.max-backoff",
+        backoff));
+  }
+  config.remediation_backoff = std::chrono::duration_cast<std::chrono::seconds>(*parsed_backoff);
+  config.remediation_max_backoff =
+      std::chrono::duration_cast<std::chrono::seconds>(*parsed_max_backoff);
+  if (config.remediation_max_attempts < 1) {
+    return invalid(fmt::format("--remediation.max-attempts {} must be at least 1",
+                               config.remediation_max_attempts));
+  }
 
   if (!(config.sampler_budget > 0 && config.sampler_budget <= 1)) {
     return invalid(fmt::format("--sampler.budget {} must be in (0, 1], a share of the period",
@@ -119,6 +148,9 @@ CliOutcome ParseCommandLine(std::span<const char* const> args, std::ostream& out
   Config& config = outcome.config;
   std::string period = FormatDuration(config.sampler_period);
   std::string discovery = FormatDuration(config.discovery_interval);
+  std::string qos_poll = FormatDuration(config.qos_poll_interval);
+  std::string backoff = FormatDuration(config.remediation_backoff);
+  std::string max_backoff = FormatDuration(config.remediation_max_backoff);
   std::string device_include, device_exclude, raw_include;
   bool print_metrics_doc = false;
   double storm_threshold = config.derive.storm.threshold;
@@ -174,6 +206,21 @@ CliOutcome ParseCommandLine(std::span<const char* const> args, std::ostream& out
                  "enforce")
       ->check(CLI::IsMember({"off", "dry-run", "enforce"}))
       ->capture_default_str();
+  app.add_option("--remediation.backoff", backoff,
+                 "Wait after a remediation attempt; doubles with each attempt that did not hold")
+      ->capture_default_str();
+  app.add_option("--remediation.max-backoff", max_backoff, "Cap of the wait between attempts")
+      ->capture_default_str();
+  app.add_option("--remediation.max-attempts", config.remediation_max_attempts,
+                 "Attempts that did not hold before remediation gives up on a device")
+      ->capture_default_str();
+  app.add_option("--qos.poll-interval", qos_poll,
+                 "How often the QoS state is read in full, besides change notifications; "
+                 "Prometheus duration (100ms..1h)")
+      ->capture_default_str();
+  app.add_flag("--qos.configfs-tos", config.qos_configfs_tos,
+               "Read the RoCE ToS from rdma_cm configfs, creating and removing "
+               "/sys/kernel/config/rdma_cm/<dev> when needed (a side effect; off by default)");
   app.add_option("--storm.threshold", storm_threshold,
                  "Paused-time ratio of a sample interval at or above which (with no packet "
                  "moving on the priority) it counts towards a PFC storm, in (0, 1]")
@@ -223,7 +270,7 @@ CliOutcome ParseCommandLine(std::span<const char* const> args, std::ostream& out
     outcome.exit_code = kExitUsage;
     return outcome;
   }
-  if (auto valid = Validate(config, period, discovery); !valid) {
+  if (auto valid = Validate(config, period, discovery, qos_poll, backoff, max_backoff); !valid) {
     err << kProgram << ": " << valid.error().message << " (see --help)\n";
     outcome.exit_code = kExitUsage;
     return outcome;

@@ -14,10 +14,15 @@
 #include "exporter/build_info.h"
 #include "exporter/cli.h"
 #include "exporter/derive_stage.h"
+#include "exporter/derived_signals.h"
 #include "exporter/fault_log.h"
 #include "exporter/http_server.h"
 #include "exporter/logging.h"
 #include "exporter/metrics.h"
+#include "exporter/qos_engine.h"
+#include "exporter/qos_io.h"
+#include "exporter/qos_stage.h"
+#include "exporter/remediate.h"
 #include "exporter/sampler.h"
 #include "exporter/systemd_notify.h"
 
@@ -36,8 +41,20 @@ std::string LandingPage(const Config& config) {
 }
 
 std::vector<HttpRoute> Routes(const Config& config, const Sampler& sampler,
-                              const SnapshotCollectable& collectable) {
+                              const SnapshotCollectable& collectable, QosEngine& qos) {
   std::vector<HttpRoute> routes;
+  routes.push_back({"/-/reload", {"POST"}, [&qos](const HttpRequest&) {
+                      HttpResponse r;
+                      if (Result<void> reloaded = qos.ReloadPolicy(); reloaded) {
+                        r.body = "policy reloaded\n";
+                      } else {
+                        // The last good policy stays in force; say why the new one was refused.
+                        r.status = 500;
+                        r.body = "policy rejected, the last good policy stays in force: " +
+                                 reloaded.error().message + "\n";
+                      }
+                      return r;
+                    }});
   routes.push_back({config.telemetry_path, {"GET"}, [&collectable](const HttpRequest&) {
                       std::ostringstream body;
                       prometheus::TextSerializer().Serialize(body, collectable.Collect());
@@ -77,6 +94,7 @@ int RunExporter(const Config& config) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);  // policy reload
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   spdlog::info("starting roce_qos_exporter version {} (revision {})", kVersion, kGitRevision);
@@ -86,16 +104,42 @@ int RunExporter(const Config& config) {
     spdlog::error("{}", !options ? options.error().message : listen.error().message);
     return 1;
   }
-  // TODO(qos): the policy engine replaces these two checks when it lands.
-  if (config.remediation != "off") {
-    spdlog::error("--remediation={}: the remediation engine is not built into this version",
-                  config.remediation);
+  // The policy and remediation mode are checked before anything starts: a policy that does not
+  // validate, or enforce mode without the capability it needs, refuses to start.
+  Result<RemediationMode> mode = ParseRemediationMode(config.remediation);
+  if (!mode) {
+    spdlog::error("{}", mode.error().message);
     return 1;
   }
-  if (!config.config_path.empty()) {
-    spdlog::info("policy file {} accepted; the policy engine is not built into this version",
-                 config.config_path);
+  if (*mode == RemediationMode::kEnforce && !HasNetAdminCapability()) {
+    spdlog::error(
+        "--remediation=enforce needs CAP_NET_ADMIN (RTM_SETDCB is refused without it); run with "
+        "the capability or use --remediation=dry-run");
+    return 1;
   }
+  Result<std::shared_ptr<const PolicySet>> policy = LoadPolicy(config.config_path);
+  if (!policy) {
+    spdlog::error("invalid QoS policy, not starting: {}", policy.error().message);
+    return 1;
+  }
+  Result<std::unique_ptr<KernelQosReader>> qos_reader =
+      KernelQosReader::Open(HostPaths{}, config.qos_configfs_tos);
+  if (!qos_reader) {
+    spdlog::error("QoS reader: {}", qos_reader.error().message);
+    return 1;
+  }
+  QosEngineOptions qos_options;
+  qos_options.config_path = config.config_path;
+  qos_options.poll_interval = config.qos_poll_interval;
+  qos_options.remediation.mode = *mode;
+  qos_options.remediation.base_backoff = config.remediation_backoff;
+  qos_options.remediation.max_backoff = config.remediation_max_backoff;
+  qos_options.remediation.max_attempts = config.remediation_max_attempts;
+  auto qos_writer = std::make_unique<KernelQosWriter>(qos_reader->get());
+  QosEngine qos(qos_options, *policy, std::move(*qos_reader), std::move(qos_writer));
+  spdlog::info("QoS policy: {} ({} device rule{}), remediation {}", (*policy)->source,
+               (*policy)->rules.size(), (*policy)->rules.size() == 1 ? "" : "s",
+               RemediationModeName(*mode));
 
   SystemdNotifier notifier;  // before the sampler thread starts (reads the environment)
   FaultLog notify_log;       // only touched on the sampler thread
@@ -108,16 +152,24 @@ int RunExporter(const Config& config) {
       notify_log.Ok("sd_notify");
     }
   });
+  // After the derive stage: remediation is blocked on a device while it is in a PFC storm.
+  sampler.AddStage(std::make_unique<QosStage>(&qos, [](const DeviceSnapshot& device) {
+    return device.derived && device.derived->signals.AnyStorm();
+  }));
+  // A DCB notification wakes the sampler at once: detection well under one period.
+  QosMonitorThread qos_monitor(
+      &qos, [&sampler](bool discovery_wanted) { sampler.Wake(discovery_wanted); });
   SnapshotCollectable collectable([&sampler] { return sampler.Latest(); });
 
   Result<std::unique_ptr<HttpServer>> server = HttpServer::Start(
-      HttpOptions{.listening_ports = *listen}, Routes(config, sampler, collectable));
+      HttpOptions{.listening_ports = *listen}, Routes(config, sampler, collectable, qos));
   if (!server) {
     // Before the sampler starts: a port in use fails fast, without touching any device.
     spdlog::error("{}", server.error().message);
     return 1;
   }
   sampler.Start();
+  qos_monitor.Start();
   std::string ports;
   for (int port : (*server)->ListeningPorts()) {
     ports += (ports.empty() ? "" : ",") + std::to_string(port);
@@ -125,24 +177,36 @@ int RunExporter(const Config& config) {
   spdlog::info("listening on {} (port {}), metrics at {}", config.listen_address, ports,
                config.telemetry_path);
 
-  // Wait for SIGTERM/SIGINT; say so once if the first sample takes unusually long.
+  // Wait for SIGTERM/SIGINT (SIGHUP reloads the policy); say so once if the first sample takes
+  // unusually long.
   const timespec first_sample_deadline{30, 0};
+  bool warned_first_sample = false;
   int received = -1;
-  do {
-    received = sigtimedwait(&signals, nullptr, &first_sample_deadline);
-  } while (received < 0 && errno == EINTR);
-  if (received < 0) {
-    if (!sampler.Latest()) {
-      spdlog::warn("no sample published within 30s; /-/ready answers 503 until one is");
+  for (;;) {
+    received = warned_first_sample ? sigwaitinfo(&signals, nullptr)
+                                   : sigtimedwait(&signals, nullptr, &first_sample_deadline);
+    if (received < 0) {
+      if (errno == EAGAIN && !warned_first_sample) {
+        warned_first_sample = true;
+        if (!sampler.Latest()) {
+          spdlog::warn("no sample published within 30s; /-/ready answers 503 until one is");
+        }
+      }
+      continue;
     }
-    while (sigwait(&signals, &received) != 0) {
+    if (received == SIGHUP) {
+      spdlog::info("received SIGHUP, reloading the QoS policy");
+      (void)qos.ReloadPolicy();  // logs and exports its own outcome
+      continue;
     }
+    break;
   }
   spdlog::info("received {}, shutting down", received == SIGTERM ? "SIGTERM" : "SIGINT");
   if (Result<void> stopping = notifier.Stopping(); !stopping) {
     spdlog::warn("{}", stopping.error().message);
   }
   server->reset();  // no scrape in flight while the sampler stops
+  qos_monitor.Stop();
   sampler.Stop();
   spdlog::info("stopped");
   return 0;

@@ -17,6 +17,7 @@ Families RenderSnapshot(const Snapshot* snapshot) {
     RenderEthtoolCounters(*snapshot, out);
     RenderRdmaCounters(*snapshot, out);
     RenderDeviceInfo(*snapshot, out);
+    RenderQos(*snapshot, out);
     RenderDerived(*snapshot, out);
   }
   RenderSelf(snapshot, out);

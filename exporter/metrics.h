@@ -23,6 +23,7 @@ using Families = std::vector<prometheus::MetricFamily>;
 void RenderEthtoolCounters(const Snapshot& snapshot, Families& out);  // metrics_counters.cc
 void RenderRdmaCounters(const Snapshot& snapshot, Families& out);     // metrics_rdma.cc
 void RenderDeviceInfo(const Snapshot& snapshot, Families& out);       // metrics_device.cc
+void RenderQos(const Snapshot& snapshot, Families& out);              // metrics_qos.cc
 void RenderDerived(const Snapshot& snapshot, Families& out);          // metrics_derived.cc
 /// Self-metrics; `snapshot` is null before the first sample (build info only).
 void RenderSelf(const Snapshot* snapshot, Families& out);  // metrics_self.cc

@@ -1,29 +1,33 @@
 #include "exporter/subcommands.h"
 
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
+#include <iostream>
+#include <memory>
 #include <ostream>
 
+#include "exporter/check.h"
+
 namespace roceqos {
-namespace {
-
-// Reserved for the policy engine (QoS work): the names and their place in the CLI are fixed so
-// deploy files and docs can rely on them; the bodies are not implemented in this build yet and
-// say so instead of pretending to succeed.
-int NotImplemented(std::string_view what, std::ostream& err) {
-  err << "roce_qos_exporter: " << what << ": not implemented in this build (the policy engine is "
-      << "not built in yet)\n";
-  return 1;
-}
-
-}  // namespace
 
 void RegisterSubcommands(CLI::App& app, SubcommandRun& selected) {
   CLI::App* check = app.add_subcommand(
-      "check", "Validate the flags and the policy file (--config) and exit 0 if they are valid");
+      "check",
+      "Check every selected device against the QoS policy (--config or the embedded default) and "
+      "print expected vs actual per field; exit 0 in sync, 1 drift, 2 error");
   check->fallthrough();
-  check->callback([&selected] {
-    selected = [](const Config&, std::ostream&, std::ostream& err) {
-      return NotImplemented("check", err);
+  auto netdevs = std::make_shared<std::vector<std::string>>();
+  check->add_option("--netdev", *netdevs,
+                    "Check this netdev (repeatable) instead of the default device selection");
+  check->callback([&selected, netdevs] {
+    selected = [netdevs](const Config& config, std::ostream& out, std::ostream& err) {
+      CheckOptions options;
+      options.config_path = config.config_path;
+      options.netdevs = *netdevs;
+      options.configfs_tos = config.qos_configfs_tos;
+      options.color = &out == &std::cout && ::isatty(STDOUT_FILENO);
+      return RunCheck(options, out, err);
     };
   });
 
@@ -34,8 +38,8 @@ void RegisterSubcommands(CLI::App& app, SubcommandRun& selected) {
       policy->add_subcommand("show-default", "Print the embedded default policy as YAML");
   show_default->fallthrough();
   show_default->callback([&selected] {
-    selected = [](const Config&, std::ostream&, std::ostream& err) {
-      return NotImplemented("policy show-default", err);
+    selected = [](const Config&, std::ostream& out, std::ostream&) {
+      return RunPolicyShowDefault(out);
     };
   });
 }

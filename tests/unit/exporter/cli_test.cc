@@ -143,19 +143,45 @@ TEST(Cli, ConfigPathOfAnExistingFileIsStored) {
   std::remove(path);
 }
 
-TEST(Cli, ReservedSubcommandsParseWithGlobalFlags) {
-  Parsed check = Parse({"check", "--sampler.period=1s"});
+TEST(Cli, SubcommandsParseWithGlobalFlags) {
+  Parsed check = Parse({"check", "--sampler.period=1s", "--netdev", "lo"});
   ASSERT_EQ(check.outcome.kind, CliOutcome::Kind::kSubcommand) << check.err;
   EXPECT_EQ(check.outcome.config.sampler_period, std::chrono::seconds(1));
   std::ostringstream out, err;
-  EXPECT_NE(check.outcome.subcommand(check.outcome.config, out, err), 0)
-      << "not implemented yet must not look like success";
-  EXPECT_THAT(err.str(), HasSubstr("not implemented"));
+  // Loopback has no DCB: the default policy's DCB fields are absent, which is drift (exit 1).
+  EXPECT_EQ(check.outcome.subcommand(check.outcome.config, out, err), 1) << err.str();
+  EXPECT_THAT(out.str(), HasSubstr("lo ("));
+  EXPECT_THAT(out.str(), HasSubstr("trust      ABSENT"));
 
   Parsed show = Parse({"policy", "show-default"});
-  EXPECT_EQ(show.outcome.kind, CliOutcome::Kind::kSubcommand) << show.err;
+  ASSERT_EQ(show.outcome.kind, CliOutcome::Kind::kSubcommand) << show.err;
+  std::ostringstream yaml, none;
+  EXPECT_EQ(show.outcome.subcommand(show.outcome.config, yaml, none), 0);
+  EXPECT_THAT(yaml.str(), HasSubstr("pfc: [3]"));
   ExpectUsageError(Parse({"policy"}), "roce_qos_exporter: ");
   ExpectUsageError(Parse({"policy", "bogus"}), "subcommand");
+}
+
+TEST(Cli, QosFlags) {
+  Parsed p = Parse({"--qos.poll-interval=2s", "--qos.configfs-tos"});
+  ASSERT_EQ(p.outcome.kind, CliOutcome::Kind::kRunExporter) << p.err;
+  EXPECT_EQ(p.outcome.config.qos_poll_interval, std::chrono::seconds(2));
+  EXPECT_TRUE(p.outcome.config.qos_configfs_tos);
+  EXPECT_EQ(Parse({}).outcome.config.qos_poll_interval, std::chrono::seconds(5));
+  ExpectUsageError(Parse({"--qos.poll-interval=10ms"}), "--qos.poll-interval");
+  ExpectUsageError(Parse({"--qos.poll-interval=soon"}), "--qos.poll-interval");
+}
+
+TEST(Cli, RemediationTuningFlags) {
+  Parsed p = Parse({"--remediation=dry-run", "--remediation.backoff=2s",
+                    "--remediation.max-backoff=1m", "--remediation.max-attempts=3"});
+  ASSERT_EQ(p.outcome.kind, CliOutcome::Kind::kRunExporter) << p.err;
+  EXPECT_EQ(p.outcome.config.remediation_backoff, std::chrono::seconds(2));
+  EXPECT_EQ(p.outcome.config.remediation_max_backoff, std::chrono::seconds(60));
+  EXPECT_EQ(p.outcome.config.remediation_max_attempts, 3);
+  ExpectUsageError(Parse({"--remediation.backoff=11m"}), "--remediation.backoff");
+  ExpectUsageError(Parse({"--remediation.backoff=500ms"}), "--remediation.backoff");
+  ExpectUsageError(Parse({"--remediation.max-attempts=0"}), "--remediation.max-attempts");
 }
 
 TEST(Cli, PrintsTheMetricsDoc) {

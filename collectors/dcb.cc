@@ -1,0 +1,327 @@
+#include "collectors/dcb.h"
+
+#include <fmt/format.h>
+#include <linux/dcbnl.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <net/if.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "collectors/netlink/socket.h"
+
+namespace roceqos {
+namespace {
+
+using netlink::Attrs;
+using netlink::Bytes;
+
+static_assert(sizeof(ieee_ets) == 59);
+static_assert(sizeof(ieee_pfc) == 136);
+static_assert(sizeof(ieee_maxrate) == 64);
+static_assert(sizeof(dcbnl_buffer) == 44);
+static_assert(sizeof(dcb_app) == 4);
+static_assert(sizeof(dcbmsg) == 4);
+
+// Top level of an IEEE_GET reply (enum dcbnl_attrs).
+constexpr auto kTopPolicy = netlink::MakePolicy<DCB_ATTR_MAX + 1>({
+    {DCB_ATTR_IFNAME, netlink::attr::String("DCB_ATTR_IFNAME", IFNAMSIZ)},
+    {DCB_ATTR_IEEE, netlink::attr::Required(netlink::attr::Nested("DCB_ATTR_IEEE"))},
+    {DCB_ATTR_DCBX, netlink::attr::U8("DCB_ATTR_DCBX")},
+});
+
+// Top level of an IEEE_SET/IEEE_DEL reply: DCB_ATTR_IEEE is the u8 status there.
+constexpr auto kSetReplyPolicy = netlink::MakePolicy<DCB_ATTR_MAX + 1>({
+    {DCB_ATTR_IFNAME, netlink::attr::String("DCB_ATTR_IFNAME", IFNAMSIZ)},
+    {DCB_ATTR_IEEE, netlink::attr::Required(netlink::attr::U8("DCB_ATTR_IEEE (status)"))},
+    {DCB_ATTR_DCBX, netlink::attr::U8("DCB_ATTR_DCBX")},
+});
+
+// Inside DCB_ATTR_IEEE (enum ieee_attrs). Peer objects and QCN are not read (mlx5 has neither).
+constexpr auto kIeeePolicy = netlink::MakePolicy<DCB_ATTR_IEEE_MAX + 1>({
+    {DCB_ATTR_IEEE_ETS, netlink::attr::Struct<ieee_ets>("DCB_ATTR_IEEE_ETS")},
+    {DCB_ATTR_IEEE_PFC, netlink::attr::Struct<ieee_pfc>("DCB_ATTR_IEEE_PFC")},
+    {DCB_ATTR_IEEE_APP_TABLE, netlink::attr::Nested("DCB_ATTR_IEEE_APP_TABLE")},
+    {DCB_ATTR_IEEE_MAXRATE, netlink::attr::Struct<ieee_maxrate>("DCB_ATTR_IEEE_MAXRATE")},
+    {DCB_ATTR_DCB_BUFFER, netlink::attr::Struct<dcbnl_buffer>("DCB_ATTR_DCB_BUFFER")},
+    {DCB_ATTR_DCB_APP_TRUST_TABLE, netlink::attr::Nested("DCB_ATTR_DCB_APP_TRUST_TABLE")},
+});
+
+template <size_t N>
+std::array<uint8_t, N> ToArray(const __u8 (&in)[N]) {
+  std::array<uint8_t, N> out{};
+  std::copy(std::begin(in), std::end(in), out.begin());
+  return out;
+}
+
+Result<std::vector<DcbApp>> ParseAppTable(Bytes table, std::string_view context) {
+  std::vector<DcbApp> apps;
+  auto status =
+      netlink::ForEachAttr(table, context, [&](uint16_t type, Bytes payload) -> Result<void> {
+        // DCB_ATTR_IEEE_APP: selectors 1-5; DCB_ATTR_DCB_APP: DCB_APP_SEL_PCP (v6.2). Both carry a
+        // struct dcb_app.
+        if (type != DCB_ATTR_IEEE_APP && type != DCB_ATTR_DCB_APP)
+          return MakeError(
+              EINVAL, fmt::format("{}: unexpected attribute type {} in APP table", context, type));
+        if (payload.size() != sizeof(dcb_app))
+          return MakeError(EINVAL, fmt::format("{}: APP entry of {} bytes, expected {}", context,
+                                               payload.size(), sizeof(dcb_app)));
+        dcb_app raw{};
+        std::memcpy(&raw, payload.data(), sizeof raw);
+        apps.push_back(DcbApp{raw.selector, raw.priority, raw.protocol});
+        return {};
+      });
+  if (!status) return status.error();
+  std::sort(apps.begin(), apps.end());
+  return apps;
+}
+
+Result<std::vector<uint8_t>> ParseTrustTable(Bytes table, std::string_view context) {
+  std::vector<uint8_t> selectors;
+  auto status =
+      netlink::ForEachAttr(table, context, [&](uint16_t type, Bytes payload) -> Result<void> {
+        // Each entry is a u8 selector, typed DCB_ATTR_IEEE_APP (1-5) or DCB_ATTR_DCB_APP (PCP).
+        if (type != DCB_ATTR_IEEE_APP && type != DCB_ATTR_DCB_APP)
+          return MakeError(EINVAL, fmt::format("{}: unexpected attribute type {} in apptrust table",
+                                               context, type));
+        if (payload.size() != 1)
+          return MakeError(EINVAL, fmt::format("{}: apptrust entry of {} bytes, expected 1",
+                                               context, payload.size()));
+        selectors.push_back(static_cast<uint8_t>(payload[0]));
+        return {};
+      });
+  if (!status) return status.error();
+  return selectors;
+}
+
+}  // namespace
+
+std::string_view TrustModeName(TrustMode mode) { return mode == TrustMode::kDscp ? "dscp" : "pcp"; }
+
+std::string_view TsaName(uint8_t tsa) {
+  switch (tsa) {
+    case IEEE_8021QAZ_TSA_STRICT:
+      return "strict";
+    case IEEE_8021QAZ_TSA_CB_SHAPER:
+      return "cbs";
+    case IEEE_8021QAZ_TSA_ETS:
+      return "ets";
+    case IEEE_8021QAZ_TSA_VENDOR:
+      return "vendor";
+    default:
+      return "unknown";
+  }
+}
+
+std::string_view DcbxModeName(uint8_t dcbx) {
+  if (dcbx & DCB_CAP_DCBX_HOST) return "host";
+  if (dcbx & DCB_CAP_DCBX_LLD_MANAGED) return "lld_managed";
+  return "firmware";
+}
+
+TrustMode QosState::Trust() const {
+  if (app_trust) {
+    bool dscp = std::find(app_trust->begin(), app_trust->end(), IEEE_8021QAZ_APP_SEL_DSCP) !=
+                app_trust->end();
+    return dscp ? TrustMode::kDscp : TrustMode::kPcp;
+  }
+  for (const auto& app : apps)
+    if (app.selector == IEEE_8021QAZ_APP_SEL_DSCP) return TrustMode::kDscp;
+  return TrustMode::kPcp;
+}
+
+std::vector<uint8_t> QosState::DscpPriorities(uint8_t dscp) const {
+  std::vector<uint8_t> prios;
+  for (const auto& app : apps)
+    if (app.selector == IEEE_8021QAZ_APP_SEL_DSCP && app.protocol == dscp)
+      prios.push_back(app.priority);
+  return prios;
+}
+
+Result<QosState> ParseIeeeGetPayload(Bytes payload, std::string_view netdev) {
+  std::string context = fmt::format("RTM_GETDCB IEEE_GET {}", netdev);
+  auto top = Attrs::Parse(payload, kTopPolicy, context);
+  if (!top) return top.error();
+  auto ieee = top->Nested(DCB_ATTR_IEEE, kIeeePolicy, context);
+  if (!ieee) return ieee.error();
+
+  QosState state;
+  if (ieee->Has(DCB_ATTR_IEEE_PFC)) {  // struct ieee_pfc
+    ieee_pfc raw{};
+    ieee->CopyStruct(DCB_ATTR_IEEE_PFC, &raw);
+    state.pfc = PfcState{raw.pfc_cap, raw.pfc_en, raw.mbc, raw.delay};
+  }
+  if (ieee->Has(DCB_ATTR_IEEE_ETS)) {  // struct ieee_ets
+    ieee_ets raw{};
+    ieee->CopyStruct(DCB_ATTR_IEEE_ETS, &raw);
+    EtsState ets;
+    ets.willing = raw.willing;
+    ets.ets_cap = raw.ets_cap;
+    ets.cbs = raw.cbs;
+    ets.tc_tx_bw = ToArray(raw.tc_tx_bw);
+    ets.tc_rx_bw = ToArray(raw.tc_rx_bw);
+    ets.tc_tsa = ToArray(raw.tc_tsa);
+    ets.prio_tc = ToArray(raw.prio_tc);
+    ets.tc_reco_bw = ToArray(raw.tc_reco_bw);
+    ets.tc_reco_tsa = ToArray(raw.tc_reco_tsa);
+    ets.reco_prio_tc = ToArray(raw.reco_prio_tc);
+    for (int prio = 0; prio < kNumPriorities; ++prio) {
+      if (ets.prio_tc[prio] >= kNumTcs)
+        return MakeError(EINVAL, fmt::format("{}: ieee_ets.prio_tc[{}] = {} is not a TC", context,
+                                             prio, ets.prio_tc[prio]));
+    }
+    state.ets = ets;
+  }
+  if (ieee->Has(DCB_ATTR_IEEE_MAXRATE)) {  // struct ieee_maxrate, Kbit/s
+    ieee_maxrate raw{};
+    ieee->CopyStruct(DCB_ATTR_IEEE_MAXRATE, &raw);
+    std::array<uint64_t, kNumTcs> rates{};
+    std::copy(std::begin(raw.tc_maxrate), std::end(raw.tc_maxrate), rates.begin());
+    state.maxrate_kbps = rates;
+  }
+  if (ieee->Has(DCB_ATTR_DCB_BUFFER)) {  // struct dcbnl_buffer
+    dcbnl_buffer raw{};
+    ieee->CopyStruct(DCB_ATTR_DCB_BUFFER, &raw);
+    BufferState buffer;
+    buffer.prio_buffer = ToArray(raw.prio2buffer);
+    std::copy(std::begin(raw.buffer_size), std::end(raw.buffer_size), buffer.size.begin());
+    buffer.total_size = raw.total_size;
+    state.buffer = buffer;
+  }
+  if (ieee->Has(DCB_ATTR_IEEE_APP_TABLE)) {
+    auto apps = ParseAppTable(ieee->Raw(DCB_ATTR_IEEE_APP_TABLE), context);
+    if (!apps) return apps.error();
+    state.apps = std::move(*apps);
+  }
+  if (ieee->Has(DCB_ATTR_DCB_APP_TRUST_TABLE)) {
+    auto trust = ParseTrustTable(ieee->Raw(DCB_ATTR_DCB_APP_TRUST_TABLE), context);
+    if (!trust) return trust.error();
+    state.app_trust = std::move(*trust);
+  }
+  state.dcbx = top->U8(DCB_ATTR_DCBX);  // after the IEEE nest, when ops->getdcbx exists
+  return state;
+}
+
+Result<void> ParseSetReplyPayload(Bytes payload, std::string_view context) {
+  auto top = Attrs::Parse(payload, kSetReplyPolicy, context);
+  if (!top) return top.error();
+  auto status = top->U8(DCB_ATTR_IEEE);  // required by the policy
+  // The driver's return value, truncated to u8 by nla_put_u8: read it back as int8.
+  int err = static_cast<int8_t>(*status);
+  if (err != 0)
+    return MakeError(
+        -err, fmt::format("{}: kernel rejected the write: {}", context, std::strerror(-err)));
+  return {};
+}
+
+Result<std::optional<QosState>> DcbClient::Read(std::string_view netdev) {
+  std::string context = fmt::format("RTM_GETDCB IEEE_GET {}", netdev);
+  netlink::Message request(RTM_GETDCB, NLM_F_ACK);
+  dcbmsg header{AF_UNSPEC, DCB_CMD_IEEE_GET, 0};
+  request.PutHeader(&header, sizeof header);
+  request.PutString(DCB_ATTR_IFNAME, netdev);
+
+  std::optional<QosState> state;
+  auto status = socket_->Request(
+      request,
+      [&](const netlink::NlMessage& reply) -> Result<void> {
+        if (reply.header.nlmsg_type != RTM_GETDCB) return {};  // not ours to read
+        auto payload = netlink::Payload(reply, sizeof(dcbmsg), context);
+        if (!payload) return payload.error();
+        auto parsed = ParseIeeeGetPayload(*payload, netdev);
+        if (!parsed) return parsed.error();
+        state = std::move(*parsed);
+        return {};
+      },
+      context);
+  if (!status) {
+    if (status.error().NotSupported()) return std::optional<QosState>();
+    return status.error();
+  }
+  if (!state) return MakeError(EPROTO, fmt::format("{}: no reply before the ACK", context));
+  return state;
+}
+
+Result<void> DcbClient::Set(std::string_view netdev, const DcbWrite& write) {
+  return Write(DCB_CMD_IEEE_SET, netdev, write);
+}
+
+Result<void> DcbClient::DeleteApps(std::string_view netdev, const std::vector<DcbApp>& apps) {
+  DcbWrite write;
+  write.apps = apps;
+  return Write(DCB_CMD_IEEE_DEL, netdev, write);
+}
+
+Result<void> DcbClient::Write(uint8_t cmd, std::string_view netdev, const DcbWrite& write) {
+  std::string context =
+      fmt::format("RTM_SETDCB {} {}", cmd == DCB_CMD_IEEE_DEL ? "IEEE_DEL" : "IEEE_SET", netdev);
+  netlink::Message request(RTM_SETDCB, NLM_F_ACK);
+  dcbmsg header{AF_UNSPEC, cmd, 0};
+  request.PutHeader(&header, sizeof header);
+  request.PutString(DCB_ATTR_IFNAME, netdev);
+  size_t ieee = request.BeginNest(DCB_ATTR_IEEE);
+  // The kernel applies ETS, MAXRATE, QCN, PFC, BUFFER, APP in that order and stops at the first
+  // error (§1.7), so one message carries all parts.
+  if (write.ets) {
+    ieee_ets raw{};
+    const EtsState& e = *write.ets;
+    raw.willing = e.willing;
+    raw.ets_cap = e.ets_cap;
+    raw.cbs = e.cbs;
+    std::copy(e.tc_tx_bw.begin(), e.tc_tx_bw.end(), raw.tc_tx_bw);
+    std::copy(e.tc_rx_bw.begin(), e.tc_rx_bw.end(), raw.tc_rx_bw);
+    std::copy(e.tc_tsa.begin(), e.tc_tsa.end(), raw.tc_tsa);
+    std::copy(e.prio_tc.begin(), e.prio_tc.end(), raw.prio_tc);
+    std::copy(e.tc_reco_bw.begin(), e.tc_reco_bw.end(), raw.tc_reco_bw);
+    std::copy(e.tc_reco_tsa.begin(), e.tc_reco_tsa.end(), raw.tc_reco_tsa);
+    std::copy(e.reco_prio_tc.begin(), e.reco_prio_tc.end(), raw.reco_prio_tc);
+    request.Put(DCB_ATTR_IEEE_ETS, &raw, sizeof raw);
+  }
+  if (write.pfc) {
+    ieee_pfc raw{};
+    raw.pfc_cap = write.pfc->cap;
+    raw.pfc_en = write.pfc->enabled_mask;
+    raw.mbc = write.pfc->mbc;
+    raw.delay = write.pfc->delay;
+    request.Put(DCB_ATTR_IEEE_PFC, &raw, sizeof raw);
+  }
+  if (write.buffer) {
+    dcbnl_buffer raw{};
+    std::copy(write.buffer->prio_buffer.begin(), write.buffer->prio_buffer.end(), raw.prio2buffer);
+    std::copy(write.buffer->size.begin(), write.buffer->size.end(), raw.buffer_size);
+    raw.total_size = write.buffer->total_size;
+    request.Put(DCB_ATTR_DCB_BUFFER, &raw, sizeof raw);
+  }
+  if (!write.apps.empty()) {
+    size_t table = request.BeginNest(DCB_ATTR_IEEE_APP_TABLE);
+    for (const auto& app : write.apps) {
+      dcb_app raw{app.selector, app.priority, app.protocol};
+      request.Put(app.selector == DCB_APP_SEL_PCP ? DCB_ATTR_DCB_APP : DCB_ATTR_IEEE_APP, &raw,
+                  sizeof raw);
+    }
+    request.EndNest(table);
+  }
+  request.EndNest(ieee);
+
+  bool replied = false;
+  Result<void> verdict;
+  auto status = socket_->Request(
+      request,
+      [&](const netlink::NlMessage& reply) -> Result<void> {
+        if (reply.header.nlmsg_type != RTM_SETDCB) return {};
+        auto payload = netlink::Payload(reply, sizeof(dcbmsg), context);
+        if (!payload) return payload.error();
+        replied = true;
+        verdict = ParseSetReplyPayload(*payload, context);
+        return {};
+      },
+      context);
+  if (!status) return status.error();
+  if (!replied)
+    return MakeError(EPROTO, fmt::format("{}: no status reply before the ACK", context));
+  return verdict;
+}
+
+}  // namespace roceqos

@@ -1,0 +1,142 @@
+#pragma once
+
+// DCB (IEEE 802.1Qaz) state of one netdev, read with a single RTM_GETDCB/DCB_CMD_IEEE_GET and
+// written with RTM_SETDCB/DCB_CMD_IEEE_SET|IEEE_DEL, the interfaces `dcb` and `mlnx_qos` use.
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "collectors/netlink/attr.h"
+#include "collectors/result.h"
+
+namespace roceqos {
+
+namespace netlink {
+class Socket;
+}
+
+inline constexpr int kNumPriorities = 8;  // IEEE_8021Q_MAX_PRIORITIES
+inline constexpr int kNumTcs = 8;         // IEEE_8021QAZ_MAX_TCS
+inline constexpr int kNumDscp = 64;
+
+enum class TrustMode : uint8_t { kPcp, kDscp };
+std::string_view TrustModeName(TrustMode mode);  // "pcp", "dscp"
+
+/// Transmission selection algorithm of a TC (IEEE_8021QAZ_TSA_*).
+enum class Tsa : uint8_t { kStrict = 0, kCbShaper = 1, kEts = 2, kVendor = 255 };
+/// "strict", "cbs", "ets", "vendor" (the words `dcb ets show` prints); "unknown" otherwise.
+std::string_view TsaName(uint8_t tsa);
+
+/// struct ieee_pfc, minus the stale pause counters (see kernel-interfaces.md §2.3: mlx5 fills
+/// requests/indications from a cache only ETHTOOL_GSTATS refreshes; the ethtool collector owns
+/// those counters).
+struct PfcState {
+  uint8_t cap = 0;           // pfc_cap: number of TCs that may have PFC
+  uint8_t enabled_mask = 0;  // pfc_en: bit p = PFC on priority p
+  uint8_t mbc = 0;           // mbc: MACsec bypass capability
+  uint16_t delay = 0;        // delay: cable length in meters on mlx5 (bits in IEEE)
+
+  bool Enabled(int prio) const { return (enabled_mask >> prio) & 1; }
+  bool operator==(const PfcState&) const = default;
+};
+
+/// struct ieee_ets, all of it, so a read-modify-write SET sends back what was read.
+struct EtsState {
+  uint8_t willing = 0;
+  uint8_t ets_cap = 0;
+  uint8_t cbs = 0;
+  std::array<uint8_t, kNumTcs> tc_tx_bw{};  // percent per TC
+  std::array<uint8_t, kNumTcs> tc_rx_bw{};
+  std::array<uint8_t, kNumTcs> tc_tsa{};  // IEEE_8021QAZ_TSA_*
+  std::array<uint8_t, kNumPriorities> prio_tc{};
+  std::array<uint8_t, kNumTcs> tc_reco_bw{};
+  std::array<uint8_t, kNumTcs> tc_reco_tsa{};
+  std::array<uint8_t, kNumPriorities> reco_prio_tc{};
+
+  bool operator==(const EtsState&) const = default;
+};
+
+/// struct dcbnl_buffer.
+struct BufferState {
+  std::array<uint8_t, kNumPriorities> prio_buffer{};
+  std::array<uint32_t, 8> size{};  // bytes per buffer (DCBX_MAX_BUFFERS)
+  uint32_t total_size = 0;
+
+  bool operator==(const BufferState&) const = default;
+};
+
+/// struct dcb_app.
+struct DcbApp {
+  uint8_t selector = 0;  // IEEE_8021QAZ_APP_SEL_* or DCB_APP_SEL_PCP
+  uint8_t priority = 0;
+  uint16_t protocol = 0;  // DSCP value for selector 5
+
+  bool operator==(const DcbApp&) const = default;
+  auto operator<=>(const DcbApp&) const = default;
+};
+
+/// Everything one IEEE_GET returns. An optional is empty when the kernel omitted the attribute
+/// (driver op missing or failing: the kernel drops the attribute silently, §1.6).
+struct QosState {
+  std::optional<PfcState> pfc;                                // DCB_ATTR_IEEE_PFC
+  std::optional<EtsState> ets;                                // DCB_ATTR_IEEE_ETS
+  std::optional<std::array<uint64_t, kNumTcs>> maxrate_kbps;  // DCB_ATTR_IEEE_MAXRATE
+  std::optional<BufferState> buffer;                          // DCB_ATTR_DCB_BUFFER
+  std::vector<DcbApp> apps;                                   // DCB_ATTR_IEEE_APP_TABLE, sorted
+  std::optional<std::vector<uint8_t>> app_trust;  // DCB_ATTR_DCB_APP_TRUST_TABLE (v6.2+)
+  std::optional<uint8_t> dcbx;                    // DCB_ATTR_DCBX (DCB_CAP_DCBX_* bits)
+
+  /// With an apptrust table, dscp iff it lists the DSCP selector; without one (mlx5), dscp iff
+  /// any DSCP APP entry exists: mlx5 switches QPTS trust on the first/last DSCP entry (§2.2).
+  TrustMode Trust() const;
+  /// Priorities mapped to `dscp` by selector-5 entries (usually one; the core path can hold
+  /// several).
+  std::vector<uint8_t> DscpPriorities(uint8_t dscp) const;
+
+  bool operator==(const QosState&) const = default;
+};
+
+/// "host", "firmware" or "lld_managed" for a DCB_ATTR_DCBX value; mlx5 reports firmware-controlled
+/// DCBX (no HOST bit) and host (HOST bit) modes, mlnx_qos prints "OS controlled" for the latter.
+std::string_view DcbxModeName(uint8_t dcbx);
+
+/// Parses the attributes of an RTM_GETDCB/DCB_CMD_IEEE_GET reply (the bytes after struct dcbmsg).
+/// Wrong struct sizes, a truncated nest or garbage give an Error naming `netdev`.
+Result<QosState> ParseIeeeGetPayload(netlink::Bytes payload, std::string_view netdev);
+
+/// Parses the attributes of an RTM_SETDCB reply to IEEE_SET/IEEE_DEL: the kernel reports the
+/// driver's verdict in-band as DCB_ATTR_IEEE u8 = negative errno (as int8) while the netlink ACK
+/// is 0 (§1.7). A missing status is an Error too: the write cannot be confirmed.
+Result<void> ParseSetReplyPayload(netlink::Bytes payload, std::string_view context);
+
+/// Parts of an IEEE_SET. Unset optionals are not sent.
+struct DcbWrite {
+  std::optional<PfcState> pfc;
+  std::optional<EtsState> ets;
+  std::optional<BufferState> buffer;
+  std::vector<DcbApp> apps;  // IEEE_SET adds them, IEEE_DEL removes them
+};
+
+/// Reads and writes DCB through one rtnetlink socket. Not thread-safe (one per thread).
+class DcbClient {
+ public:
+  explicit DcbClient(netlink::Socket* socket) : socket_(socket) {}
+
+  /// One IEEE_GET. nullopt when the device has no dcbnl_ops (EOPNOTSUPP: VFs, veth, bonds).
+  Result<std::optional<QosState>> Read(std::string_view netdev);
+  /// IEEE_SET of the given parts; checks the in-band status. Needs CAP_NET_ADMIN.
+  Result<void> Set(std::string_view netdev, const DcbWrite& write);
+  /// IEEE_DEL of APP entries; checks the in-band status. Needs CAP_NET_ADMIN.
+  Result<void> DeleteApps(std::string_view netdev, const std::vector<DcbApp>& apps);
+
+ private:
+  Result<void> Write(uint8_t cmd, std::string_view netdev, const DcbWrite& write);
+  netlink::Socket* socket_;
+};
+
+}  // namespace roceqos

@@ -1,0 +1,251 @@
+#include "collectors/host.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+
+namespace roceqos {
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() &&
+         (s.front() == ' ' || s.front() == '\t' || s.front() == '\n' || s.front() == '\r'))
+    s.remove_prefix(1);
+  while (!s.empty() &&
+         (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r'))
+    s.remove_suffix(1);
+  return s;
+}
+
+// Small sysfs/procfs files only (one page at most); ENOENT is reported through `missing` so the
+// caller can tell "absent" from "failed".
+struct FileRead {
+  bool missing = false;
+  std::string content;
+  std::string error;  // empty on success
+  int errnum = 0;
+};
+
+FileRead ReadSmallFile(const std::string& path) {
+  FileRead result;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT || errno == ENOTDIR) {
+      result.missing = true;
+    } else {
+      result.error = fmt::format("open {}: {}", path, std::strerror(errno));
+      result.errnum = errno;
+    }
+    return result;
+  }
+  char buf[4096];
+  while (true) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      result.errnum = errno;
+      result.error = fmt::format("read {}: {}", path, std::strerror(errno));
+      break;
+    }
+    if (n == 0) break;
+    result.content.append(buf, static_cast<size_t>(n));
+    if (result.content.size() > 65536) {
+      result.error = fmt::format("read {}: larger than 64 KiB", path);
+      break;
+    }
+  }
+  ::close(fd);
+  return result;
+}
+
+bool IsDirectory(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+template <typename T, typename Parse>
+Observed<T> ReadObserved(const std::string& path, Parse parse) {
+  FileRead file = ReadSmallFile(path);
+  if (file.missing) return Observed<T>::Absent();
+  if (!file.error.empty()) return Observed<T>::Failed(file.error, file.errnum);
+  auto parsed = parse(file.content);
+  if (!parsed) return Observed<T>::Failed(fmt::format("{}: {}", path, parsed.error().message));
+  return Observed<T>::Ok(static_cast<T>(*parsed));
+}
+
+Result<void> WriteSmallFile(const std::string& path, std::string_view value) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return MakeError(errno, fmt::format("open {}: {}", path, std::strerror(errno)));
+  ssize_t n = ::write(fd, value.data(), value.size());
+  int saved = errno;
+  ::close(fd);
+  if (n < 0) return MakeError(saved, fmt::format("write {}: {}", path, std::strerror(saved)));
+  if (static_cast<size_t>(n) != value.size())
+    return MakeError(EIO, fmt::format("write {}: short write", path));
+  return {};
+}
+
+}  // namespace
+
+Result<int> ParseSmallInt(std::string_view content, int lo, int hi) {
+  std::string_view text = Trim(content);
+  if (text.empty()) return MakeError(EINVAL, "empty, expected an integer");
+  int value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size())
+    return MakeError(EINVAL, fmt::format("\"{}\" is not an integer", text));
+  if (value < lo || value > hi)
+    return MakeError(ERANGE, fmt::format("{} is outside {}..{}", value, lo, hi));
+  return value;
+}
+
+Result<bool> ParseEnableFlag(std::string_view content) {
+  auto value = ParseSmallInt(content, 0, 1);
+  if (!value) return value.error();
+  return *value == 1;
+}
+
+Result<std::optional<uint8_t>> ParseMofedTrafficClass(std::string_view content) {
+  // MOFED traffic_class_show: "Global tclass=%d\n" only when a global value is set, then one
+  // line per match rule. No global line means "not set".
+  constexpr std::string_view kPrefix = "Global tclass=";
+  std::string_view rest = content;
+  while (!rest.empty()) {
+    size_t eol = rest.find('\n');
+    std::string_view line = Trim(rest.substr(0, eol));
+    rest = eol == std::string_view::npos ? std::string_view{} : rest.substr(eol + 1);
+    if (line.substr(0, kPrefix.size()) != kPrefix) continue;
+    auto value = ParseSmallInt(line.substr(kPrefix.size()), 0, 255);
+    if (!value)
+      return MakeError(EINVAL, fmt::format("bad \"{}\": {}", line, value.error().message));
+    return std::optional<uint8_t>(static_cast<uint8_t>(*value));
+  }
+  return std::optional<uint8_t>();
+}
+
+Observed<uint8_t> RoceTosState::Effective() const {
+  if (mofed_tclass.failed()) return Observed<uint8_t>::Failed(mofed_tclass.error);
+  if (mofed_tclass.ok() && mofed_tclass.value.has_value())
+    return Observed<uint8_t>::Ok(*mofed_tclass.value);
+  if (configfs_tos.ok() || configfs_tos.failed()) return configfs_tos;
+  // MOFED file present but unset and no configfs: the ToS is "not set", which the kernel treats
+  // as 0 for new QPs.
+  if (mofed_tclass.ok()) return Observed<uint8_t>::Ok(0);
+  return Observed<uint8_t>::Absent();
+}
+
+DcqcnState HostReader::ReadDcqcn(std::string_view netdev) const {
+  DcqcnState state;
+  std::string ecn = fmt::format("{}/class/net/{}/ecn", paths_.sysfs, netdev);
+  if (!IsDirectory(ecn)) return state;  // not MOFED, or a VF/SF: every field absent
+  for (int prio = 0; prio < 8; ++prio) {
+    state.np_enabled[prio] =
+        ReadObserved<bool>(fmt::format("{}/roce_np/enable/{}", ecn, prio), ParseEnableFlag);
+    state.rp_enabled[prio] =
+        ReadObserved<bool>(fmt::format("{}/roce_rp/enable/{}", ecn, prio), ParseEnableFlag);
+  }
+  auto dscp = [](std::string_view c) { return ParseSmallInt(c, 0, 63); };
+  auto prio = [](std::string_view c) { return ParseSmallInt(c, 0, 7); };
+  state.cnp_dscp = ReadObserved<uint8_t>(ecn + "/roce_np/cnp_dscp", dscp);
+  state.cnp_802p_prio = ReadObserved<uint8_t>(ecn + "/roce_np/cnp_802p_prio", prio);
+  return state;
+}
+
+RoceTosState HostReader::ReadRoceTos(std::string_view rdma_device, uint32_t port) const {
+  RoceTosState state;
+  state.mofed_tclass = ReadObserved<std::optional<uint8_t>>(
+      fmt::format("{}/class/infiniband/{}/tc/{}/traffic_class", paths_.sysfs, rdma_device, port),
+      ParseMofedTrafficClass);
+
+  std::string rdma_cm = paths_.configfs + "/rdma_cm";
+  if (!IsDirectory(rdma_cm)) return state;  // configfs not mounted or rdma_cm not loaded
+  std::string group = fmt::format("{}/{}", rdma_cm, rdma_device);
+  bool created = false;
+  if (!IsDirectory(group)) {
+    if (!configfs_mkdir_) return state;  // reading would need a mkdir: not allowed
+    if (::mkdir(group.c_str(), 0755) == 0) {
+      created = true;
+    } else if (errno != EEXIST) {  // EEXIST: someone else created it meanwhile; not ours to remove
+      state.configfs_tos = Observed<uint8_t>::Failed(
+          fmt::format("mkdir {}: {}", group, std::strerror(errno)), errno);
+      return state;
+    }
+  }
+  auto tos = [](std::string_view c) { return ParseSmallInt(c, 0, 255); };
+  state.configfs_tos =
+      ReadObserved<uint8_t>(fmt::format("{}/ports/{}/default_roce_tos", group, port), tos);
+  if (created && ::rmdir(group.c_str()) != 0 && state.configfs_tos.ok()) {
+    // The value is good, but leaving the group behind is a side effect the operator must see.
+    state.configfs_tos = Observed<uint8_t>::Failed(
+        fmt::format("rmdir {} after reading: {}", group, std::strerror(errno)));
+  }
+  return state;
+}
+
+Observed<int> HostReader::ReadTcpEcn() const {
+  return ReadObserved<int>(paths_.procfs + "/sys/net/ipv4/tcp_ecn",
+                           [](std::string_view c) { return ParseSmallInt(c, 0, 2); });
+}
+
+Result<void> HostReader::WriteDcqcnEnable(std::string_view netdev, bool np, int prio,
+                                          bool enable) const {
+  return WriteSmallFile(fmt::format("{}/class/net/{}/ecn/{}/enable/{}", paths_.sysfs, netdev,
+                                    np ? "roce_np" : "roce_rp", prio),
+                        enable ? "1\n" : "0\n");
+}
+
+Result<void> HostReader::WriteTcpEcn(int value) const {
+  return WriteSmallFile(paths_.procfs + "/sys/net/ipv4/tcp_ecn", fmt::format("{}\n", value));
+}
+
+Result<void> HostReader::WriteMofedTrafficClass(std::string_view rdma_device, uint32_t port,
+                                                int tos) const {
+  return WriteSmallFile(
+      fmt::format("{}/class/infiniband/{}/tc/{}/traffic_class", paths_.sysfs, rdma_device, port),
+      fmt::format("{}\n", tos));
+}
+
+Observed<uint16_t> ReadPfcStormTimeout(std::string_view netdev) {
+  if (netdev.empty() || netdev.size() >= IFNAMSIZ)
+    return Observed<uint16_t>::Failed(fmt::format("bad interface name \"{}\"", netdev));
+  int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Observed<uint16_t>::Failed(fmt::format("socket: {}", std::strerror(errno)));
+
+  // struct ethtool_tunable ends in a flexible array that holds the value (u16 here): build it in
+  // an aligned byte buffer and copy the fields in and out.
+  alignas(ethtool_tunable) std::byte buffer[sizeof(ethtool_tunable) + sizeof(uint64_t)]{};
+  ethtool_tunable tunable{};
+  tunable.cmd = ETHTOOL_GTUNABLE;
+  tunable.id = ETHTOOL_PFC_PREVENTION_TOUT;
+  tunable.type_id = ETHTOOL_TUNABLE_U16;
+  tunable.len = sizeof(uint16_t);
+  std::memcpy(buffer, &tunable, sizeof tunable);
+
+  ifreq ifr{};
+  std::memcpy(ifr.ifr_name, netdev.data(), netdev.size());
+  ifr.ifr_data = reinterpret_cast<char*>(buffer);
+  int rc = ::ioctl(fd, SIOCETHTOOL, &ifr);
+  int saved = errno;
+  ::close(fd);
+  if (rc != 0) {
+    if (saved == EOPNOTSUPP || saved == ENOTSUP) return Observed<uint16_t>::Absent();
+    return Observed<uint16_t>::Failed(
+        fmt::format("ETHTOOL_GTUNABLE PFC_PREVENTION_TOUT {}: {}", netdev, std::strerror(saved)),
+        saved);
+  }
+  uint16_t value = 0;
+  std::memcpy(&value, buffer + sizeof(ethtool_tunable), sizeof value);
+  return Observed<uint16_t>::Ok(value);
+}
+
+}  // namespace roceqos

@@ -1,0 +1,105 @@
+#pragma once
+
+// Host-side QoS sources outside DCB: MOFED ECN/DCQCN sysfs, the RoCE ToS (MOFED traffic_class or
+// upstream rdma_cm configfs), net.ipv4.tcp_ecn and the PFC storm-prevention tunable.
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "collectors/result.h"
+
+namespace roceqos {
+
+/// A value read from one host source: absent (the source does not exist on this host or device,
+/// e.g. no MOFED sysfs), ok, or failed (it exists but could not be read or made no sense).
+template <typename T>
+struct Observed {
+  enum class State : uint8_t { kAbsent, kOk, kFailed };
+  State state = State::kAbsent;
+  T value{};
+  std::string error;  // why it failed: path and reason
+  int errnum = 0;     // the errno behind a failure; 0 when the content was malformed
+
+  static Observed Ok(T v) { return Observed{State::kOk, std::move(v), {}, 0}; }
+  static Observed Absent() { return Observed{}; }
+  static Observed Failed(std::string why, int errnum = 0) {
+    return Observed{State::kFailed, T{}, std::move(why), errnum};
+  }
+
+  bool ok() const { return state == State::kOk; }
+  bool absent() const { return state == State::kAbsent; }
+  bool failed() const { return state == State::kFailed; }
+  bool operator==(const Observed&) const = default;
+};
+
+/// MOFED /sys/class/net/<if>/ecn/roce_{np,rp}/: DCQCN notification/reaction point per priority.
+struct DcqcnState {
+  std::array<Observed<bool>, 8> np_enabled;  // ecn/roce_np/enable/<prio>
+  std::array<Observed<bool>, 8> rp_enabled;  // ecn/roce_rp/enable/<prio>
+  Observed<uint8_t> cnp_dscp;                // ecn/roce_np/cnp_dscp
+  Observed<uint8_t> cnp_802p_prio;           // ecn/roce_np/cnp_802p_prio
+
+  bool operator==(const DcqcnState&) const = default;
+};
+
+/// The default RoCE ToS of one RDMA port, from whichever source this host has.
+struct RoceTosState {
+  /// MOFED /sys/class/infiniband/<dev>/tc/<port>/traffic_class: "Global tclass=<n>"; an empty
+  /// file means "not set" and reads as ok with nullopt.
+  Observed<std::optional<uint8_t>> mofed_tclass;
+  /// Upstream /sys/kernel/config/rdma_cm/<dev>/ports/<port>/default_roce_tos (RDMA-CM only).
+  Observed<uint8_t> configfs_tos;
+
+  /// The effective value: the MOFED global tclass when set (it overrides per QP), else the
+  /// rdma_cm default. Absent when neither source exists; failed if the preferred one failed.
+  Observed<uint8_t> Effective() const;
+  bool operator==(const RoceTosState&) const = default;
+};
+
+struct HostPaths {
+  std::string sysfs = "/sys";
+  std::string procfs = "/proc";
+  std::string configfs = "/sys/kernel/config";
+};
+
+/// Reads host sources. Stateless apart from paths and the configfs permission, so one instance
+/// can be shared by a thread; each call reads the files anew.
+class HostReader {
+ public:
+  /// `configfs_mkdir`: reading default_roce_tos needs `mkdir rdma_cm/<dev>` (the group appears
+  /// only then, as cma_roce_tos does); allowed only by --qos.configfs-tos. The directory is
+  /// removed again when this reader created it.
+  explicit HostReader(HostPaths paths = {}, bool configfs_mkdir = false)
+      : paths_(std::move(paths)), configfs_mkdir_(configfs_mkdir) {}
+
+  DcqcnState ReadDcqcn(std::string_view netdev) const;
+  RoceTosState ReadRoceTos(std::string_view rdma_device, uint32_t port) const;
+  Observed<int> ReadTcpEcn() const;  // /proc/sys/net/ipv4/tcp_ecn: 0, 1 or 2
+
+  /// Writes "0"/"1" to ecn/roce_{np,rp}/enable/<prio> (remediation). Needs root.
+  Result<void> WriteDcqcnEnable(std::string_view netdev, bool np, int prio, bool enable) const;
+  Result<void> WriteTcpEcn(int value) const;
+  /// Writes the MOFED global tclass (/sys/class/infiniband/<dev>/tc/<port>/traffic_class).
+  Result<void> WriteMofedTrafficClass(std::string_view rdma_device, uint32_t port, int tos) const;
+
+  const HostPaths& paths() const { return paths_; }
+
+ private:
+  HostPaths paths_;
+  bool configfs_mkdir_;
+};
+
+/// ETHTOOL_GTUNABLE ETHTOOL_PFC_PREVENTION_TOUT (u16 ms; 0 = disabled, 0xffff = auto) through the
+/// SIOCETHTOOL ioctl (no netlink message exists for tunables, §4.3). Absent on EOPNOTSUPP (no
+/// pfcc_mask/stall_detect, veth).
+Observed<uint16_t> ReadPfcStormTimeout(std::string_view netdev);
+
+/// Parsers, exposed for tests. Each takes the file content and returns a clear error.
+Result<bool> ParseEnableFlag(std::string_view content);               // "0\n" / "1\n"
+Result<int> ParseSmallInt(std::string_view content, int lo, int hi);  // decimal in [lo, hi]
+Result<std::optional<uint8_t>> ParseMofedTrafficClass(std::string_view content);
+
+}  // namespace roceqos

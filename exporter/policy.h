@@ -1,0 +1,125 @@
+#pragma once
+
+// The desired QoS policy: an embedded default (the standard lossless RoCEv2 setup) that a YAML
+// file can override per field and per device group. Reference: docs/policy.md.
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <regex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "collectors/dcb.h"
+#include "collectors/device.h"
+#include "collectors/result.h"
+
+namespace roceqos {
+
+/// ETS as the policy states it: TSA and bandwidth per TC.
+struct EtsPolicy {
+  std::array<uint8_t, kNumTcs> tsa{};        // IEEE_8021QAZ_TSA_*
+  std::array<uint8_t, kNumTcs> bandwidth{};  // percent; ETS TCs sum to 100, others 0
+  bool operator==(const EtsPolicy&) const = default;
+};
+
+struct BufferPolicy {
+  std::array<uint8_t, kNumPriorities> prio_buffer{};
+  std::optional<std::array<uint32_t, 8>> size;  // bytes per buffer; nullopt = sizes unchecked
+  bool operator==(const BufferPolicy&) const = default;
+};
+
+/// One policy. Every field is optional: nullopt means "unchecked" (no drift series, never
+/// remediated).
+struct QosPolicy {
+  std::optional<TrustMode> trust;
+  std::optional<uint8_t> pfc;                           // bitmap of priorities with PFC on; exact
+  std::optional<std::map<uint8_t, uint8_t>> dscp_prio;  // DSCP -> priority entries that must exist
+  std::optional<std::array<uint8_t, kNumPriorities>> prio_tc;
+  std::optional<EtsPolicy> ets;
+  std::optional<BufferPolicy> buffer;
+  std::optional<uint8_t> roce_tos;  // ToS byte (DSCP << 2 | ECN), e.g. 106 = DSCP 26 + ECT(0)
+  std::optional<uint8_t> dcqcn_np;  // bitmap of priorities with the notification point on; exact
+  std::optional<uint8_t> dcqcn_rp;  // bitmap of priorities with the reaction point on; exact
+  std::optional<int> tcp_ecn;       // net.ipv4.tcp_ecn
+  std::optional<uint32_t> mtu;
+
+  bool operator==(const QosPolicy&) const = default;
+};
+
+/// Which devices a rule applies to. Every given criterion must match (AND); at least one is given.
+struct PolicyMatch {
+  std::optional<std::string> netdev_regex;  // full match against the netdev name
+  std::optional<std::string> pci;           // exact PCI address, e.g. 0000:3b:00.0
+  std::optional<std::string> rdma_device;   // exact RDMA device name, e.g. mlx5_2
+
+  std::shared_ptr<const std::regex> netdev_compiled;  // compiled once when the file is loaded
+
+  bool Matches(const Device& device) const;
+  bool operator==(const PolicyMatch& o) const {
+    return netdev_regex == o.netdev_regex && pci == o.pci && rdma_device == o.rdma_device;
+  }
+};
+
+/// A named override of the defaults for the devices a selector matches. `policy` is already
+/// merged (defaults, then the rule's keys), so it is the effective policy for those devices.
+struct PolicyRule {
+  std::string name;
+  PolicyMatch match;
+  QosPolicy policy;
+  int line = 0;  // 1-based line of the rule in its file (for messages)
+};
+
+/// The whole policy: defaults plus rules. The first rule whose selector matches a device wins;
+/// a device no rule matches gets the defaults.
+struct PolicySet {
+  QosPolicy defaults;
+  std::vector<PolicyRule> rules;
+  std::string source;  // "embedded default" or the file path
+
+  /// The effective policy for a device and the rule name that chose it ("default" if none).
+  std::pair<const QosPolicy*, std::string_view> Resolve(const Device& device) const;
+};
+
+/// The embedded default: trust dscp; PFC on priority 3 only; DSCP 26 and 24 -> 3, DSCP 48 -> 6;
+/// RoCE ToS 106; DCQCN NP and RP on priority 3; tcp_ecn 1; ETS, prio_tc, buffer, MTU unchecked.
+PolicySet DefaultPolicy();
+
+/// Parses and validates a policy document. Any problem rejects the whole document with an Error
+/// whose message is "<source>:<line>:<column>: <what>" (one line).
+Result<PolicySet> ParsePolicy(std::string_view yaml_text, std::string_view source);
+/// Reads and parses a file; an unreadable file is an Error naming it.
+Result<PolicySet> LoadPolicyFile(const std::string& path);
+
+/// Renders a policy set as YAML that ParsePolicy accepts and that yields an equal set.
+std::string RenderPolicyYaml(const PolicySet& policy);
+/// Renders one QosPolicy's fields (every field, unchecked ones as null) as a YAML mapping body.
+std::string RenderQosPolicyYaml(const QosPolicy& policy, int indent);
+
+/// A short, stable hash (16 hex digits, FNV-1a 64 of the canonical rendering) of one effective
+/// policy, so fleets can compare nodes: equal policies give equal fingerprints.
+std::string PolicyFingerprint(const QosPolicy& policy);
+
+/// Bitmap helpers for the priority lists the YAML uses ("[3]" <-> 0x08).
+std::string PriorityListText(uint8_t mask);  // "[3]", "[0, 3]", "[]"
+
+/// "[a, b, ...]": how policies, drift verdicts and the audit log write per-priority/TC arrays.
+template <typename T, size_t N>
+std::string ArrayText(const std::array<T, N>& values) {
+  std::string out = "[";
+  for (size_t i = 0; i < N; ++i) {
+    if (i) out += ", ";
+    out += std::to_string(values[i]);
+  }
+  return out + "]";
+}
+/// "[ets, strict, ...]" (TsaName of each TC).
+std::string TsaListText(const std::array<uint8_t, kNumTcs>& tsa);
+
+/// FNV-1a 64 of `text` as 16 hex digits: the fingerprints of policies and observed states.
+std::string Fnv1a64Hex(std::string_view text);
+
+}  // namespace roceqos

@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# The QoS policy through the real binary (docs/policy.md):
+#  * `policy show-default` is a policy file `--config` accepts;
+#  * every bad policy (malformed YAML, wrong type, out-of-range priority/DSCP, unknown key, empty
+#    file, ETS not summing to 100) is refused with "<file>:<line>:<col>: ..." and a non-zero exit,
+#    by `check` (exit 2, nothing checked) and by the daemon (exit 1, one error line, never serves);
+#  * `check` exit codes: 1 on drift (loopback has no DCB), 2 on an unknown --netdev;
+#  * SIGHUP and POST /-/reload keep the last good policy when the new one is bad, and say so in
+#    roce_qos_policy_reload_success (needs root for a private network namespace; skipped otherwise);
+#  * observe mode (`check`) works with no capability at all; --remediation=enforce without
+#    CAP_NET_ADMIN refuses to start.
+# Usage: qos_policy.sh path/to/roce_qos_exporter
+set -euo pipefail
+exe=$(realpath "$1")
+tmp=$(mktemp -d)
+ns=""
+pid=""
+cleanup() {
+  [[ -n "$pid" ]] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+  [[ -n "$ns" ]] && ip netns del "$ns" 2>/dev/null
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+cd "$tmp"
+
+echo "== show-default round trip"
+"$exe" policy show-default > default.yaml || fail "show-default exited $?"
+grep -q '^  pfc: \[3\]$' default.yaml || fail "show-default lacks pfc: [3]"
+set +e
+"$exe" check --config default.yaml --netdev lo > out.txt 2> err.txt
+rc=$?
+set -e
+[[ $rc == 1 ]] || fail "check with the shown default on lo: exit $rc, want 1 (drift: no DCB)"$'\n'"$(cat err.txt)"
+grep -q '^policy: default.yaml$' out.txt || fail "check did not use default.yaml"
+grep -q 'trust      ABSENT' out.txt || fail "check output lacks the absent trust field"
+
+echo "== observe mode needs no capability"
+set +e
+setpriv --inh-caps=-all --bounding-set=-all "$exe" check --netdev lo > out.txt 2> err.txt
+rc=$?
+set -e
+[[ $rc == 1 ]] || fail "check without any capability: exit $rc, want 1 (drift, not an error): $(cat err.txt)"
+grep -q 'trust      ABSENT' out.txt || fail "check without capabilities did not read DCB"
+
+echo "== check exit code on an unknown device"
+set +e
+"$exe" check --netdev no-such-dev0 > out.txt 2> err.txt
+rc=$?
+set -e
+[[ $rc == 2 ]] || fail "check --netdev no-such-dev0: exit $rc, want 2"
+grep -q 'no network device "no-such-dev0"' err.txt || fail "unknown device not named: $(cat err.txt)"
+
+echo "== bad policies are refused with file, line and reason"
+bad() {  # name, expected "line:col: text" prefix regex, content
+  local name=$1 want=$2
+  printf '%s' "$3" > "$name.yaml"
+  set +e
+  "$exe" check --config "$name.yaml" --netdev lo > out.txt 2> err.txt
+  local rc=$?
+  set -e
+  [[ $rc == 2 ]] || fail "$name: check exit $rc, want 2"
+  [[ ! -s out.txt ]] || fail "$name: check printed a report for an invalid policy"
+  grep -Eq "invalid policy, nothing checked: $name\\.yaml:$want" err.txt ||
+    fail "$name: check stderr does not name $name.yaml:$want: $(cat err.txt)"
+
+  set +e
+  timeout 20 "$exe" --config "$name.yaml" --web.listen-address 127.0.0.1:0 > out.txt 2> err.txt
+  rc=$?
+  set -e
+  [[ $rc != 0 && $rc != 124 ]] || fail "$name: the daemon exited $rc (want a refusal, not success or a hang)"
+  [[ $(grep -c 'level=error' err.txt) == 1 ]] || fail "$name: want exactly one error line: $(cat err.txt)"
+  grep -Eq "level=error msg=\"invalid QoS policy, not starting: $name\\.yaml:$want" err.txt ||
+    fail "$name: daemon error does not name $name.yaml:$want: $(cat err.txt)"
+  ! grep -q 'listening on' err.txt || fail "$name: the daemon started serving"
+}
+bad malformed '3:1: malformed YAML: end of sequence flow not found' $'defaults:\n  pfc: [3\n'
+bad wrong_type '2:8: pfc must be a list' $'defaults:\n  pfc: "3"\n'
+bad quoted_number '2:9: pfc: priority must be an integer, got a string' $'defaults:\n  pfc: ["3"]\n'
+bad prio_range '2:12: pfc: priority 8 is out of range 0..7' $'defaults:\n  pfc: [3, 8]\n'
+bad dscp_range '2:22: dscp_prio: DSCP 64 is out of range 0..63' $'defaults:\n  dscp_prio: {26: 3, 64: 3}\n'
+bad unknown_key '2:3: defaults: unknown key \\?"pcf' $'defaults:\n  pcf: [3]\n'
+bad empty '1:1: empty policy' ''
+bad ets_sum '3:5: ets.bandwidth of the ETS TCs sums to 90' \
+  $'defaults:\n  ets:\n    tsa: [ets, ets, ets, ets, ets, ets, ets, ets]\n    bandwidth: [10, 10, 10, 10, 10, 10, 10, 20]\n'
+
+echo "== enforce mode without CAP_NET_ADMIN refuses to start"
+set +e
+timeout 20 setpriv --inh-caps=-net_admin --bounding-set=-net_admin "$exe" --remediation=enforce \
+  --web.listen-address 127.0.0.1:0 > out.txt 2> err.txt
+rc=$?
+set -e
+[[ $rc == 1 ]] || fail "enforce without CAP_NET_ADMIN: exit $rc, want 1: $(cat err.txt)"
+grep -q 'needs CAP_NET_ADMIN' err.txt || fail "no clear capability message: $(cat err.txt)"
+
+echo "== reload keeps the last good policy"
+if [[ $(id -u) != 0 ]] || ! command -v ip > /dev/null; then
+  echo "SKIP reload part: needs root for a private network namespace"
+  exit 0
+fi
+ns="roceqos-it-qos-$$"
+ip netns add "$ns"
+ip -n "$ns" link set lo up
+ip -n "$ns" link add qit0 type veth peer name qit1
+printf 'defaults:\n  tcp_ecn: 2\n' > policy.yaml
+ip netns exec "$ns" "$exe" --config policy.yaml --web.listen-address 127.0.0.1:0 \
+  --collector.device-include 'qit.*' --qos.poll-interval 200ms 2> daemon.log &
+pid=$!
+port=""
+for _ in $(seq 100); do
+  port=$(sed -n 's/.*listening on .* (port \([0-9]*\)).*/\1/p' daemon.log)
+  [[ -n "$port" ]] && break
+  sleep 0.1
+done
+[[ -n "$port" ]] || fail "the daemon did not start: $(cat daemon.log)"
+metric() { ip netns exec "$ns" curl -fsS "http://127.0.0.1:$port/metrics" | awk -v m="$1" '$1 == m { print $2 }'; }
+wait_metric() {  # name value: poll until the exported value equals it (deadline 10 s)
+  for _ in $(seq 100); do
+    [[ "$(metric "$1")" == "$2" ]] && return 0
+    sleep 0.1
+  done
+  fail "$1 never became $2 (last: $(metric "$1"))"
+}
+wait_metric roce_qos_policy_reload_success 1
+wait_metric 'roce_qos_drift{netdev="qit0",field="tcp_ecn"}' 0  # a new netns has tcp_ecn=2
+
+printf 'defaults:\n  tcp_ecn: 7\n' > policy.yaml  # invalid
+kill -HUP "$pid"
+wait_metric roce_qos_policy_reload_success 0
+grep -q 'policy reload rejected, keeping the last good policy' daemon.log || fail "no reload log line"
+wait_metric 'roce_qos_drift{netdev="qit0",field="tcp_ecn"}' 0  # still the old policy
+code=$(ip netns exec "$ns" curl -s -o reload.txt -w '%{http_code}' -X POST "http://127.0.0.1:$port/-/reload")
+[[ $code == 500 ]] || fail "POST /-/reload of a bad policy answered $code"
+grep -q 'policy.yaml:2:12: tcp_ecn 7 is out of range 0..2' reload.txt || fail "reload answer: $(cat reload.txt)"
+
+printf 'defaults:\n  tcp_ecn: 1\n' > policy.yaml  # valid, and the netns has 2: drift
+code=$(ip netns exec "$ns" curl -s -o reload.txt -w '%{http_code}' -X POST "http://127.0.0.1:$port/-/reload")
+[[ $code == 200 ]] || fail "POST /-/reload of a good policy answered $code: $(cat reload.txt)"
+wait_metric roce_qos_policy_reload_success 1
+wait_metric 'roce_qos_drift{netdev="qit0",field="tcp_ecn"}' 1
+echo "PASS"

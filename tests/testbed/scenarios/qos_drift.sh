@@ -1,0 +1,142 @@
+# shellcheck shell=sh
+# Drift detection on the simulated ConnectX configured like the default policy:
+#  * a drift made with `dcb` (RTNLGRP_DCB notification) shows in /metrics within 100 ms: measured
+#    end to end (dcb returned -> a fetch of /metrics shows it) and by the exporter itself
+#    (roce_qos_detection_latency_seconds: notification received -> snapshot ready), at the default
+#    250 ms sample period and at a 500 ms period where only the notification path can be that
+#    fast every time (the sampler's own cadence would give 250 ms on average);
+#  * a drift made through the simnic control file (no notification, as firmware or a DCBX peer)
+#    is caught by the poll (--qos.poll-interval=2s);
+#  * `roce_qos_exporter check` agrees (exit 0 in sync, 1 on drift, with the reason).
+# Each run prints QOS_DETECTION_LATENCY lines with the figures.
+require exporter simnic
+sim=$(simnic_netdevs | head -n1)
+ibdev=$(rdma_links | awk -v n="$sim" '$2 == n { split($1, a, "/"); print a[1]; exit }')
+[ -n "$ibdev" ] || fail "no RDMA device bound to $sim"
+
+# The embedded default policy: trust dscp, PFC on 3 only, DSCP 24/26 -> 3, 48 -> 6, DCQCN on 3,
+# ToS 106, tcp_ecn 1.
+dcb pfc set dev "$sim" prio-pfc all:off 3:on
+dcb app add dev "$sim" dscp-prio 24:3 26:3 48:6
+for p in 0 1 2 3 4 5 6 7; do
+  v=0
+  [ "$p" = 3 ] && v=1
+  echo $v >/sys/class/net/"$sim"/ecn/roce_np/enable/$p
+  echo $v >/sys/class/net/"$sim"/ecn/roce_rp/enable/$p
+done
+echo 106 >/sys/class/infiniband/"$ibdev"/tc/1/traffic_class
+sysctl -qw net.ipv4.tcp_ecn=1
+
+# Timestamps without forking a process: /proc/uptime in centiseconds (10 ms resolution).
+stamp() {
+  read -r _u _ </proc/uptime
+  _cs=${_u%.*}${_u#*.}
+}
+unlabeled() { awk -v n="$2" '$1 == n { print $2 }' "$1"; }
+in_sync() { num_eq 1 "$(metric roce_qos_in_sync netdev="$sim")"; }
+
+# measure FIELD VALUE CMD...: runs CMD, then fetches /metrics as fast as the guest can (one wget
+# and one grep per try) until roce_qos_drift{netdev=$sim,field=FIELD} is VALUE. Appends
+# "after_return_ms exporter_seconds" to latencies.txt. The end-to-end figure is an upper bound:
+# it includes the fetch that saw the change (its cost is measured below).
+measure() {
+  _f=$1 _v=$2
+  shift 2
+  _want="roce_qos_drift{netdev=\"$sim\",field=\"$_f\"} $_v"
+  stamp
+  _t0=$_cs
+  "$@" || fail "$* failed"
+  stamp
+  _t1=$_cs
+  until wget -q -O - "$EXPORTER_URL/metrics" | grep -qxF "$_want"; do
+    stamp
+    [ $((_cs - _t0)) -lt 500 ] || fail "roce_qos_drift{field=$_f} did not become $_v within 5 s of: $*"
+  done
+  stamp
+  _t2=$_cs
+  scrape "$TESTBED_WORK/m.txt"
+  _ex=$(unlabeled "$TESTBED_WORK/m.txt" roce_qos_detection_latency_seconds)
+  echo "$(((_t2 - _t1) * 10)) $_ex" >>latencies.txt
+  log "$*: command $(((_t1 - _t0) * 10)) ms; in /metrics $(((_t2 - _t1) * 10)) ms after it returned; exporter: notification -> snapshot ${_ex} s"
+}
+
+# run_changes TAG: 12 notified drifts and returns; per change "after_return_ms exporter_seconds"
+# in latencies-TAG.txt, a summary in the log and one QOS_DETECTION_LATENCY line.
+run_changes() {
+  : >latencies.txt
+  for round in 1 2 3 4 5; do
+    measure pfc 1 dcb pfc set dev "$sim" prio-pfc 3:off
+    measure pfc 0 dcb pfc set dev "$sim" prio-pfc 3:on
+  done
+  measure dscp_prio 1 dcb app del dev "$sim" dscp-prio 26:3
+  measure dscp_prio 0 dcb app add dev "$sim" dscp-prio 26:3
+  mv latencies.txt "latencies-$1.txt"
+  e2e_median=$(sort -n "latencies-$1.txt" | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
+  e2e_max=$(awk 'BEGIN { m = 0 } $1 > m { m = $1 } END { print m }' "latencies-$1.txt")
+  ex_median=$(awk '{ print $2 }' "latencies-$1.txt" | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
+  ex_max=$(awk 'BEGIN { m = 0 } $2 > m { m = $2 } END { print m }' "latencies-$1.txt")
+  log "$1: 12 changes shown in /metrics median ${e2e_median} ms, max ${e2e_max} ms after dcb returned (10 ms clock, includes the ~${fetch_ms} ms fetch); notification -> snapshot median ${ex_median} s, max ${ex_max} s"
+  echo "QOS_DETECTION_LATENCY $1 e2e_median_ms=$e2e_median e2e_max_ms=$e2e_max fetch_ms=$fetch_ms exporter_median_s=$ex_median exporter_max_s=$ex_max"
+}
+
+start_exporter --qos.poll-interval=2s
+wait_for 10 in_sync || fail "$sim configured like the default policy is not in sync: $(grep "$sim" "$METRICS" | grep -E 'roce_qos_(drift|observed)')"
+"$EXPORTER" check --netdev "$sim" >check.txt 2>&1 || fail "check exit $? on an in-sync device: $(cat check.txt)"
+assert_match "^$sim .*: in sync" "$(grep "^$sim " check.txt)" "check verdict"
+
+# What one fetch of /metrics plus a grep costs in this guest (the floor of the end-to-end figure).
+stamp
+_f0=$_cs
+for i in 1 2 3 4 5; do wget -q -O - "$EXPORTER_URL/metrics" | grep -q '^roce_qos_in_sync' || fail "no in_sync"; done
+stamp
+fetch_ms=$(((_cs - _f0) * 10 / 5))
+log "one /metrics fetch + grep in this guest: ${fetch_ms} ms"
+
+# 1. Notified drifts at the default 250 ms sample period.
+scrape
+notifications_before=$(unlabeled "$METRICS" roce_qos_change_notifications_total)
+run_changes period-250ms
+scrape
+[ "$(unlabeled "$METRICS" roce_qos_change_notifications_total)" -gt "$notifications_before" ] ||
+  fail "the DCB sets were not counted as notifications"
+num_eq 1 "$(metric roce_qos_drift_events_total netdev="$sim" field=dscp_prio)" ||
+  fail "dscp_prio drift events: $(metric roce_qos_drift_events_total netdev="$sim" field=dscp_prio)"
+# The median, not the max: a notification that arrives during a sample waits for it, and this TCG
+# guest on a shared host takes tens of ms per sample.
+awk -v m="$ex_median" 'BEGIN { exit !(m < 0.1) }' || fail "notification -> snapshot median ${ex_median} s (>= 100 ms)"
+
+# 2. No notification: PFC changed behind the host's back; only the 2 s poll can see it.
+seq_before=$(simnic_dcb_event_seq "$sim")
+stamp
+t0=$_cs
+simnic_ctl "$sim" "pfc 0x00"
+pfc_drift() { num_eq 1 "$(metric roce_qos_drift netdev="$sim" field=pfc)"; }
+wait_for 8 pfc_drift || fail "the poll did not catch PFC turned off through the control file"
+stamp
+poll_ms=$(((_cs - t0) * 10))
+assert_eq "$seq_before" "$(simnic_dcb_event_seq "$sim")" "the control file must not notify"
+log "the poll caught the silent change after ${poll_ms} ms (poll interval 2 s)"
+echo "QOS_POLL_DETECTION ms=$poll_ms interval_ms=2000"
+[ "$poll_ms" -le 2500 ] || fail "the silent change took ${poll_ms} ms to show, more than one poll interval (+0.5 s)"
+"$EXPORTER" check --netdev "$sim" >check.txt 2>&1
+assert_eq 1 $? "check exit status with PFC off"
+grep -q "PFC off on priority 3: RoCE traffic there becomes lossy" check.txt || fail "check does not explain: $(cat check.txt)"
+simnic_ctl "$sim" "pfc 0x08"
+wait_for 8 in_sync || fail "not back in sync after PFC was restored through the control file"
+
+# 3. With a 500 ms sample period the cadence alone would show a change after 250 ms on average;
+# all 12 under 100 ms (exporter side) happen only through the notification path.
+stop_exporter
+start_exporter --qos.poll-interval=2s --sampler.period=500ms
+wait_for 10 in_sync || fail "not in sync after the restart"
+run_changes period-500ms
+awk -v m="$ex_max" 'BEGIN { exit !(m < 0.1) }' || fail "notification -> snapshot took ${ex_max} s (>= 100 ms): the notification did not wake the sampler"
+[ "$e2e_max" -lt 500 ] || fail "with a 500 ms period a change took ${e2e_max} ms to show"
+
+# 4. check: a deleted DSCP entry is drift (exit 1) and named.
+dcb app del dev "$sim" dscp-prio 26:3
+"$EXPORTER" check --netdev "$sim" >check.txt 2>&1
+assert_eq 1 $? "check exit status on drift"
+grep -q 'DSCP 26 -> none (expected 3)' check.txt || fail "check does not name the missing DSCP: $(cat check.txt)"
+exporter_alive
+stop_exporter

@@ -1,0 +1,140 @@
+# shellcheck shell=sh
+# Remediation against the simulated ConnectX, checked with the real `dcb`, sysfs and the exporter's
+# own counters:
+#  * enforce restores PFC, a replaced DSCP entry, the DCQCN enables and the ToS (dcb show agrees);
+#  * dry-run logs the plan and changes nothing;
+#  * a bond member and a down link are left alone;
+#  * a change that keeps being undone ends in the give-up state, attempts spaced by the back-off
+#    (no tight loop).
+require exporter simnic
+sim=$(simnic_netdevs | sed -n 1p)
+sim2=$(simnic_netdevs | sed -n 2p)
+[ -n "$sim2" ] || fail "simnic has a single port; this scenario needs two"
+ibdev_of() { rdma_links | awk -v n="$1" '$2 == n { split($1, a, "/"); print a[1]; exit }'; }
+
+# The embedded default policy on DEV.
+conform() {
+  dcb pfc set dev "$1" prio-pfc all:off 3:on
+  dcb app add dev "$1" dscp-prio 24:3 26:3 48:6
+  for p in 0 1 2 3 4 5 6 7; do
+    v=0
+    [ "$p" = 3 ] && v=1
+    echo $v >/sys/class/net/"$1"/ecn/roce_np/enable/$p
+    echo $v >/sys/class/net/"$1"/ecn/roce_rp/enable/$p
+  done
+  echo 106 >/sys/class/infiniband/"$(ibdev_of "$1")"/tc/1/traffic_class
+}
+conform "$sim"
+conform "$sim2"
+sysctl -qw net.ipv4.tcp_ecn=1
+
+pfc3() { dcb pfc show dev "$1" | sed -n 's/.* 3:\(o[nf]*\) .*/\1/p'; }
+pfc3_is() { [ "$(pfc3 "$1")" = "$2" ]; }
+dscp26() { dcb -N app show dev "$1" | tr ' ' '\n' | sed -n 's/^26://p' | tr '\n' ' ' | sed 's/ $//'; }
+dscp26_is() { [ "$(dscp26 "$1")" = "$2" ]; }
+state_is() { num_eq 1 "$(metric roce_qos_remediation_state netdev="$1" state="$2")"; }
+in_sync() { num_eq 1 "$(metric roce_qos_in_sync netdev="$1")"; }
+count() {  # netdev field result -> value or 0
+  metric roce_qos_remediations_total netdev="$1" field="$2" result="$3" || echo 0
+}
+
+# --- enforce -----------------------------------------------------------------------------------
+start_exporter --remediation=enforce --remediation.backoff=1s --qos.poll-interval=500ms
+wait_for 10 in_sync "$sim" || fail "$sim not in sync at start"
+
+dcb pfc set dev "$sim" prio-pfc 3:off
+wait_for 10 pfc3_is "$sim" on || fail "enforce did not turn PFC 3 back on (dcb says $(pfc3 "$sim"))"
+wait_for 10 in_sync "$sim" || fail "not in sync after the PFC fix"
+assert_num_eq 1 "$(count "$sim" pfc success)" "pfc success count"
+grep -q "remediation enforce $sim: pfc: \[\] -> \[3\]: success" "$EXPORTER_LOG" || fail "no audit line for the PFC fix"
+grep -q "side effect: the link flaps" "$EXPORTER_LOG" || fail "the link-flap side effect was not logged"
+
+# mlx5 keeps one priority per DSCP: `dcb app add 26:5` replaces 26:3.
+dcb app add dev "$sim" dscp-prio 26:5
+wait_for 10 dscp26_is "$sim" 3 || fail "enforce did not restore DSCP 26 -> 3 (dcb says '$(dscp26 "$sim")')"
+wait_for 10 in_sync "$sim" || fail "not in sync after the DSCP fix"
+
+# Sysfs (no notification: the 500 ms poll finds these).
+echo 0 >/sys/class/net/"$sim"/ecn/roce_np/enable/3
+echo 1 >/sys/class/net/"$sim"/ecn/roce_rp/enable/5
+echo 96 >/sys/class/infiniband/"$(ibdev_of "$sim")"/tc/1/traffic_class
+ecn_ok() {
+  [ "$(cat /sys/class/net/"$sim"/ecn/roce_np/enable/3)" = 1 ] &&
+    [ "$(cat /sys/class/net/"$sim"/ecn/roce_rp/enable/5)" = 0 ] &&
+    [ "$(cat /sys/class/infiniband/"$(ibdev_of "$sim")"/tc/1/traffic_class)" = "Global tclass=106" ]
+}
+wait_for 10 ecn_ok || fail "enforce did not restore ECN enables / ToS: np3=$(cat /sys/class/net/"$sim"/ecn/roce_np/enable/3) rp5=$(cat /sys/class/net/"$sim"/ecn/roce_rp/enable/5) tos=$(cat /sys/class/infiniband/"$(ibdev_of "$sim")"/tc/1/traffic_class)"
+wait_for 10 in_sync "$sim" || fail "not in sync after the sysfs fixes"
+assert_num_eq 1 "$(count "$sim" dcqcn_np success)" "dcqcn_np success"
+assert_num_eq 1 "$(count "$sim" roce_tos success)" "roce_tos success"
+
+# --- guardrails: a down link and a bond member are left alone --------------------------------------
+ip link set "$sim" down
+dcb pfc set dev "$sim" prio-pfc 3:off
+wait_for 10 state_is "$sim" blocked_down || fail "a down link was not blocked: $(grep "roce_qos_remediation_state{netdev=\"$sim\"" "$METRICS" | grep ' 1$')"
+pfc3_is "$sim" off || fail "a down link was written"
+ip link set "$sim" up
+wait_for 15 pfc3_is "$sim" on || fail "PFC not restored once the link came back up"
+
+ip link add qbond0 type bond mode active-backup
+ip link set "$sim2" down
+ip link set "$sim2" master qbond0
+ip link set "$sim2" up
+ip link set qbond0 up
+dcb pfc set dev "$sim2" prio-pfc 3:off
+# Discovery runs every 5 s; the member role arrives with it.
+wait_for 15 state_is "$sim2" blocked_bond || fail "a bond member was not blocked: $(grep "roce_qos_remediation_state{netdev=\"$sim2\"" "$METRICS" | grep ' 1$')"
+pfc3_is "$sim2" off || fail "a bond member was written"
+assert_num_eq 0 "$(count "$sim2" pfc success)" "no remediation of the bond member"
+stop_exporter
+ip link set "$sim2" nomaster
+dcb pfc set dev "$sim2" prio-pfc 3:on
+
+# --- dry-run -----------------------------------------------------------------------------------
+: >"$EXPORTER_LOG"
+start_exporter --remediation=dry-run --qos.poll-interval=500ms
+dcb pfc set dev "$sim" prio-pfc 3:off
+wait_for 10 state_is "$sim" dry_run || fail "no dry_run state"
+grep -q "remediation dry-run $sim: would set pfc: \[\] -> \[3\]" "$EXPORTER_LOG" || fail "the plan was not logged: $(grep remediation "$EXPORTER_LOG")"
+# Several polls later nothing has been written.
+samples() { awk '$1 == "roce_exporter_samples_total" { print $2 }' "$METRICS"; }
+scrape
+s0=$(samples)
+more_samples() { scrape && [ "$(samples)" -ge $((s0 + 8)) ]; }
+wait_for 10 more_samples || fail "the sampler stalled"
+pfc3_is "$sim" off || fail "dry-run changed PFC"
+assert_eq 1 "$(grep -c "remediation dry-run $sim: would set pfc" "$EXPORTER_LOG")" "the same plan is logged once"
+assert_num_eq 1 "$(count "$sim" pfc dry_run)" "dry_run count"
+stop_exporter
+dcb pfc set dev "$sim" prio-pfc 3:on
+
+# --- give-up: something keeps undoing the fix (as a switch's DCBX would) -------------------------
+: >"$EXPORTER_LOG"
+start_exporter --remediation=enforce --remediation.backoff=1s --remediation.max-backoff=8s \
+  --remediation.max-attempts=3 --qos.poll-interval=200ms
+(
+  while :; do
+    [ "$(simnic_state "$sim" pfc_en)" = 0x08 ] && echo "pfc 0x00" >"$SIMNIC_DEBUGFS/$sim/ctl"
+    sleep 0.2
+  done
+) &
+undoer=$!
+simnic_ctl "$sim" "pfc 0x00"
+given_up() { num_eq 1 "$(metric roce_qos_remediation_given_up netdev="$sim")"; }
+wait_for 40 given_up || fail "no give-up after repeated undone fixes: $(grep "remediation" "$EXPORTER_LOG" | tail -5)"
+# Three attempts, spaced by the back-off (1 s, then 2 s): no tight loop.
+grep "remediation enforce $sim: pfc:" "$EXPORTER_LOG" | sed -n 's/^ts=[^T]*T\([0-9:.]*\)Z.*/\1/p' >attempts.txt
+assert_eq 3 "$(wc -l <attempts.txt)" "attempts before giving up"
+awk -F: '{ t = $1 * 3600 + $2 * 60 + $3; if (NR > 1) printf "%.3f\n", t - p; p = t }' attempts.txt >gaps.txt
+log "attempt gaps (s): $(tr '\n' ' ' <gaps.txt)"
+awk 'NR == 1 && $1 < 0.9 { exit 1 } NR == 2 && $1 < 1.9 { exit 1 }' gaps.txt || fail "attempts closer than the back-off: $(tr '\n' ' ' <gaps.txt)"
+grep -q "giving up after 3 attempts" "$EXPORTER_LOG" || fail "no give-up log line"
+# Given up means no further writes while the undoer keeps PFC off.
+scrape
+s0=$(samples)
+wait_for 10 more_samples || fail "the sampler stalled"
+assert_eq 3 "$(grep -c "remediation enforce $sim: pfc:" "$EXPORTER_LOG")" "writes after giving up"
+state_is "$sim" gave_up || fail "state is not gave_up"
+kill "$undoer"
+exporter_alive
+stop_exporter
