@@ -3,7 +3,6 @@
 #include <chrono>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "collectors/result.h"
 #include "exporter/derive.h"
@@ -26,11 +25,10 @@ struct Config {
   std::string config_path;          // --config: policy YAML; empty = the embedded default policy
   std::string remediation = "off";  // --remediation: off|dry-run|enforce (QoS engine)
   std::chrono::nanoseconds qos_poll_interval = std::chrono::seconds(5);  // --qos.poll-interval
-  std::chrono::seconds remediation_backoff{30};      // --remediation.backoff
+  std::chrono::seconds remediation_backoff{30};                          // --remediation.backoff
   std::chrono::seconds remediation_max_backoff{600};  // --remediation.max-backoff
   int remediation_max_attempts = 5;                   // --remediation.max-attempts
   bool qos_configfs_tos = false;  // --qos.configfs-tos: may mkdir rdma_cm/<dev> to read the ToS
-  std::vector<std::string> check_netdevs;  // `check --netdev`
   /// --storm.threshold, --storm.detection-time, --storm.restoration-time, --derive.windows
   DeriveConfig derive;
 };

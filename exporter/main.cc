@@ -152,7 +152,8 @@ int RunExporter(const Config& config) {
       notify_log.Ok("sd_notify");
     }
   });
-  // After the derive stage: remediation is blocked on a device while it is in a PFC storm.
+  // After the derive stage, so the storm state of the same sample guards remediation: a device in
+  // an active PFC storm is never written.
   sampler.AddStage(std::make_unique<QosStage>(&qos, [](const DeviceSnapshot& device) {
     return device.derived && device.derived->signals.AnyStorm();
   }));

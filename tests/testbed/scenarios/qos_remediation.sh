@@ -3,7 +3,8 @@
 # own counters:
 #  * enforce restores PFC, a replaced DSCP entry, the DCQCN enables and the ToS (dcb show agrees);
 #  * dry-run logs the plan and changes nothing;
-#  * a bond member and a down link are left alone;
+#  * a bond member, a down link and a device in an active PFC storm are left alone (the storm
+#    comes from the derive stage's state machine; the fix follows once the storm is restored);
 #  * a change that keeps being undone ends in the give-up state, attempts spaced by the back-off
 #    (no tight loop).
 require exporter simnic
@@ -67,6 +68,18 @@ wait_for 10 ecn_ok || fail "enforce did not restore ECN enables / ToS: np3=$(cat
 wait_for 10 in_sync "$sim" || fail "not in sync after the sysfs fixes"
 assert_num_eq 1 "$(count "$sim" dcqcn_np success)" "dcqcn_np success"
 assert_num_eq 1 "$(count "$sim" roce_tos success)" "roce_tos success"
+
+# --- guardrails: a PFC storm defers the fix -------------------------------------------------------
+simnic_ctl "$sim" "traffic 3 rx 20000 1024; traffic 3 tx 20000 1024"
+simnic_ctl "$sim" "storm start 3 rx"
+stormed() { num_eq 1 "$(metric roce_pfc_storm netdev="$sim" prio=3 direction=rx)"; }
+wait_for 10 stormed || fail "the derive stage did not see the storm"
+dcb app add dev "$sim" dscp-prio 26:5
+wait_for 10 state_is "$sim" blocked_storm || fail "remediation was not blocked by the storm: $(grep "roce_qos_remediation_state{netdev=\"$sim\"" "$METRICS" | grep ' 1$')"
+dscp26_is "$sim" 5 || fail "a device in a PFC storm was written (DSCP 26 -> $(dscp26 "$sim"))"
+simnic_ctl "$sim" "storm stop all; traffic 3 rx 0; traffic 3 tx 0"
+wait_for 15 dscp26_is "$sim" 3 || fail "DSCP 26 not restored after the storm ended (dcb says '$(dscp26 "$sim")')"
+wait_for 10 in_sync "$sim" || fail "not in sync after the storm"
 
 # --- guardrails: a down link and a bond member are left alone --------------------------------------
 ip link set "$sim" down
