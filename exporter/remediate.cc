@@ -213,8 +213,9 @@ std::vector<RemediationAction> PlanRemediation(const QosPolicy& policy, const Ob
     if (!want || !Drifted(drift, field)) continue;
     const auto& enabled = np ? observed.dcqcn.np_enabled : observed.dcqcn.rp_enabled;
     for (int prio = 0; prio < 8; ++prio) {
-      bool target = (*want >> prio) & 1;
-      if (!enabled[prio].ok() || enabled[prio].value == target) continue;
+      // Only the listed priorities are enabled; others are never switched off (not checked).
+      const bool target = (*want >> prio) & 1;
+      if (!target || !enabled[prio].ok() || enabled[prio].value) continue;
       RemediationAction a;
       a.field = field;
       a.kind = RemediationAction::Kind::kDcqcnEnable;

@@ -57,16 +57,19 @@ wait_for 10 in_sync "$sim" || fail "not in sync after the DSCP fix"
 
 # Sysfs (no notification: the 500 ms poll finds these).
 echo 0 >/sys/class/net/"$sim"/ecn/roce_np/enable/3
-echo 1 >/sys/class/net/"$sim"/ecn/roce_rp/enable/5
+echo 0 >/sys/class/net/"$sim"/ecn/roce_rp/enable/3
+echo 1 >/sys/class/net/"$sim"/ecn/roce_rp/enable/5  # not in the policy: left as it is
 echo 96 >/sys/class/infiniband/"$(ibdev_of "$sim")"/tc/1/traffic_class
 ecn_ok() {
   [ "$(cat /sys/class/net/"$sim"/ecn/roce_np/enable/3)" = 1 ] &&
-    [ "$(cat /sys/class/net/"$sim"/ecn/roce_rp/enable/5)" = 0 ] &&
+    [ "$(cat /sys/class/net/"$sim"/ecn/roce_rp/enable/3)" = 1 ] &&
     [ "$(cat /sys/class/infiniband/"$(ibdev_of "$sim")"/tc/1/traffic_class)" = "Global tclass=106" ]
 }
-wait_for 10 ecn_ok || fail "enforce did not restore ECN enables / ToS: np3=$(cat /sys/class/net/"$sim"/ecn/roce_np/enable/3) rp5=$(cat /sys/class/net/"$sim"/ecn/roce_rp/enable/5) tos=$(cat /sys/class/infiniband/"$(ibdev_of "$sim")"/tc/1/traffic_class)"
+wait_for 10 ecn_ok || fail "enforce did not restore ECN enables / ToS: np3=$(cat /sys/class/net/"$sim"/ecn/roce_np/enable/3) rp3=$(cat /sys/class/net/"$sim"/ecn/roce_rp/enable/3) tos=$(cat /sys/class/infiniband/"$(ibdev_of "$sim")"/tc/1/traffic_class)"
+assert_eq 1 "$(cat /sys/class/net/"$sim"/ecn/roce_rp/enable/5)" "a priority the policy does not list is not switched off"
 wait_for 10 in_sync "$sim" || fail "not in sync after the sysfs fixes"
 assert_num_eq 1 "$(count "$sim" dcqcn_np success)" "dcqcn_np success"
+assert_num_eq 1 "$(count "$sim" dcqcn_rp success)" "dcqcn_rp success"
 assert_num_eq 1 "$(count "$sim" roce_tos success)" "roce_tos success"
 
 # --- guardrails: a PFC storm defers the fix -------------------------------------------------------

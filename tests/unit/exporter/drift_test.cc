@@ -116,10 +116,10 @@ INSTANTIATE_TEST_SUITE_P(
                   nullptr, "mlx5_2/1=0", "DSCP (26)"},
         FieldCase{"dcqcn_np", QosField::kDcqcnNp,
                   [](ObservedQos& o) { o.dcqcn.np_enabled[3] = Observed<bool>::Ok(false); },
-                  nullptr, "[]", "does not send CNPs"},
+                  nullptr, "enabled on []", "the notification point off on [3]: no CNPs are sent"},
         FieldCase{"dcqcn_rp", QosField::kDcqcnRp,
-                  [](ObservedQos& o) { o.dcqcn.rp_enabled[5] = Observed<bool>::Ok(true); }, nullptr,
-                  "[3, 5]", "ignores CNPs"},
+                  [](ObservedQos& o) { o.dcqcn.rp_enabled[3] = Observed<bool>::Ok(false); },
+                  nullptr, "enabled on []", "the reaction point off on [3]: CNPs are ignored"},
         FieldCase{"tcp_ecn", QosField::kTcpEcn,
                   [](ObservedQos& o) { o.tcp_ecn = Observed<int>::Ok(2); }, nullptr, "2",
                   "TCP does not negotiate ECN"},
@@ -172,6 +172,21 @@ TEST(Drift, FailedReadIsUnknownNotDriftButNotInSyncEither) {
   EXPECT_NE(np->actual.find("Input/output error"), std::string::npos);
   EXPECT_EQ(d.Find(QosField::kTcpEcn)->status, FieldStatus::kFailed);
   EXPECT_FALSE(d.InSync());
+}
+
+TEST(Drift, DcqcnOnMorePrioritiesThanListedIsInSync) {
+  ObservedQos o = InSyncObservation();
+  for (int p = 0; p < 8; ++p) {
+    o.dcqcn.np_enabled[p] = Observed<bool>::Ok(true);  // the MOFED default
+    o.dcqcn.rp_enabled[p] = Observed<bool>::Ok(true);
+  }
+  DeviceDrift d = EvaluateDrift(kDefault, o);
+  EXPECT_EQ(d.Find(QosField::kDcqcnNp)->status, FieldStatus::kInSync);
+  EXPECT_EQ(d.Find(QosField::kDcqcnNp)->actual, "enabled on [0, 1, 2, 3, 4, 5, 6, 7]");
+  o.dcqcn.np_enabled[3] = Observed<bool>::Ok(false);
+  d = EvaluateDrift(kDefault, o);
+  EXPECT_EQ(d.Find(QosField::kDcqcnNp)->status, FieldStatus::kDrift);
+  EXPECT_NE(d.Find(QosField::kDcqcnNp)->impact.find("off on [3]"), std::string::npos);
 }
 
 TEST(Drift, NonMofedHostHasDcqcnAbsent) {

@@ -260,7 +260,8 @@ TEST(Plan, EtsWriteZeroesBandwidthOfNonEtsTcs) {
 TEST(Plan, DcqcnTosAndTcpEcnArePerItemWrites) {
   ObservedQos o = Good();
   o.dcqcn.np_enabled[3] = Observed<bool>::Ok(false);
-  o.dcqcn.rp_enabled[5] = Observed<bool>::Ok(true);
+  o.dcqcn.rp_enabled[3] = Observed<bool>::Ok(false);
+  o.dcqcn.rp_enabled[5] = Observed<bool>::Ok(true);  // not listed: never switched off
   o.roce_tos[0].tos.mofed_tclass = Observed<std::optional<uint8_t>>::Ok(std::nullopt);
   o.tcp_ecn = Observed<int>::Ok(2);
   auto plan = PlanRemediation(kPolicy, o, EvaluateDrift(kPolicy, o));
@@ -268,7 +269,7 @@ TEST(Plan, DcqcnTosAndTcpEcnArePerItemWrites) {
   for (const auto& a : plan) got.push_back(DescribeAction(a));
   EXPECT_EQ(got,
             (std::vector<std::string>{"dcqcn_np: ecn/roce_np/enable/3=0 -> 1",
-                                      "dcqcn_rp: ecn/roce_rp/enable/5=1 -> 0",
+                                      "dcqcn_rp: ecn/roce_rp/enable/3=0 -> 1",
                                       "roce_tos: mlx5_0/1 tclass 0 -> 106", "tcp_ecn: 2 -> 1"}));
 }
 
