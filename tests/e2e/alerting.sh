@@ -179,30 +179,30 @@ no_alerts_active() { [[ -z $(query 'ALERTS{alertstate=~"pending|firing"}') ]]; }
 
 # ---- the exporter in the guest ---------------------------------------------------------------
 exporter_log=/run/e2e-exporter.log
-guest "require exporter simnic
-EXPORTER_LOG=$exporter_log
-start_exporter --sampler.period=250ms --storm.detection-time=200ms --storm.restoration-time=400ms" ||
-  { echo "exporter did not start in the guest" >&2; exit 1; }
-sim=$(guest 'simnic_netdevs | head -n1')
+sim=$(guest 'require exporter simnic; simnic_netdevs | head -n1')
 [[ -n $sim ]] || { echo "no simnic netdev in the guest" >&2; exit 1; }
+# ---- healthy baseline, configured before the exporter starts (so no drift exists at any time) --
+# The embedded default policy: trust dscp (DSCP APP entries), PFC on priority 3, DSCP 26/24 -> 3,
+# 48 -> 6, DCQCN NP/RP on priority 3 only, RoCE ToS 106, tcp_ecn 1; RoCE traffic both ways with
+# ECN marks and CNPs.
+guest "dcb pfc set dev $sim prio-pfc all:off 3:on
+dcb app add dev $sim dscp-prio 24:3 26:3 48:6
+simnic_ctl $sim 'ecn np all 0; ecn rp all 0; ecn np 3 1; ecn rp 3 1'
+rdev=\$(rdma_links | awk -v n=$sim '\$2 == n { split(\$1, a, \"/\"); print a[1] }')
+[ -n \"\$rdev\" ] || fail 'no RDMA device bound to $sim'
+echo 106 > /sys/class/infiniband/\$rdev/tc/1/traffic_class  # MOFED-style RoCE ToS: DSCP 26 + ECT(0)
+sysctl -qw net.ipv4.tcp_ecn=1
+simnic_ctl $sim 'traffic 3 rx 20000; traffic 3 tx 20000; rate rx_prio3_pause 50; rate tx_prio3_pause 50; rate rx_prio3_pause_duration 2000; rate tx_prio3_pause_duration 2000; rate np_ecn_marked_roce_packets 400; rate np_cnp_sent 300; rate rp_cnp_handled 300'" ||
+  fail "could not configure the healthy baseline in the guest"
+# One monitored NIC, the one the scenarios drive: the healthy run means "this node is healthy",
+# and veth0 (bound to rxe0, selected by default) has no DCB at all.
+guest "EXPORTER_LOG=$exporter_log
+start_exporter --sampler.period=250ms --storm.detection-time=200ms --storm.restoration-time=400ms --collector.device-include=$sim" ||
+  { echo "exporter did not start in the guest" >&2; exit 1; }
 poll 30 bash -c "[[ \$(curl -sf '$prom/api/v1/query' --data-urlencode 'query=up{job=\"roce-qos-exporter\"}' | grep -o '\"1\"]') ]]" ||
   { echo "Prometheus does not scrape the exporter at $TESTBED_EXPORTER_ADDR" >&2; exit 1; }
 pass "Prometheus scrapes the exporter in the guest ($TESTBED_EXPORTER_ADDR, netdev $sim)"
 
-# ---- healthy: in policy, traffic with ECN, nothing may fire ----------------------------------
-# The embedded default policy on every simnic port (the defaults cover every Mellanox PF): trust
-# dscp (DSCP APP entries), PFC on priority 3, DSCP 26/24 -> 3, 48 -> 6, DCQCN NP/RP on priority 3,
-# RoCE ToS 106 (MOFED traffic_class), tcp_ecn 1; RoCE traffic both ways with ECN marks and CNPs.
-guest "for d in \$(simnic_netdevs); do
-  dcb pfc set dev \$d prio-pfc all:off 3:on
-  dcb app add dev \$d dscp-prio 24:3 26:3 48:6
-  simnic_ctl \$d 'ecn np 3 1; ecn rp 3 1'
-  ib=\$(rdma_links | awk -v n=\$d '\$2 == n { split(\$1, a, \"/\"); print a[1]; exit }')
-  echo 106 >/sys/class/infiniband/\$ib/tc/1/traffic_class
-done
-sysctl -qw net.ipv4.tcp_ecn=1
-simnic_ctl $sim 'traffic 3 rx 20000; traffic 3 tx 20000; rate rx_prio3_pause 50; rate tx_prio3_pause 50; rate rx_prio3_pause_duration 2000; rate tx_prio3_pause_duration 2000; rate np_ecn_marked_roce_packets 400; rate np_cnp_sent 300; rate rp_cnp_handled 300'" ||
-  fail "could not configure the healthy baseline in the guest"
 # With PFC on priority 3 the storm series exist; the QoS families need the QoS stage.
 missing=()
 for family in roce_pfc_storm roce_pfc_storms_total roce_ecn_silent; do
@@ -233,6 +233,11 @@ if ((qos)); then
 else
   skip_qos "healthy baseline in sync with the policy"
 fi
+# ---- healthy: in policy, traffic with ECN, nothing may fire ----------------------------------
+# Start-up transients (the first samples, the first QoS read) must have settled first.
+poll $((max_for_s + storm_range_s + slack_s)) no_alerts_active ||
+  fail "alerts still active before the healthy run: $(query 'ALERTS' | head -3)"
+sleep $((group_interval_s + 1))  # let Alertmanager flush what it already has
 # Long enough for every rendered rule to go through its for: (capped) and its lookback.
 healthy_s=$((max_for_s + storm_range_s + 2 * eval_s + group_wait_s + slack_s))
 t_healthy=$(now)
