@@ -1,0 +1,30 @@
+# shellcheck shell=sh
+# Guest script (tests/testbed/run --script bench/testbed_8nic_run.sh): the exporter's CPU and RSS at
+# the default 250 ms period with 8 simulated ConnectX ports (8 netdevs, 8 RDMA devices) carrying
+# traffic, PFC pauses and ECN/CNP activity. Prints MEASURE lines; fails if the exporter died, if it
+# did not report all 8 ports, or if no samples were taken.
+require exporter simnic
+rmmod simnic
+modprobe simnic num_ports=8 || fail "cannot load simnic with 8 ports"
+wait_for 20 sh -c '[ "$(ls /sys/class/net | grep -c "^sim")" -ge 8 ]' || fail "8 simnic netdevs did not appear"
+for n in $(simnic_netdevs); do
+  ip link set "$n" up
+  dcb pfc set dev "$n" prio-pfc all:off 3:on
+  simnic_ctl "$n" 'traffic 3 rx 20000; traffic 3 tx 20000; rate rx_prio3_pause 50; rate rx_prio3_pause_duration 2000; rate np_ecn_marked_roce_packets 400; rate np_cnp_sent 300'
+done
+start_exporter
+pid=$(_exporter_pid)
+ports() { wget -qO- "$EXPORTER_URL/metrics" | grep -c '^roce_device_info{'; }
+wait_for 20 sh -c "[ \$(wget -qO- $EXPORTER_URL/metrics | grep -c '^roce_device_info{') -ge 8 ]" || fail "exporter reports $(ports) RDMA ports, expected 8"
+devices=$(ports)
+hz=$(getconf CLK_TCK 2>/dev/null || echo 100)
+t0=$(awk '{print $14 + $15}' /proc/"$pid"/stat)
+s0=$(cut -d' ' -f1 /proc/uptime)
+sleep 60  # the measurement window itself, not synchronisation
+t1=$(awk '{print $14 + $15}' /proc/"$pid"/stat)
+s1=$(cut -d' ' -f1 /proc/uptime)
+kill -0 "$pid" || fail "exporter died during the run"
+rss=$(awk '/VmRSS/ {print $2}' /proc/"$pid"/status)
+hwm=$(awk '/VmHWM/ {print $2}' /proc/"$pid"/status)
+cpu=$(awk -v a="$t0" -v b="$t1" -v s="$s0" -v e="$s1" -v hz="$hz" 'BEGIN { printf "%.2f", 100 * (b - a) / hz / (e - s) }')
+echo "MEASURE ports=$devices window_s=60 cpu_percent_of_one_core=$cpu rss_kib=$rss rss_peak_kib=$hwm"
