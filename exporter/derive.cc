@@ -97,8 +97,6 @@ EcnWindowSignals EcnSignals(const WindowAccumulator& acc) {
   return out;
 }
 
-const char* DirectionText(Direction direction) { return direction == Direction::kTx ? "tx" : "rx"; }
-
 }  // namespace
 
 unsigned SignalSlotWidthBits(size_t /*slot*/) { return 64; }
@@ -374,12 +372,12 @@ void SignalDeriver::Observe(const std::string& netdev, const DeviceSample& sampl
       StormDetector& detector = state.storms[series];
       switch (detector.Observe(interval, storm_config)) {
         case StormDetector::Transition::kStarted:
-          spdlog::warn("PFC storm on {} prio {} {}{}", netdev, prio, DirectionText(direction),
+          spdlog::warn("PFC storm on {} prio {} {}{}", netdev, prio, DirectionName(direction),
                        interval.ground_truth_event ? " (NIC stall detector)" : "");
           break;
         case StormDetector::Transition::kRestored:
           spdlog::info("PFC storm restored on {} prio {} {} after {:.3f}s", netdev, prio,
-                       DirectionText(direction),
+                       DirectionName(direction),
                        std::chrono::duration<double>(*detector.last_episode_duration()).count());
           break;
         case StormDetector::Transition::kNone:

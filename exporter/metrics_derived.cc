@@ -3,18 +3,12 @@
 
 #include <string>
 
+#include "collectors/ethtool_map.h"
 #include "exporter/derived_signals.h"
 #include "exporter/metric_family_builder.h"
 #include "exporter/metrics.h"
 
 namespace roceqos {
-namespace {
-
-std::string_view DirectionLabel(Direction direction) {
-  return direction == Direction::kTx ? "tx" : "rx";
-}
-
-}  // namespace
 
 void RenderDerived(const Snapshot& snapshot, Families& out) {
   FamilyBuilder rate_peak(FindMetric("roce_pfc_pause_rate_peak"));
@@ -36,7 +30,7 @@ void RenderDerived(const Snapshot& snapshot, Families& out) {
 
     for (const PauseSignals& pause : signals.pause) {
       const std::string_view prio = IndexLabel(pause.prio, index_storage);
-      const std::string_view direction = DirectionLabel(pause.direction);
+      const std::string_view direction = DirectionName(pause.direction);
       for (size_t w = 0; w < windows.size() && w < kMaxWindows; ++w) {
         rate_peak.Add({netdev, prio, direction, windows[w]}, pause.rate_peak[w]);
         paused_ratio.Add({netdev, prio, direction, windows[w]}, pause.paused_ratio_peak[w]);
@@ -56,7 +50,7 @@ void RenderDerived(const Snapshot& snapshot, Families& out) {
     }
     for (const StormSignals& s : signals.storms) {
       const std::string_view prio = IndexLabel(s.prio, index_storage);
-      const std::string_view direction = DirectionLabel(s.direction);
+      const std::string_view direction = DirectionName(s.direction);
       storm.Add({netdev, prio, direction}, s.stormed ? 1 : 0);
       storms_total.Add({netdev, prio, direction}, static_cast<double>(s.episodes));
       storm_duration.Add({netdev, prio, direction}, s.last_episode_seconds);
