@@ -14,17 +14,8 @@ require_tools promtool curl ip ethtool
 ns=rq-promtool-$$
 work=$(mktemp -d)
 pid=
-cleanup() {
-  local rc=$?
-  if ((rc != 0 && rc != 77)) && [[ -s "$work/exporter.log" ]]; then
-    echo "---- exporter log" >&2
-    cat "$work/exporter.log" >&2
-  fi
-  [[ -n "$pid" ]] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-  ip netns del "$ns" 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
+namespaces=("$ns")
+trap cleanup_exporter_test EXIT
 ip netns add "$ns" || skip "cannot create a network namespace here"
 in_ns() { ip netns exec "$ns" "$@"; }
 in_ns ip link set lo up

@@ -14,18 +14,8 @@ ns=rq-veth-$$
 peer_ns=rq-peer-$$
 work=$(mktemp -d)
 pid=
-cleanup() {
-  local rc=$?
-  if ((rc != 0 && rc != 77)) && [[ -s "$work/exporter.log" ]]; then
-    echo "---- exporter log" >&2
-    cat "$work/exporter.log" >&2
-  fi
-  [[ -n "$pid" ]] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-  ip netns del "$ns" 2>/dev/null || true
-  ip netns del "$peer_ns" 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
+namespaces=("$ns" "$peer_ns")
+trap cleanup_exporter_test EXIT
 ip netns add "$ns" || skip "cannot create a network namespace here"
 ip netns add "$peer_ns"
 in_ns() { ip netns exec "$ns" "$@"; }

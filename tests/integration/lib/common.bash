@@ -19,6 +19,19 @@ finish() {
   echo "$1: all checks passed"
 }
 
+# cleanup_exporter_test: EXIT trap of the exporter tests. On failure shows $work/exporter.log,
+# then stops the exporter ($pid), deletes the network namespaces in $namespaces and removes $work.
+cleanup_exporter_test() {
+  local rc=$? n
+  if ((rc != 0 && rc != 77)) && [[ -s "$work/exporter.log" ]]; then
+    echo "---- exporter log" >&2
+    cat "$work/exporter.log" >&2
+  fi
+  [[ -n "${pid:-}" ]] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+  for n in "${namespaces[@]}"; do ip netns del "$n" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+
 # wait_for SECONDS DESCRIPTION COMMAND...: runs COMMAND every 50 ms until it succeeds or the
 # deadline passes; returns 1 (and says what it waited for) on timeout.
 wait_for() {
