@@ -110,7 +110,7 @@ fi
 ip netns add "$netns"
 ip -n "$netns" link set lo up
 ip netns exec "$netns" buildah --root "$cache/storage" --runroot "$cache/run" \
-  --storage-driver "$(cat "$cache/storage-driver")" run --isolation chroot "$ctr" -- $entrypoint \
+  --storage-driver "$(cat "$cache/storage-driver")" run --isolation chroot "$ctr" -- "$entrypoint" \
   >"$work/exporter.log" 2>&1 &
 runner_pid=$!
 scrape() { ip netns exec "$netns" curl -sf --max-time 2 "http://127.0.0.1:9879$1"; }
