@@ -1,9 +1,11 @@
 # roce_qos_exporter container image: multi-stage, Debian 12 (bookworm) in both stages.
 #   docker build -t roce-qos-exporter:0.1.0 .
+#   scripts/build-image                  (no Docker engine: Debian's buildah, same Dockerfile)
 # Build stage packages = `scripts/install-deps --build-only`; runtime stage = only the shared
 # libraries the binary links (the second line: what libsystemd0 itself links, which ldd lists
-# once the exporter calls sd_notify). tests/checks/dockerfile.sh keeps both lists honest (docs/deployment.md
-# says what is and is not tested: no Docker engine runs in CI).
+# once the exporter calls sd_notify). tests/checks/dockerfile.sh keeps both lists honest;
+# tests/checks/container-image.sh builds this file with buildah in CI and runs the image
+# (docs/deployment.md "Container image" says what differs from docker build/run).
 ARG DEBIAN_IMAGE=debian:bookworm-slim
 
 FROM ${DEBIAN_IMAGE} AS build

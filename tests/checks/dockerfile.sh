@@ -8,6 +8,7 @@
 #  - the runtime stage has no -dev package and provides every shared library the binary needs:
 #    `ldd` each library, `dpkg -S` its package, which must be in the runtime list (or libc6,
 #    which every Debian image has); and every library the build's -dev packages link is there.
+# Fast and precise about which list is wrong; container-image.sh builds and runs the real image.
 set -euo pipefail
 source "$(dirname "$0")/lib/common.bash"
 
