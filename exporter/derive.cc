@@ -238,6 +238,11 @@ struct SignalDeriver::DeviceState {
   RingBuffer<Bucket> buckets;
   std::array<StormDetector, kPauseSeries> storms;
   std::array<uint64_t, kDiscardReasonCount> discarded{};
+  std::optional<SampleTime> sample_due;  // NextSampleDue() of this device
+
+  void RequestSampleBy(SampleTime time) {
+    if (!sample_due || time < *sample_due) sample_due = time;
+  }
 };
 
 SignalDeriver::SignalDeriver(DeriveConfig config) : config_(std::move(config)) {
@@ -270,6 +275,7 @@ void SignalDeriver::Observe(const std::string& netdev, const DeviceSample& sampl
     it = devices_.emplace(netdev, std::make_unique<DeviceState>(capacity)).first;
   }
   DeviceState& state = *it->second;
+  state.sample_due.reset();
   if (!state.last) {
     state.last = sample;
     return;
@@ -356,6 +362,7 @@ void SignalDeriver::Observe(const std::string& netdev, const DeviceSample& sampl
       }
 
       StormInterval interval{previous.time, sample.time, StormVerdict::kUnknown, false};
+      bool paused_at_least_detection_time = false;
       if (valid.test(duration)) {
         // Firmware updates the duration counter on its own schedule, so one interval can show a
         // little more pause than wall time: clamp to [0, 1].
@@ -367,10 +374,22 @@ void SignalDeriver::Observe(const std::string& netdev, const DeviceSample& sampl
         const bool no_progress = !valid.test(progress) || delta[progress] == 0;
         interval.verdict = ratio >= storm_config.threshold && no_progress ? StormVerdict::kCondition
                                                                           : StormVerdict::kClear;
+        paused_at_least_detection_time =
+            static_cast<double>(delta[duration]) >=
+            std::chrono::duration<double, std::micro>(storm_config.detection_time).count();
       }
       interval.ground_truth_event = direction == Direction::kTx && (stall_prios & (1u << prio));
       StormDetector& detector = state.storms[series];
-      switch (detector.Observe(interval, storm_config)) {
+      const StormDetector::Transition transition = detector.Observe(interval, storm_config);
+      if (auto due = detector.detection_due(storm_config)) {
+        state.RequestSampleBy(*due);
+      } else if (!detector.stormed() && paused_at_least_detection_time) {
+        // The pause may be the tail of a storm that began inside this interval, after packets
+        // that moved earlier in it: the next interval can prove the storm after one detection
+        // time, while the next periodic sample could be up to a period later.
+        state.RequestSampleBy(sample.time + storm_config.detection_time);
+      }
+      switch (transition) {
         case StormDetector::Transition::kStarted:
           spdlog::warn("PFC storm on {} prio {} {}{}", netdev, prio, DirectionName(direction),
                        interval.ground_truth_event ? " (NIC stall detector)" : "");
@@ -397,6 +416,17 @@ void SignalDeriver::Observe(const std::string& netdev, const DeviceSample& sampl
     bucket.ecn_marked += delta[slot::kNpEcnMarkedRocePackets];
   }
   state.last = sample;
+}
+
+std::optional<SampleTime> SignalDeriver::NextSampleDue(SampleTime now) const {
+  std::optional<SampleTime> earliest;
+  for (const auto& [netdev, state] : devices_) {
+    const std::optional<SampleTime>& due = state->sample_due;
+    if (due && *due > now && (!earliest || *due < *earliest)) {
+      earliest = state->sample_due;
+    }
+  }
+  return earliest;
 }
 
 DerivedSignals SignalDeriver::Signals() const {

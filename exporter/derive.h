@@ -224,6 +224,15 @@ class SignalDeriver {
   /// The signals of one device; empty if it was never observed (or forgotten).
   std::optional<DeviceSignals> SignalsOf(std::string_view netdev) const;
 
+  /// The earliest time at which a sample could declare a PFC storm that is still only suspected:
+  /// the end of a detection run under way, or one detection time after an interval that held at
+  /// least that much pause (it may be the start of a storm whose first interval still carried
+  /// traffic). Sampling then, instead of at the end of the period, bounds the detection latency
+  /// by detection time + one period (docs/signals.md). Only times after `now` count: a device
+  /// whose read failed keeps the request of its last sample, which must not repeat forever.
+  /// Empty when nothing is suspected.
+  std::optional<SampleTime> NextSampleDue(SampleTime now) const;
+
   const DeriveConfig& config() const { return config_; }
   size_t device_count() const { return devices_.size(); }
 

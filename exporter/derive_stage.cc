@@ -56,6 +56,7 @@ void DeriveStage::Run(StageContext& ctx, Snapshot& draft) {
     }
   }
   deriver_.RetainOnly(present);
+  ctx.sample_again_at = deriver_.NextSampleDue(ctx.now);
   std::erase_if(rdma_indexes_, [&](const auto& entry) {
     return std::find(present.begin(), present.end(), entry.first) == present.end();
   });

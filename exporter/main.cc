@@ -158,8 +158,9 @@ int RunExporter(const Config& config) {
     return device.derived && device.derived->signals.AnyStorm();
   }));
   // A DCB notification wakes the sampler at once: detection well under one period.
-  QosMonitorThread qos_monitor(
-      &qos, [&sampler](bool discovery_wanted) { sampler.Wake(discovery_wanted); });
+  QosMonitorThread qos_monitor(&qos, [&sampler](const QosEngine::ChangeResponse& change) {
+    sampler.Wake(change.discovery, change.dcb_changed);
+  });
   SnapshotCollectable collectable([&sampler] { return sampler.Latest(); });
 
   Result<std::unique_ptr<HttpServer>> server = HttpServer::Start(

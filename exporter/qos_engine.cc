@@ -82,22 +82,22 @@ QosEngine::ChangeResponse QosEngine::OnChange(const ChangeEvent& event) {
     case ChangeEvent::Kind::kResync:
       resync_ = true;
       ++global_.monitor_resyncs;
-      return {.sample = true, .discovery = true};
+      return {.sample = true, .discovery = true, .dcb_changed = {}};
     case ChangeEvent::Kind::kLinkRemoved:
       ++global_.change_notifications;
-      return {.sample = true, .discovery = true};
+      return {.sample = true, .discovery = true, .dcb_changed = {}};
     case ChangeEvent::Kind::kLink:
       ++global_.change_notifications;
       // A known netdev only changed state (a pfc_en change flaps the link): its DCB state did
       // not change without a DCB notification, and the periodic discovery refreshes oper state
       // and MTU. Waking the sampler for it would only delay the DCB notification that follows.
       if (known_devices_.contains(event.netdev)) return {};
-      return {.sample = true, .discovery = true};  // a new or renamed netdev
+      return {.sample = true, .discovery = true, .dcb_changed = {}};  // a new or renamed netdev
     case ChangeEvent::Kind::kDcb: {
       ++global_.change_notifications;
       auto [it, inserted] = pending_.try_emplace(event.netdev, event.received);
       if (!inserted) it->second = std::min(it->second, event.received);
-      return {.sample = true, .discovery = false};
+      return {.sample = true, .discovery = false, .dcb_changed = {event.netdev}};
     }
   }
   return {};
@@ -289,10 +289,16 @@ void QosMonitorThread::Run() {
         QosEngine::ChangeResponse r = engine_->OnChange(e);
         response.sample |= r.sample;
         response.discovery |= r.discovery;
+        for (std::string& netdev : r.dcb_changed) {
+          if (std::find(response.dcb_changed.begin(), response.dcb_changed.end(), netdev) ==
+              response.dcb_changed.end()) {
+            response.dcb_changed.push_back(std::move(netdev));
+          }
+        }
       }
       // The sampler limits how soon after its previous sample a wake-up starts the next one, so
       // a notification storm cannot turn it into a busy loop.
-      if (response.sample) wake_(response.discovery);
+      if (response.sample) wake_(response);
     } catch (const std::exception& e) {
       // Thread boundary: polling still catches every change if the monitor misbehaves.
       spdlog::error("QoS change monitor: {}", e.what());

@@ -55,6 +55,9 @@ class QosEngine {
   struct ChangeResponse {
     bool sample = false;
     bool discovery = false;
+    /// Netdevs whose DCB configuration changed: a PFC change can rewrite mlx5's ethtool string
+    /// set without changing its size, so their names must be re-read before the next values.
+    std::vector<std::string> dcb_changed;
   };
   /// A notification from the change monitor. Thread-safe. DCB events are re-read at the next
   /// Update; link events of devices selected at the last Update need nothing (their DCB state
@@ -110,7 +113,7 @@ class QosEngine {
 /// a sample at once instead of at the end of its period (the < 100 ms detection path).
 class QosMonitorThread {
  public:
-  using Wake = std::function<void(bool discovery_wanted)>;
+  using Wake = std::function<void(const QosEngine::ChangeResponse&)>;
   QosMonitorThread(QosEngine* engine, Wake wake);
   ~QosMonitorThread();
   /// False (and logged) when the monitor socket cannot be opened: polling still works.

@@ -274,6 +274,15 @@ void Sampler::SampleRdma(DeviceSnapshot& out, std::vector<std::pair<std::string,
 }
 
 void Sampler::SampleOnce() {
+  std::vector<std::string> stale_names;
+  {
+    std::lock_guard lock(mu_);
+    stale_names.swap(stale_names_);
+  }
+  // The collector is not thread-safe: Wake() only queues, the sampler thread invalidates.
+  for (const std::string& netdev : stale_names) {
+    if (sources_.ethtool) sources_.ethtool->Invalidate(netdev);
+  }
   const nanoseconds now = clock_();
   if (!discovered_once_ || discovery_requested_.load() ||
       now - last_discovery_ >= options_.discovery_interval) {
@@ -300,6 +309,7 @@ void Sampler::SampleOnce() {
                                                rdma_ != nullptr && rdma_netlink_available_};
 
   const std::shared_ptr<const Snapshot> previous = latest_.load();
+  stage_sample_due_.reset();
   for (const auto& stage : stages_) {
     StageContext ctx;
     ctx.previous = previous.get();
@@ -316,6 +326,9 @@ void Sampler::SampleOnce() {
     for (const std::string& reason : ctx.errors) CountError(stage->Source(), reason);
     for (const std::string& netdev : ctx.invalidate_ethtool_names) {
       if (sources_.ethtool) sources_.ethtool->Invalidate(netdev);
+    }
+    if (ctx.sample_again_at && (!stage_sample_due_ || *ctx.sample_again_at < *stage_sample_due_)) {
+      stage_sample_due_ = ctx.sample_again_at;
     }
   }
 
@@ -378,11 +391,12 @@ void Sampler::Stop() {
   if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
 }
 
-void Sampler::Wake(bool discovery) {
+void Sampler::Wake(bool discovery, std::span<const std::string> stale_names) {
   if (discovery) discovery_requested_.store(true);
   {
     std::lock_guard lock(mu_);
     wake_ = true;
+    stale_names_.insert(stale_names_.end(), stale_names.begin(), stale_names.end());
   }
   cv_.notify_all();
 }
@@ -400,16 +414,23 @@ void Sampler::Run() {
       fault_log_.Fault("sampler thread", "exception", e.what(), spdlog::level::err);
     }
     const auto period = controller_.effective();
+    // A wake-up never starts a sample sooner than this after the previous one.
+    const auto gap = std::clamp<std::chrono::nanoseconds>(
+        period / 10, std::chrono::milliseconds(10), std::chrono::milliseconds(100));
     next += period;
     const auto now = Steady::now();
     if (next < now) next = now;  // late: start at once, but never burst to catch up
+    if (stage_sample_due_) {
+      // A stage asked for an earlier sample; the cadence restarts from it.
+      const auto wanted =
+          now + std::max<std::chrono::nanoseconds>(*stage_sample_due_ - clock_(), {});
+      next = std::min(next, std::max(wanted, started + gap));
+    }
     std::unique_lock lock(mu_);
     if (cv_.wait_until(lock, next, [&] { return stop_ || wake_; }) && !stop_) {
-      // Woken by a change notification: sample now, but not sooner after the last sample than a
-      // tenth of the period (10..100 ms), and keep the cadence from there.
+      // Woken by a change notification: sample now, but not sooner after the last sample than
+      // the gap, and keep the cadence from there.
       wake_ = false;
-      const auto gap = std::clamp<std::chrono::nanoseconds>(
-          period / 10, std::chrono::milliseconds(10), std::chrono::milliseconds(100));
       const auto earliest = started + gap;
       if (cv_.wait_until(lock, earliest, [&] { return stop_; })) return;
       next = std::max(Steady::now(), earliest);

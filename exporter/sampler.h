@@ -16,6 +16,7 @@
 #include <mutex>
 #include <optional>
 #include <regex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -54,6 +55,10 @@ struct StageContext {
   /// Netdevs whose ethtool names must be re-read at their next sample (e.g. PFC was changed:
   /// mlx5 reorders its string set without always changing the count).
   std::vector<std::string> invalidate_ethtool_names;
+  /// Monotonic time (the sampler's clock) by which the stage wants the next sample, e.g. when a
+  /// suspected PFC storm can be confirmed. Honoured when earlier than the next periodic sample,
+  /// never sooner than the wake-up gap (see Wake); the cadence then restarts from that sample.
+  std::optional<std::chrono::nanoseconds> sample_again_at;
 };
 
 /// Extension point for work that belongs to every sample but not to the counter sources: the
@@ -101,8 +106,9 @@ class Sampler {
   /// Takes the next sample now instead of at the end of the period (a change notification
   /// arrived), optionally with a discovery. Thread-safe. A wake-up never starts a sample sooner
   /// than a tenth of the effective period (clamped to 10..100 ms) after the previous one, so a
-  /// notification storm cannot turn the sampler into a busy loop.
-  void Wake(bool discovery);
+  /// notification storm cannot turn the sampler into a busy loop. The ethtool names of
+  /// `stale_names` (netdevs whose DCB changed) are re-read before their next values.
+  void Wake(bool discovery, std::span<const std::string> stale_names = {});
 
   /// The latest published snapshot; null before the first. Thread-safe, never blocks on sampling.
   std::shared_ptr<const Snapshot> Latest() const { return latest_.load(); }
@@ -151,6 +157,7 @@ class Sampler {
   std::map<std::pair<std::string, std::string>, uint64_t> errors_;
   std::map<std::string, SourceStatus> sources_status_;
   uint64_t sequence_ = 0;
+  std::optional<std::chrono::nanoseconds> stage_sample_due_;  // earliest sample_again_at
 
   std::atomic<bool> discovery_requested_{false};
   std::atomic<std::shared_ptr<const Snapshot>> latest_;
@@ -159,6 +166,7 @@ class Sampler {
   mutable std::condition_variable cv_;  // signalled on publish and on stop
   bool stop_ = false;
   bool wake_ = false;
+  std::vector<std::string> stale_names_;  // from Wake(), applied at the start of the next sample
   uint64_t published_sequence_ = 0;
   std::thread thread_;
 };

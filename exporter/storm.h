@@ -67,6 +67,13 @@ class StormDetector {
   std::optional<SampleTime> onset() const {
     return stormed_ ? std::optional<SampleTime>(onset_) : std::nullopt;
   }
+  /// While a detection run is under way (the condition holds, no storm declared yet): the time at
+  /// which the run will have lasted the detection time. A sample taken then can declare the storm
+  /// without waiting for the rest of the period.
+  std::optional<SampleTime> detection_due(const StormConfig& config) const {
+    if (stormed_ || !condition_since_) return std::nullopt;
+    return *condition_since_ + config.detection_time;
+  }
 
  private:
   bool stormed_ = false;

@@ -47,6 +47,22 @@ grep -q '^rx_prio3_pause ' "$TESTBED_WORK/exported" || fail "no rx_prio3_pause w
 pid=$EXPORTER_PID
 changes0=$(metric_from "$METRICS" roce_ethtool_string_set_changes_total netdev="$sim") || changes0=
 
+# PFC moved from priority 3 to 4: the set keeps its size, so GSTATS cannot tell; the DCB
+# notification must make the exporter re-read the names at once, not at its 10 s re-validation.
+count0=$(ethtool_stats "$sim" | wc -l)
+dcb pfc set dev "$sim" prio-pfc 3:off 4:on || fail "dcb pfc set 3:off 4:on failed"
+wait_for 10 has_pause 4 || fail "ethtool -S never showed rx_prio4_pause"
+assert_eq "$count0" "$(ethtool_stats "$sim" | wc -l)" "ethtool -S count after moving PFC 3 -> 4"
+give_distinct_values 23
+wait_for 3 agree || {
+  diff "$TESTBED_WORK/oracle" "$TESTBED_WORK/exported" | head -n 30 >&2
+  fail "exported counters differ from ethtool -S 3 s after PFC moved 3 -> 4 (same count)"
+}
+log "PFC moved 3 -> 4 at the same count ($count0 lines): exporter agrees"
+dcb pfc set dev "$sim" prio-pfc 4:off 3:on || fail "dcb pfc set 4:off 3:on failed"
+wait_for 10 has_pause 3 || fail "ethtool -S never showed rx_prio3_pause again"
+check "PFC back on prio 3"
+
 dcb pfc set dev "$sim" prio-pfc 5:on || fail "dcb pfc set 5:on failed"
 wait_for 10 has_pause 5 || fail "ethtool -S never showed rx_prio5_pause"
 give_distinct_values 29

@@ -1,13 +1,11 @@
 #include "collectors/ethtool.h"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <grp.h>
 #include <gtest/gtest.h>
 #include <linux/if_packet.h>
 #include <net/if.h>
-#include <sched.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -29,6 +27,7 @@
 
 #include "collectors/ethtool_map.h"
 #include "tests/unit/support/ethtool_capture.h"
+#include "tests/unit/support/netns.h"
 
 namespace roceqos {
 namespace {
@@ -550,35 +549,6 @@ TEST(KernelEthtoolIo, LoopbackHasNoStatsSet) {
   EXPECT_TRUE(sample.error().NotSupported()) << sample.error().message;
 }
 
-// Moves the calling thread into a fresh network namespace for the lifetime of the object; the
-// processes it starts (ip, ethtool) inherit it, and the namespace disappears with its last user.
-class PrivateNetns {
- public:
-  static std::unique_ptr<PrivateNetns> Enter(std::string& why) {
-    const int original = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-    if (original < 0) {
-      why = std::string("open /proc/thread-self/ns/net: ") + std::strerror(errno);
-      return nullptr;
-    }
-    if (unshare(CLONE_NEWNET) != 0) {
-      why = std::string("unshare(CLONE_NEWNET): ") + std::strerror(errno);
-      close(original);
-      return nullptr;
-    }
-    return std::unique_ptr<PrivateNetns>(new PrivateNetns(original));
-  }
-  PrivateNetns(const PrivateNetns&) = delete;
-  PrivateNetns& operator=(const PrivateNetns&) = delete;
-  ~PrivateNetns() {
-    EXPECT_EQ(setns(original_, CLONE_NEWNET), 0) << std::strerror(errno);
-    close(original_);
-  }
-
- private:
-  explicit PrivateNetns(int original) : original_(original) {}
-  int original_;
-};
-
 std::string Output(const std::string& command) {
   std::string text;
   FILE* pipe = popen(command.c_str(), "r");
@@ -641,15 +611,9 @@ void ExpectSampleEqualsEthtoolS(EthtoolCollector& collector, const std::string& 
   FAIL() << "the counters of " << ifname << " kept moving for 10 s";
 }
 
-TEST(KernelEthtoolIo, VethSampleEqualsEthtoolS) {
-  if (geteuid() != 0) GTEST_SKIP() << "needs root (network namespace, veth pair, raw frames)";
-  if (!Shell("command -v ip >/dev/null && command -v ethtool >/dev/null")) {
-    GTEST_SKIP() << "needs ip and ethtool";
-  }
-  std::string why;
-  auto netns = PrivateNetns::Enter(why);
-  if (netns == nullptr) GTEST_SKIP() << why;  // e.g. root without CAP_SYS_ADMIN in a container
-
+// The body of VethSampleEqualsEthtoolS, on a thread inside a private network namespace: the
+// commands it starts (ip, ethtool) and the sockets it opens belong to that namespace.
+void CompareVethWithEthtoolS() {
   // IPv6 off before the links come up: no DAD, router or MLD packets move counters on their own.
   // GRO on and TSO off route veth receive through NAPI, whose rx_queue_0_xdp_* counters count
   // every frame even without an XDP program.
@@ -709,7 +673,7 @@ TEST(KernelEthtoolIo, VethSampleEqualsEthtoolS) {
   ASSERT_TRUE(fewer_values.ok() && fewer_names.ok());
   EXPECT_TRUE(fewer_values->empty() || fewer_values->size() == *count) << fewer_values->size();
   EXPECT_TRUE(fewer_names->empty() || fewer_names->size() == *count) << fewer_names->size();
-  RecordProperty("kernel_checks_n_stats", fewer_values->empty() ? "yes" : "no");
+  ::testing::Test::RecordProperty("kernel_checks_n_stats", fewer_values->empty() ? "yes" : "no");
 
   // None of the four ioctls needs a capability: an unprivileged child (uid/gid nobody, which drops
   // every capability) samples the same device.
@@ -739,6 +703,17 @@ TEST(KernelEthtoolIo, VethSampleEqualsEthtoolS) {
   ASSERT_FALSE(gone.ok());
   EXPECT_EQ(gone.error().errnum, ENODEV);
   EXPECT_EQ(collector.Generation("rqa"), 0u);
+}
+
+TEST(KernelEthtoolIo, VethSampleEqualsEthtoolS) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root (network namespace, veth pair, raw frames)";
+  if (!Shell("command -v ip >/dev/null && command -v ethtool >/dev/null")) {
+    GTEST_SKIP() << "needs ip and ethtool";
+  }
+  std::string why;
+  auto netns = testing::PrivateNetns::Create("ethtool", &why);
+  if (netns == nullptr) GTEST_SKIP() << why;  // e.g. root without CAP_SYS_ADMIN in a container
+  ASSERT_TRUE(netns->Run(CompareVethWithEthtoolS, &why)) << why;
 }
 
 }  // namespace

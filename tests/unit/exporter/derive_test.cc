@@ -418,6 +418,72 @@ TEST_F(DeriveTest, StormNeedsPauseAndNoProgress) {
   EXPECT_EQ(Storm(Device(), 3, kRx)->episodes, 1u);
 }
 
+TEST_F(DeriveTest, StormStartingInsideAnIntervalIsCheckedAgainAfterTheDetectionTime) {
+  Feed();
+  Idle(milliseconds(250));
+  EXPECT_EQ(deriver_->NextSampleDue(port_.sample().time), std::nullopt) << "nothing suspected";
+  // A storm on rx prio 3 begins 10 ms into this interval: 240 ms paused, but tx prio 3 moved
+  // before it began, so the interval cannot be a storm yet.
+  port_.Advance(milliseconds(250));
+  port_.Traffic();
+  port_.Pause(kRx, 3, 0.96, milliseconds(250), 2000);
+  Feed();
+  ASSERT_FALSE(Stormed(3, kRx));
+  const SampleTime t = port_.sample().time;
+  EXPECT_EQ(deriver_->NextSampleDue(t), t + milliseconds(200));
+  // Sampled at the requested time: 200 ms of full pause without progress declares the storm,
+  // 440 ms after it began (detection time + one period would be 450 ms; the next periodic
+  // sample, 250 ms later, would have made it 490 ms).
+  port_.Advance(milliseconds(200));
+  port_.Pause(kRx, 3, 1.0, milliseconds(200), 2000);
+  Feed();
+  EXPECT_TRUE(Stormed(3, kRx));
+  EXPECT_EQ(deriver_->NextSampleDue(port_.sample().time), std::nullopt);
+}
+
+TEST_F(DeriveTest, ShortPauseTailNeedsNoEarlySample) {
+  Feed();
+  // 150 ms of pause (< detection time) with traffic: the next periodic sample is soon enough.
+  port_.Advance(milliseconds(250));
+  port_.Traffic();
+  port_.Pause(kRx, 3, 0.6, milliseconds(250), 2000);
+  Feed();
+  EXPECT_EQ(deriver_->NextSampleDue(port_.sample().time), std::nullopt);
+}
+
+TEST_F(DeriveTest, DetectionRunLongerThanAPeriodAsksForTheSampleThatCompletesIt) {
+  DeriveConfig config;
+  config.storm = {0.8, milliseconds(600), milliseconds(1200)};
+  Reset(config);
+  Feed();
+  port_.Advance(milliseconds(250));
+  port_.Pause(kTx, 3, 1.0, milliseconds(250), 100);  // run from t0 = 0
+  Feed();
+  EXPECT_EQ(deriver_->NextSampleDue(port_.sample().time), SampleTime(milliseconds(600)));
+  port_.Advance(milliseconds(250));
+  port_.Pause(kTx, 3, 1.0, milliseconds(250), 100);
+  Feed();
+  EXPECT_EQ(deriver_->NextSampleDue(port_.sample().time), SampleTime(milliseconds(600)));
+  EXPECT_FALSE(Stormed(3, kTx));
+  port_.Advance(milliseconds(100));
+  port_.Pause(kTx, 3, 1.0, milliseconds(100), 100);
+  Feed();
+  EXPECT_TRUE(Stormed(3, kTx));
+  // A request that has passed (the device's read failed since) is not repeated.
+  EXPECT_EQ(deriver_->NextSampleDue(SampleTime(milliseconds(700))), std::nullopt);
+}
+
+TEST_F(DeriveTest, StaleRequestOfADeviceThatWasNotReadAgainExpires) {
+  Feed();
+  port_.Advance(milliseconds(250));
+  port_.Traffic();
+  port_.Pause(kRx, 3, 0.96, milliseconds(250), 2000);
+  Feed();
+  const SampleTime due = port_.sample().time + milliseconds(200);
+  EXPECT_EQ(deriver_->NextSampleDue(due - milliseconds(1)), due);
+  EXPECT_EQ(deriver_->NextSampleDue(due), std::nullopt);
+}
+
 TEST_F(DeriveTest, StormBelowThresholdIsNotDetected) {
   Feed();
   for (int i = 0; i < 8; ++i) {

@@ -88,6 +88,7 @@ class FakeEthtool : public NetdevStatsSource {
 
   Result<CounterSet> Sample(const std::string& ifname) override {
     ++calls[ifname];
+    events.push_back("sample " + ifname);
     if (clock) clock->now += cost;
     auto it = entries.find(ifname);
     if (it == entries.end())
@@ -96,9 +97,11 @@ class FakeEthtool : public NetdevStatsSource {
     return CounterSet{it->second.names, it->second.values};
   }
   void Forget(const std::string& ifname) override { forgotten.push_back(ifname); }
+  void Invalidate(const std::string& ifname) override { events.push_back("invalidate " + ifname); }
 
   std::map<std::string, Entry> entries;
   std::map<std::string, int> calls;
+  std::vector<std::string> events;  // "sample <ifname>" and "invalidate <ifname>", in call order
   std::vector<std::string> forgotten;
   FakeClock* clock = nullptr;
   std::chrono::nanoseconds cost{};

@@ -214,9 +214,11 @@ TEST(QosEngine, OnlyDcbChangesAndNewOrRemovedNetdevsWakeTheSampler) {
   e.netdev = "sim0";
   r = h.engine->OnChange(e);
   EXPECT_TRUE(r.sample && r.discovery);
+  EXPECT_TRUE(r.dcb_changed.empty()) << "a link event names no DCB change";
   r = h.engine->OnChange(DcbEvent("sim0"));
   EXPECT_TRUE(r.sample);
   EXPECT_FALSE(r.discovery);
+  EXPECT_EQ(r.dcb_changed, std::vector<std::string>{"sim0"}) << "its ethtool names may change";
   h.Step();
   EXPECT_EQ(h.host->dcb_reads["sim0"], 2) << "only the DCB event re-read the device";
   e.kind = ChangeEvent::Kind::kLink;
@@ -354,10 +356,10 @@ TEST(QosMonitorThreadKernel, LinkChangeReachesTheEngineAndWakesTheSampler) {
   std::mutex mu;
   std::condition_variable cv;
   bool woke = false, discovery = false;
-  QosMonitorThread thread(h.engine.get(), [&](bool d) {
+  QosMonitorThread thread(h.engine.get(), [&](const QosEngine::ChangeResponse& r) {
     std::lock_guard lock(mu);
     woke = true;
-    discovery |= d;
+    discovery |= r.discovery;
     cv.notify_all();
   });
   bool started = false;

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <linux/dcbnl.h>
 
+#include <algorithm>
+
 #include "exporter/qos_state.h"
 #include "tests/unit/exporter/fake_sources.h"
 
@@ -44,6 +46,7 @@ QosState PfcOn3() {
 
 struct World {
   FakeQos* qos = nullptr;
+  FakeEthtool* ethtool = nullptr;
   std::unique_ptr<QosEngine> engine;
   std::unique_ptr<Sampler> sampler;
 
@@ -53,11 +56,12 @@ struct World {
     auto inventory = std::make_unique<FakeInventory>();
     inventory->inventory.devices.push_back(MakeDevice("ens1f0np0", 2));
     inventory->inventory.devices.push_back(MakeDevice("ens1f1np1", 3));
-    auto ethtool = std::make_unique<FakeEthtool>();
-    ethtool->SetNames("ens1f0np0", {"rx_prio3_pause"});
-    ethtool->SetNames("ens1f1np1", {"rx_prio3_pause"});
+    auto fake_ethtool = std::make_unique<FakeEthtool>();
+    fake_ethtool->SetNames("ens1f0np0", {"rx_prio3_pause"});
+    fake_ethtool->SetNames("ens1f1np1", {"rx_prio3_pause"});
+    ethtool = fake_ethtool.get();
     sources.inventory = std::move(inventory);
-    sources.ethtool = std::move(ethtool);
+    sources.ethtool = std::move(fake_ethtool);
     sources.selected_by_default = [](const Device&) { return true; };
     SamplerOptions options;
     options.period = period;
@@ -130,6 +134,27 @@ TEST(QosStage, NotificationWakesTheSamplerBeforeTheEndOfItsPeriod) {
   EXPECT_EQ(d->qos->drift.Find(QosField::kPfc)->status, FieldStatus::kDrift);
   ASSERT_TRUE(s->qos->last_detection_latency_seconds);
   EXPECT_LT(*s->qos->last_detection_latency_seconds, 10.0);
+}
+
+// A PFC change the exporter only finds by reading DCB (no notification, or its own write) may
+// have rewritten mlx5's ethtool string set at the same size: the names are re-read.
+TEST(QosStage, PfcChangeFoundByTheStageInvalidatesTheEthtoolNames) {
+  World w(250ms);
+  w.sampler->SampleOnce();
+  w.sampler->SampleOnce();
+  EXPECT_EQ(std::count_if(w.ethtool->events.begin(), w.ethtool->events.end(),
+                          [](const std::string& e) { return e.starts_with("invalidate"); }),
+            0)
+      << "nothing changed";
+  w.qos->dcb["ens1f1np1"].pfc->enabled_mask = 0x10;
+  ChangeEvent e;
+  e.kind = ChangeEvent::Kind::kDcb;
+  e.netdev = "ens1f1np1";
+  w.engine->OnChange(e);  // only the engine hears of it: the stage re-reads DCB
+  w.ethtool->events.clear();
+  w.sampler->SampleOnce();
+  EXPECT_EQ(w.ethtool->events, (std::vector<std::string>{"sample ens1f0np0", "sample ens1f1np1",
+                                                         "invalidate ens1f1np1"}));
 }
 
 }  // namespace

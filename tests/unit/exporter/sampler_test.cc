@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <prometheus/text_serializer.h>
 
+#include <atomic>
 #include <cstdio>
 #include <sstream>
 
@@ -475,6 +476,39 @@ TEST(SamplerThread, WakeSamplesAtOnceWithADiscovery) {
   EXPECT_EQ(inventory_ptr->calls, 2) << "the wake-up asked for a discovery";
 }
 
+TEST(SamplerThread, StageAsksForAnEarlierSample) {
+  // Asks for the next sample 20 ms after the first one, once; the periodic one is a minute away.
+  class SuspiciousStage : public SampleStage {
+   public:
+    std::string_view Source() const override { return "derive"; }
+    void Run(StageContext& ctx, Snapshot&) override {
+      if (runs++ == 0) ctx.sample_again_at = ctx.now + milliseconds(20);
+    }
+    std::atomic<int> runs = 0;
+  };
+  SamplerSources sources;
+  auto inventory = std::make_unique<FakeInventory>();
+  inventory->inventory.devices.push_back(MakeDevice("ens1f0np0", 2));
+  auto ethtool = std::make_unique<FakeEthtool>();
+  ethtool->SetNames("ens1f0np0", {"rx_prio3_pause"});
+  sources.inventory = std::move(inventory);
+  sources.ethtool = std::move(ethtool);
+  sources.selected_by_default = [](const Device&) { return true; };
+  SamplerOptions options;
+  options.period = std::chrono::minutes(1);
+  Sampler sampler(std::move(options), std::move(sources));
+  auto stage = std::make_unique<SuspiciousStage>();
+  SuspiciousStage* raw = stage.get();
+  sampler.AddStage(std::move(stage));
+  sampler.Start();
+  EXPECT_TRUE(sampler.WaitForSequence(2, std::chrono::steady_clock::now() + seconds(10)))
+      << "the requested sample came";
+  EXPECT_FALSE(sampler.WaitForSequence(3, std::chrono::steady_clock::now() + milliseconds(200)))
+      << "a request is honoured once; the cadence then restarts from that sample";
+  sampler.Stop();
+  EXPECT_EQ(raw->runs.load(), 2);
+}
+
 TEST_F(SamplerTest, StagesCanInvalidateEthtoolNames) {
   class InvalidatingStage : public SampleStage {
    public:
@@ -483,24 +517,28 @@ TEST_F(SamplerTest, StagesCanInvalidateEthtoolNames) {
       ctx.invalidate_ethtool_names.push_back("ens1f0np0");
     }
   };
-  class RecordingEthtool : public FakeEthtool {
-   public:
-    void Invalidate(const std::string& ifname) override { invalidated.push_back(ifname); }
-    std::vector<std::string> invalidated;
-  };
-  auto inventory = std::make_unique<FakeInventory>();
-  inventory->inventory.devices.push_back(MakeDevice("ens1f0np0", 2));
-  auto ethtool = std::make_unique<RecordingEthtool>();
-  ethtool->SetNames("ens1f0np0", {"rx_prio3_pause"});
-  RecordingEthtool* recording = ethtool.get();
-  SamplerSources sources;
-  sources.inventory = std::move(inventory);
-  sources.ethtool = std::move(ethtool);
-  sources.selected_by_default = [](const Device&) { return true; };
-  Sampler sampler({}, std::move(sources), clock_.AsClock());
-  sampler.AddStage(std::make_unique<InvalidatingStage>());
-  sampler.SampleOnce();
-  EXPECT_THAT(recording->invalidated, ::testing::ElementsAre("ens1f0np0"));
+  Build();
+  AddDevice(MakeDevice("ens1f0np0", 2), {"rx_prio3_pause"});
+  sampler_->AddStage(std::make_unique<InvalidatingStage>());
+  Sample();
+  EXPECT_THAT(ethtool_->events, ::testing::ElementsAre("sample ens1f0np0", "invalidate ens1f0np0"));
+}
+
+TEST_F(SamplerTest, WakeForADcbChangeReReadsTheNamesBeforeTheValues) {
+  Build();
+  AddDevice(MakeDevice("ens1f0np0", 2), {"rx_prio3_pause"});
+  AddDevice(MakeDevice("ens1f1np1", 3), {"rx_prio3_pause"});
+  Sample();
+  ethtool_->events.clear();
+  const std::vector<std::string> changed{"ens1f1np1"};
+  sampler_->Wake(/*discovery=*/false, changed);
+  Sample();
+  EXPECT_THAT(ethtool_->events, ::testing::ElementsAre("invalidate ens1f1np1", "sample ens1f0np0",
+                                                       "sample ens1f1np1"));
+  ethtool_->events.clear();
+  Sample();
+  EXPECT_THAT(ethtool_->events, ::testing::ElementsAre("sample ens1f0np0", "sample ens1f1np1"))
+      << "applied once";
 }
 
 }  // namespace

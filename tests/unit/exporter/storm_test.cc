@@ -194,6 +194,18 @@ TEST(StormDetectorTest, CountsSeparateEpisodes) {
   }
 }
 
+TEST(StormDetectorTest, DetectionIsDueOnlyWhileARunIsUnderWay) {
+  Driver d(Config(200));
+  EXPECT_EQ(d.detector().detection_due(Config(200)), std::nullopt);
+  d.Next(kClear);
+  EXPECT_EQ(d.detector().detection_due(Config(200)), std::nullopt);
+  d.Next(kStorm);  // run from 50 ms
+  EXPECT_EQ(d.detector().detection_due(Config(200)), SampleTime(milliseconds(250)));
+  d.Run(3, kStorm);  // 200 ms held: declared
+  ASSERT_TRUE(d.detector().stormed());
+  EXPECT_EQ(d.detector().detection_due(Config(200)), std::nullopt) << "nothing left to confirm";
+}
+
 TEST(StormDetectorTest, IgnoresEmptyOrBackwardIntervals) {
   StormDetector detector;
   const StormConfig config = Config(200, 400);
