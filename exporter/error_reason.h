@@ -18,6 +18,12 @@ namespace roceqos {
 ///   other          anything else
 std::string_view ErrorReason(const Error& error);
 
+/// Every value ErrorReason returns. roce_exporter_collect_errors_total exports each of them at 0
+/// for every source that has run, so rate()/increase() read 0 rather than nothing.
+inline constexpr std::string_view kErrorReasons[] = {"device_gone", "not_supported", "permission",
+                                                     "unavailable", "busy",          "malformed",
+                                                     "exception",   "other"};
+
 /// errnum of an Error made from a C++ exception that escaped a source (no real errno is negative).
 inline constexpr int kErrnoException = -1;
 

@@ -90,7 +90,16 @@ std::string GenerateMetricsDoc() {
       "series, and a device that leaves the selection or vanishes takes its series with it.\n\n"
       "Labels: `netdev` network interface, `device` RDMA device, `port` RDMA port (1-based), "
       "`prio` priority 0-7, `tc` traffic class 0-7, `direction` `rx` or `tx`, `window` sliding "
-      "window of a derived signal (`15s`, `1m`).\n";
+      "window of a derived signal (`15s`, `1m`).\n\n"
+      "Counters exist at 0 from the moment their label set is known, so `rate()` and "
+      "`increase()` read 0 rather than nothing (an absent series means the device or the exporter "
+      "is gone, not that nothing happened): `roce_exporter_collect_errors_total` for every "
+      "`reason` of every source that has run; `roce_qos_drift_events_total` for every field the "
+      "device's policy checks; `roce_pfc_storms_total` for every priority and direction whose "
+      "pause counters exist or whose PFC is on; `roce_qos_remediations_total`, once remediation "
+      "is on, for every field the policy checks that remediation can write (not `mtu`, nothing "
+      "the device lacks) with each result of the mode (`success`, `failed`, `mismatch` in "
+      "enforce, `dry_run` in dry-run). No other label values are made up in advance.\n";
   for (const Area& area : kAreas) AppendArea(out, area.id, area.title, area.intro);
   // Areas added later (QoS, derived signals) appear even before they get an intro here.
   std::vector<std::string_view> extra;

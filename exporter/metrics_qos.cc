@@ -3,7 +3,12 @@
 #include <linux/dcbnl.h>
 
 #include <chrono>
+#include <cstdint>
+#include <map>
+#include <span>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "exporter/metric_family_builder.h"
 #include "exporter/metrics.h"
@@ -170,7 +175,40 @@ void RenderHost(std::string_view netdev, const ObservedQos& o, QosFamilies& f) {
   }
 }
 
-void RenderDrift(std::string_view netdev, const QosDeviceState& q, QosFamilies& f) {
+// The results remediation can count in `mode` (exporter/remediate.h kResult*).
+std::span<const std::string_view> RemediationResults(RemediationMode mode) {
+  static constexpr std::string_view kEnforce[] = {kResultSuccess, kResultFailed, kResultMismatch};
+  static constexpr std::string_view kDryRun[] = {kResultDryRun};
+  switch (mode) {
+    case RemediationMode::kEnforce:
+      return kEnforce;
+    case RemediationMode::kDryRun:
+      return kDryRun;
+    case RemediationMode::kOff:
+      break;
+  }
+  return {};
+}
+
+// Counters exist at 0 from the moment their label set is known (docs/metrics.md). A remediation
+// label set is known once remediation is on: each field the device's policy checks that
+// PlanRemediation can write (never mtu, nothing the device lacks), with each result of the mode.
+void RenderRemediations(std::string_view netdev, const QosDeviceState& q, RemediationMode mode,
+                        QosFamilies& f) {
+  std::map<std::pair<std::string_view, std::string_view>, uint64_t> counts;
+  for (const FieldVerdict& v : q.drift.fields) {
+    if (v.field == QosField::kMtu || v.status == FieldStatus::kAbsent) continue;
+    for (std::string_view result : RemediationResults(mode))
+      counts[{QosFieldName(v.field), result}] = 0;
+  }
+  for (const auto& [key, count] : q.remediation_counts)
+    counts[{QosFieldName(key.first), key.second}] = count;
+  for (const auto& [key, count] : counts)
+    f.remediations.Add({netdev, key.first, key.second}, static_cast<double>(count));
+}
+
+void RenderDrift(std::string_view netdev, const QosDeviceState& q, RemediationMode mode,
+                 QosFamilies& f) {
   for (const FieldVerdict& v : q.drift.fields) {
     const std::string_view field = QosFieldName(v.field);
     if (v.status != FieldStatus::kFailed) f.drift.Add({netdev, field}, v.Drifted() ? 1 : 0);
@@ -187,8 +225,7 @@ void RenderDrift(std::string_view netdev, const QosDeviceState& q, QosFamilies& 
     for (RemediationState s : kAllRemediationStates)
       f.remediation_state.Add({netdev, RemediationStateName(s)}, s == *q.remediation ? 1 : 0);
     f.given_up.Add({netdev}, *q.remediation == RemediationState::kGaveUp ? 1 : 0);
-    for (const auto& [key, count] : q.remediation_counts)
-      f.remediations.Add({netdev, QosFieldName(key.first), key.second}, static_cast<double>(count));
+    RenderRemediations(netdev, q, mode, f);
   }
 }
 
@@ -196,13 +233,15 @@ void RenderDrift(std::string_view netdev, const QosDeviceState& q, QosFamilies& 
 
 void RenderQos(const Snapshot& snapshot, Families& out) {
   QosFamilies f;
+  const RemediationMode mode =
+      snapshot.qos ? snapshot.qos->remediation_mode : RemediationMode::kOff;
   for (const DeviceSnapshot& snap : snapshot.devices) {
     if (!snap.device || !snap.qos) continue;
     const std::string_view netdev = snap.device->name;
     const QosDeviceState& q = *snap.qos;
     if (q.observed.dcb.ok()) RenderDcb(netdev, q.observed.dcb.value, f);
     RenderHost(netdev, q.observed, f);
-    RenderDrift(netdev, q, f);
+    RenderDrift(netdev, q, mode, f);
   }
   if (const QosGlobalState* g = snapshot.qos.get()) {
     if (g->tcp_ecn.ok()) f.tcp_ecn.Add({}, g->tcp_ecn.value);

@@ -1,8 +1,13 @@
 // The exporter's own health: build, per-source durations/errors/availability, sampler budget.
 
 #include <chrono>
+#include <cstdint>
+#include <map>
+#include <string_view>
+#include <utility>
 
 #include "exporter/build_info.h"
+#include "exporter/error_reason.h"
 #include "exporter/metric_family_builder.h"
 #include "exporter/metrics.h"
 
@@ -20,8 +25,15 @@ void RenderSelf(const Snapshot* snapshot, Families& out) {
     duration.Add({source}, status.last_duration_seconds);
     available.Add({source}, status.available ? 1 : 0);
   }
+  // Counters exist at 0 from the moment their label set is known (docs/metrics.md): every reason
+  // of the closed set for every source that has run, so rate() reads 0 instead of nothing.
+  std::map<std::pair<std::string_view, std::string_view>, uint64_t> error_counts;
+  for (const auto& [source, status] : snapshot->sources) {
+    for (std::string_view reason : kErrorReasons) error_counts[{source, reason}] = 0;
+  }
+  for (const auto& [key, count] : snapshot->errors) error_counts[{key.first, key.second}] = count;
   FamilyBuilder errors(FindMetric("roce_exporter_collect_errors_total"));
-  for (const auto& [key, count] : snapshot->errors) {
+  for (const auto& [key, count] : error_counts) {
     errors.Add({key.first, key.second}, static_cast<double>(count));
   }
   const SamplerStatus& s = snapshot->sampler;

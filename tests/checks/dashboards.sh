@@ -1,38 +1,72 @@
 #!/usr/bin/env bash
 # Checks dashboards/grafana/*.json.
 #
-#   tests/checks/dashboards.sh                      lint + PromQL syntax (CI, no Prometheus needed)
-#   tests/checks/dashboards.sh --prometheus URL \
-#       [--end TIME] [--lookback 15m] [--rate-interval 1m] [--step 15s] [--allow-empty REGEX]
+#   tests/checks/dashboards.sh                      lint + PromQL syntax + harness self-test (CI)
+#   tests/checks/dashboards.sh --prometheus URL [--end TIME] [--lookback 15m] [--step 15s] \
+#       [--scrape-interval 15s] [--expect-activity REGEX]
 #                                                   also run every query against a real Prometheus
 #
-# Lint (jq): unique panel ids; a `datasource` variable of type datasource; every panel, target,
-# template query and annotation uses {"uid": "${datasource}"} (no hard-coded datasource uid);
-# stable dashboard uids; no dashboard id; no hard-coded instance; a unit and a description on
-# every panel; the template variables the conventions require.
+# Lint (jq): unique panel ids; unique refIds per panel; a `datasource` variable of type
+# datasource; every panel, target, template query and annotation uses {"uid": "${datasource}"}
+# (no hard-coded datasource uid); stable dashboard uids; no dashboard id; no hard-coded instance;
+# a unit and a description on every panel; the template variables the conventions require; every
+# range selector is [$__rate_interval], [$__range], or [$__interval] on a panel with a min
+# interval (Grafana's $__interval can be a single scrape interval, and increase() over one
+# scrape interval is empty).
 # Syntax: every PromQL expression, with $__rate_interval/$__interval/$__range and template
 # variables replaced by concrete values (an unknown variable fails), is wrapped as a recording
 # rule and checked with `promtool check rules`.
-# --prometheus: each expression (template variables = ".*", i.e. "All") is run with
-# /api/v1/query_range (or /api/v1/query for instant targets) ending at --end (default: now) over
-# --lookback; it must succeed without warnings and return at least one series. Variable queries
-# must return label values. A query whose "DASHBOARD / PANEL-ID TITLE REF" (as printed) matches
-# --allow-empty may be empty.
+# --prometheus: each expression (template variables = ".*", i.e. "All") is run the way Grafana
+# runs it: $__interval = max(--step, --scrape-interval, the panel's min interval), which is also
+# the query step; $__rate_interval = max($__interval + scrape interval, 4 x scrape interval);
+# /api/v1/query_range (or /api/v1/query for instant targets) over --lookback (rounded up to whole
+# steps) ending at --end (default: now). Each must succeed without warnings and return at least
+# one series; there is no exception. Variable queries must return label values. A query whose
+# "DASHBOARD / PANEL-ID TITLE REF" (as printed) matches --expect-activity must also have a value
+# above 0 somewhere in the range (the scenario drove it).
 set -euo pipefail
 source "$(dirname "$0")/lib/common.bash"
 
-prometheus="" end="" lookback=15m rate_interval=1m step=15s allow_empty='^$'
+prometheus="" end="" lookback=15m step=15s scrape_interval=15s expect_activity='^$'
+usage() {
+  echo "usage: $0 [--prometheus URL [--end TIME] [--lookback D] [--step D] [--scrape-interval D] [--expect-activity REGEX]]" >&2
+  exit 2
+}
 while (($#)); do
   case $1 in
     --prometheus) prometheus=${2%/}; shift 2 ;;
     --end) end=$2; shift 2 ;;
     --lookback) lookback=$2; shift 2 ;;
-    --rate-interval) rate_interval=$2; shift 2 ;;
     --step) step=$2; shift 2 ;;
-    --allow-empty) allow_empty=$2; shift 2 ;;
-    *) echo "usage: $0 [--prometheus URL [--end TIME] [--lookback D] [--rate-interval D] [--step D] [--allow-empty REGEX]]" >&2; exit 2 ;;
+    --scrape-interval) scrape_interval=$2; shift 2 ;;
+    --expect-activity) expect_activity=$2; shift 2 ;;
+    *) usage ;;
   esac
 done
+
+# seconds D: a Prometheus duration of whole seconds (30s, 1m, 2h, 1d) in seconds.
+seconds() {
+  [[ $1 =~ ^([0-9]+)([smhd]?)$ ]] || { echo "not a duration of whole seconds: $1" >&2; return 1; }
+  local n=${BASH_REMATCH[1]}
+  case ${BASH_REMATCH[2]} in
+    m) n=$((n * 60)) ;;
+    h) n=$((n * 3600)) ;;
+    d) n=$((n * 86400)) ;;
+  esac
+  echo "$n"
+}
+max() { echo $(($1 > $2 ? $1 : $2)); }
+step_s=$(seconds "$step") || usage
+lookback_s=$(seconds "$lookback") || usage
+scrape_s=$(seconds "$scrape_interval") || usage
+((step_s > 0 && lookback_s > 0 && scrape_s > 0)) || usage
+# grafana_intervals MIN_INTERVAL: sets interval_s and rate_interval_s as Grafana computes them
+# for a panel with that min interval ("" = none) at this step and scrape interval.
+grafana_intervals() {
+  interval_s=$(max "$step_s" "$scrape_s")
+  [[ -n $1 ]] && interval_s=$(max "$interval_s" "$(seconds "$1")")
+  rate_interval_s=$(max $((interval_s + scrape_s)) $((4 * scrape_s)))
+}
 
 dash_dir=$root/dashboards/grafana
 shopt -s nullglob
@@ -77,6 +111,12 @@ for f in "${dashboards[@]}"; do
       "select(.uid != \"$want_uid\" or (.id // null) != null) | \"uid=\(.uid) id=\(.id)\""
   fi
   jq_check "$f" "panel ids unique" "$panels | group_by(.id) | map(select(length > 1) | \"duplicate id \(.[0].id)\") | .[]"
+  jq_check "$f" "refIds unique per panel" \
+    "$panels | .[] | select(.targets) | select((.targets | map(.refId) | unique | length) != (.targets | length)) | \"panel \(.id) \(.title)\""
+  # Grafana's $__interval is never below the datasource's scrape interval but can equal it: a
+  # window of one scrape interval holds a single sample, and increase()/rate() over it are empty.
+  jq_check "$f" "range selectors: [\$__rate_interval], [\$__range], or [\$__interval] with a panel min interval" \
+    "$panels | .[] | . as \$p | .targets[]? | .expr | [scan(\"\\\\[[^\\\\]]*\\\\]\")] | .[] | select(. != \"[\$__rate_interval]\" and . != \"[\$__range]\" and (. != \"[\$__interval]\" or (\$p.interval // \"\") == \"\")) | \"panel \(\$p.id) \(\$p.title): \(.)\""
   jq_check "$f" "every panel has a title, a description and a unit" \
     "$panels | .[] | select(.type != \"row\") | select((.title // \"\") == \"\" or (.description // \"\") == \"\" or (.fieldConfig.defaults.unit // \"\") == \"\") | \"panel \(.id) \(.title)\""
   jq_check "$f" "a datasource variable of type datasource (prometheus)" \
@@ -94,29 +134,32 @@ for f in "${dashboards[@]}"; do
     "[.. | strings | select(test(\"instance(=|=~|!=|!~)\\\"[^$\\\"]\") or test(\"\\\"uid\\\" *: *\\\"[^$]\"))] | .[]"
 done
 
-# --- Extract every PromQL expression: kind<TAB>dashboard<TAB>panel<TAB>ref<TAB>instant<TAB>expr
+# --- Extract every PromQL expression:
+#     kind<TAB>dashboard<TAB>panel<TAB>ref<TAB>instant<TAB>min interval (- = none)<TAB>expr
 : >"$work/exprs.tsv"
 for f in "${dashboards[@]}"; do
   jq -r --arg d "$(basename "$f" .json)" '
     ([.panels[] | ., (.panels // [])[]] | .[] | select(.targets) | . as $p | .targets[] |
-      ["panel", $d, "\($p.id) \($p.title)", .refId, (.instant // false | tostring), .expr]),
-    (.annotations.list[] | select(.expr) | ["annotation", $d, .name, "-", "false", .expr]),
+      ["panel", $d, "\($p.id) \($p.title)", .refId, (.instant // false | tostring),
+       ($p.interval // "-"), .expr]),
+    (.annotations.list[] | select(.expr) | ["annotation", $d, .name, "-", "false", "-", .expr]),
     (.templating.list[] | select(.type == "query") |
       (.query | if type == "object" then .query else . end) as $q |
-      ["variable", $d, .name, "-", "false", $q])
+      ["variable", $d, .name, "-", "false", "-", $q])
     | @tsv' "$f" >>"$work/exprs.tsv"
 done
 
-# substitute MODE EXPR: concrete values for Grafana's and the dashboards' variables.
+# substitute MODE EXPR: concrete values for Grafana's and the dashboards' variables
+# ($interval_s/$rate_interval_s from grafana_intervals, $range_s the query range).
 #   syntax: one plausible value per variable; e2e: ".*" (= "All") for template variables.
 substitute() {
   local mode=$1 e=$2 v
-  e=${e//\$__rate_interval/$rate_interval}
-  e=${e//\$\{__rate_interval\}/$rate_interval}
-  e=${e//\$__interval/$step}
-  e=${e//\$\{__interval\}/$step}
-  e=${e//\$__range/$lookback}
-  e=${e//\$\{__range\}/$lookback}
+  e=${e//\$__rate_interval/${rate_interval_s}s}
+  e=${e//\$\{__rate_interval\}/${rate_interval_s}s}
+  e=${e//\$__interval/${interval_s}s}
+  e=${e//\$\{__interval\}/${interval_s}s}
+  e=${e//\$__range/${range_s}s}
+  e=${e//\$\{__range\}/${range_s}s}
   e=${e//\$topn/10}
   declare -A sample=([cluster]=prod [job]=roce-qos-exporter [node]=gpu-node-01 [netdev]=ens1f0np0 [prio]=3 [window]=1m)
   for v in cluster job node netdev prio window; do
@@ -133,7 +176,10 @@ substitute() {
   echo '{"groups": [{"name": "dashboard-queries", "rules": ['
   sep=""
   n=0
-  while IFS=$'\t' read -r kind dash panel ref instant expr; do
+  while IFS=$'\t' read -r kind dash panel ref instant min_interval expr; do
+    [[ $min_interval == - ]] && min_interval=""
+    grafana_intervals "$min_interval"
+    range_s=$lookback_s
     e=$(substitute syntax "$expr")
     if [[ "$kind" == variable ]]; then
       # label_values(selector, label) -> selector; label_values(label) has no PromQL.
@@ -173,11 +219,14 @@ promtool check rules "$work/broken.json" >/dev/null 2>&1 &&
 if [[ -n "$prometheus" ]]; then
   end_ts=$(date -u +%s)
   [[ -n "$end" ]] && end_ts=$(date -u -d "$end" +%s 2>/dev/null || echo "$end")
-  lookback_s=$(promtool_duration() { local d=$1; case $d in *ms) echo 0 ;; *s) echo "${d%s}" ;; *m) echo $((${d%m} * 60)) ;; *h) echo $((${d%h} * 3600)) ;; *) echo "$d" ;; esac; }; promtool_duration "$lookback")
-  start_ts=$((end_ts - lookback_s))
-  step_s=${step%s}
-  queried=0 empty_ok=0
-  while IFS=$'\t' read -r kind dash panel ref instant expr; do
+  queried=0 with_data=0 active=0
+  while IFS=$'\t' read -r kind dash panel ref instant min_interval expr; do
+    [[ $min_interval == - ]] && min_interval=""
+    grafana_intervals "$min_interval"
+    # Whole steps ending at --end, so the last step's window ends with the data (events just
+    # before the check are counted by [$__interval] windows) and the windows tile the range.
+    range_s=$(((lookback_s + interval_s - 1) / interval_s * interval_s))
+    start_ts=$((end_ts - range_s))
     e=$(substitute e2e "$expr")
     label=""
     if [[ "$kind" == variable ]]; then
@@ -190,9 +239,11 @@ if [[ -n "$prometheus" ]]; then
         if [[ "$(jq -r .status <<<"$resp")" != success ]]; then
           fail "e2e $dash variable \$$panel: $(jq -c . <<<"$resp" 2>/dev/null || echo "$resp")"
         elif [[ -n "$values" ]]; then
+          with_data=$((with_data + 1))
           pass "e2e $dash variable \$$panel: $values"
         elif [[ "$label" == cluster ]]; then
-          echo "info: e2e $dash variable \$cluster: no cluster label (Prometheus adds none); 'All' matches everything"
+          # Grafana's "All" of an empty variable is ".*": the queries still match every series.
+          echo "info: e2e $dash variable \$cluster: no cluster label (this Prometheus adds none); 'All' matches everything"
         else
           fail "e2e $dash variable \$$panel: no values for $label in $sel"
         fi
@@ -204,25 +255,35 @@ if [[ -n "$prometheus" ]]; then
       resp=$(curl -sG "$prometheus/api/v1/query" --data-urlencode "query=$e" --data-urlencode "time=$end_ts")
     else
       resp=$(curl -sG "$prometheus/api/v1/query_range" --data-urlencode "query=$e" \
-        --data-urlencode "start=$start_ts" --data-urlencode "end=$end_ts" --data-urlencode "step=$step_s")
+        --data-urlencode "start=$start_ts" --data-urlencode "end=$end_ts" --data-urlencode "step=$interval_s")
     fi
     where="e2e $dash / $kind $panel $ref"
     if [[ "$(jq -r '.status // "no JSON"' <<<"$resp" 2>/dev/null)" != success ]]; then
       fail "$where: $(jq -r '.error // .' <<<"$resp" 2>/dev/null || echo "$resp")"$'\n'"  $e"
+      continue
     elif [[ "$(jq '.warnings // [] | length' <<<"$resp")" != 0 ]]; then
       fail "$where: warnings $(jq -c .warnings <<<"$resp")"
-    elif [[ "$(jq '.data.result | length' <<<"$resp")" == 0 ]]; then
-      if [[ "$dash / $panel $ref" =~ $allow_empty ]]; then
-        echo "info: $where: empty (allowed by --allow-empty)"
-        empty_ok=$((empty_ok + 1))
+      continue
+    fi
+    series=$(jq '.data.result | length' <<<"$resp")
+    if ((series == 0)); then
+      fail "$where: no data"$'\n'"  $e"
+      continue
+    fi
+    with_data=$((with_data + 1))
+    peak=$(jq '[.data.result[] | (.values // [.value])[] | .[1] | tonumber] | max' <<<"$resp")
+    if [[ "$dash / $panel $ref" =~ $expect_activity ]]; then
+      if jq -e "$peak > 0" <<<null >/dev/null; then
+        active=$((active + 1))
+        pass "$where: $series series, peak $peak (activity expected)"
       else
-        fail "$where: no data"$'\n'"  $e"
+        fail "$where: $series series but no value above 0 (activity expected: the scenario drives it)"$'\n'"  $e"
       fi
     else
-      pass "$where: $(jq '.data.result | length' <<<"$resp") series"
+      pass "$where: $series series, peak $peak"
     fi
   done <"$work/exprs.tsv"
-  echo "e2e: $queried queries against $prometheus ($empty_ok allowed empty)"
+  echo "e2e: $with_data of $queried queries/variables returned data from $prometheus ($active with the expected activity)"
 fi
 
 # --- Self-test of the --prometheus harness (CI mode only): a real Prometheus serving 30 minutes of

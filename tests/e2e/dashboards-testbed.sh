@@ -1,26 +1,39 @@
 #!/usr/bin/env bash
 # Every Grafana dashboard query against a real Prometheus that scraped the real exporter in the
-# testbed VM during traffic, a PFC storm and QoS drift. A host script of the testbed runner:
+# testbed VM during traffic, a PFC storm, QoS drift and its remediation. A host script of the
+# testbed runner; tests/e2e/run runs it after alerting.sh in the same VM boot:
 #
-#   tests/testbed/run --host-script tests/e2e/dashboards-testbed.sh
+#   tests/testbed/run --script tests/e2e/guest/preflight.sh --host-script tests/e2e/dashboards-testbed.sh
+#   (the --script keeps the runner from running every testbed scenario first)
 #
 # Scenario (simulated ConnectX port, guest side through $TESTBED_GUEST_EXEC):
-#   1. the exporter starts in observe mode; PFC on priority 3 as the default policy wants;
-#      RoCE traffic with ECN marks and CNPs on priority 3;
-#   2. Prometheus (1 s scrapes) sees the exporter up;
-#   3. a PFC storm on priority 3 rx until Prometheus sees roce_pfc_storm == 1, then it stops;
-#   4. drift: PFC moved from priority 3 to 4 behind the exporter's back, until Prometheus sees
-#      roce_qos_in_sync == 0;
-#   5. tests/checks/dashboards.sh --prometheus runs every panel, annotation and variable query over
-#      the scenario's time range: each must succeed and return data (remediation panels excepted:
-#      observe mode remediates nothing).
+#   0. whatever ran before is undone: a leftover exporter is stopped, storms stopped and every
+#      simnic rate zeroed, the port configured to the embedded default policy;
+#   1. the exporter starts with --remediation=enforce; RoCE traffic with ECN marks and CNPs on
+#      priority 3; Prometheus (1 s scrapes) sees it up and in sync;
+#   2. drift: `dcb pfc set ... all:off 4:on`; enforce puts PFC back on priority 3 at once
+#      (roce_qos_remediations_total{field="pfc",result="success"}, dcb agrees);
+#   3. a PFC storm on priority 3 rx until Prometheus sees roce_pfc_storm == 1;
+#   4. drift during the storm: DSCP 26 moved from priority 3 to 5 with `dcb app`; the storm
+#      guardrail blocks remediation, so Prometheus sees the drift (roce_qos_drift == 1,
+#      remediation state blocked_storm) and keeps seeing it;
+#   5. in that state (storm and drift current, a remediation behind), tests/checks/dashboards.sh
+#      --prometheus runs every panel, annotation and variable query over the scenario's time
+#      range the way Grafana would (1 s scrape interval): each must succeed and return data, and
+#      the panels this scenario drives must show it (a value > 0);
+#   6. the storm stops: enforce restores DSCP 26 -> 3 and the device is in sync again.
+# Results (appended to $E2E_RESULTS when set): queries with data, total, duration.
 set -euo pipefail
 : "${TESTBED_EXPORTER_ADDR:?run through: tests/testbed/run --host-script $0}"
 : "${TESTBED_GUEST_EXEC:?run through tests/testbed/run --host-script}"
-root=$(cd "$(dirname "$0")/../.." && pwd)
+root=$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)
 work=${TESTBED_RUN_DIR:-$(mktemp -d)}/dashboards-e2e
 mkdir -p "$work"
+results=${E2E_RESULTS:-$work/results.txt}
+t0=$SECONDS
 guest() { "$TESTBED_GUEST_EXEC" "$@"; }
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+scrape_s=1
 
 # wait_until SECS PROMQL: polls Prometheus until PROMQL returns a non-empty vector.
 wait_until() {
@@ -30,43 +43,113 @@ wait_until() {
     ((n > 0)) && return 0
     sleep 0.5
   done
-  echo "timed out after $1 s waiting for: $2" >&2
+  echo "FAIL: timed out after $1 s waiting for: $2" >&2
   return 1
 }
 
-guest 'require exporter simnic; start_exporter --sampler.period=250ms' >"$work/start.log"
-sim=$(guest 'simnic_netdevs | head -n1')
+# ---- 0. a clean guest, whatever ran before in this VM ------------------------------------------
+sim=$(guest 'require exporter simnic; simnic_netdevs | head -n1')
 [[ -n "$sim" ]] || { echo "no simulated netdev in the guest" >&2; exit 1; }
-guest "dcb pfc set dev $sim prio-pfc all:off 3:on"
-guest "simnic_ctl $sim 'traffic 3 rx 200000; traffic 3 tx 200000'"
-guest "simnic_ctl $sim 'rate *marked* 2000; rate *cnp* 500'"
+guest "p=\$(cat \$EXPORTER_PIDFILE 2>/dev/null)
+if [ -n \"\$p\" ] && kill -0 \"\$p\" 2>/dev/null; then stop_exporter; fi
+rm -f \$EXPORTER_PIDFILE
+simnic_ctl $sim 'storm stop all; rate * 0'
+dcb pfc set dev $sim prio-pfc all:off 3:on
+dcb app add dev $sim dscp-prio 24:3 26:3 48:6
+simnic_ctl $sim 'ecn np all 0; ecn rp all 0; ecn np 3 1; ecn rp 3 1'
+rdev=\$(rdma_links | awk -v n=$sim '\$2 == n { split(\$1, a, \"/\"); print a[1] }')
+[ -n \"\$rdev\" ] || fail 'no RDMA device bound to $sim'
+echo 106 > /sys/class/infiniband/\$rdev/tc/1/traffic_class
+sysctl -qw net.ipv4.tcp_ecn=1
+simnic_ctl $sim 'traffic 3 rx 200000; traffic 3 tx 200000; rate rx_prio3_pause 50; rate rx_prio3_pause_duration 2000'
+simnic_ctl $sim 'rate rx_prio3_marked 2000; rate np_ecn_marked_roce_packets 2000; rate np_cnp_sent 500; rate rp_cnp_handled 400; rate rp_cnp_ignored 10'" \
+  >"$work/guest-setup.log" 2>&1 || { cat "$work/guest-setup.log" >&2; echo "guest setup failed" >&2; exit 1; }
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+# ---- 1. exporter (enforce) and Prometheus ------------------------------------------------------
+guest "EXPORTER_LOG=/run/dashboards-exporter.log
+start_exporter --sampler.period=250ms --storm.detection-time=200ms --storm.restoration-time=400ms --qos.poll-interval=500ms --remediation=enforce --remediation.backoff=1s --collector.device-include=$sim" \
+  >"$work/start.log" 2>&1 || { cat "$work/start.log" >&2; echo "exporter did not start" >&2; exit 1; }
+
+port=$(free_port)
 prom=http://127.0.0.1:$port
 cat >"$work/prometheus.yml" <<YML
 global:
-  scrape_interval: 1s
+  scrape_interval: ${scrape_s}s
   scrape_timeout: 900ms
 scrape_configs:
   - job_name: roce-qos-exporter
     static_configs:
       - targets: ["$TESTBED_EXPORTER_ADDR"]
+        labels:
+          cluster: testbed  # as a site's relabelling adds it; the dashboards' cluster variable reads it
 YML
 prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/tsdb" \
   --web.listen-address="127.0.0.1:$port" >"$work/prometheus.log" 2>&1 &
 prom_pid=$!
-trap 'kill $prom_pid 2>/dev/null || true' EXIT
+trap 'kill $prom_pid 2>/dev/null || true; wait $prom_pid 2>/dev/null || true' EXIT
 start=$(date +%s)
 
 wait_until 60 'up{job="roce-qos-exporter"} == 1'
+wait_until 30 "roce_qos_in_sync{netdev=\"$sim\"} == 1"
+wait_until 30 "roce_qos_remediation_state{netdev=\"$sim\", state=\"in_sync\"} == 1"
+echo "ok: exporter (enforce) scraped and in sync"
+
+# ---- 2. drift that enforce fixes at once ---------------------------------------------------------
+guest "dcb pfc set dev $sim prio-pfc all:off 4:on"
+wait_until 60 "roce_qos_remediations_total{netdev=\"$sim\", field=\"pfc\", result=\"success\"} >= 1"
+wait_until 30 "roce_qos_in_sync{netdev=\"$sim\"} == 1"
+guest "dcb pfc show dev $sim | grep -q ' 3:on '" ||
+  { echo "FAIL: dcb does not show PFC on priority 3 after the remediation" >&2; exit 1; }
+echo "ok: PFC drift restored by enforce (dcb agrees)"
+
+# ---- 3. storm -----------------------------------------------------------------------------------
 guest "simnic_ctl $sim 'storm start 3 rx'"
 wait_until 60 "roce_pfc_storm{netdev=\"$sim\", prio=\"3\", direction=\"rx\"} == 1"
-guest "simnic_ctl $sim 'storm stop all'"
-guest "dcb pfc set dev $sim prio-pfc all:off 4:on"
-wait_until 60 "roce_qos_in_sync{netdev=\"$sim\"} == 0"
-# rate() windows are 4 s: wait until Prometheus holds 5 s of samples of the drifted state.
-wait_until 60 "count_over_time((roce_qos_in_sync{netdev=\"$sim\"} == 0)[5s:1s]) >= 5"
+echo "ok: storm seen"
 
+# ---- 4. drift the storm guardrail keeps -------------------------------------------------------
+# The check below runs in this state, so the instant panels (drifted fields, top paused ratios)
+# have something current to show.
+guest "dcb app add dev $sim dscp-prio 26:5"
+wait_until 60 "roce_qos_drift{netdev=\"$sim\", field=\"dscp_prio\"} == 1"
+wait_until 30 "roce_qos_remediation_state{netdev=\"$sim\", state=\"blocked_storm\"} == 1"
+# rate() windows of the check are 4 scrapes: let them hold the drifted, stormed state.
+wait_until 30 "count_over_time((roce_qos_in_sync{netdev=\"$sim\"} == 0)[5s:1s]) >= 5"
+echo "ok: drift seen, remediation blocked by the storm"
+guest 'exporter_alive' >/dev/null
+
+# ---- 5. every dashboard query -------------------------------------------------------------------
+# Panels and refs the scenario drives: each must show a value above 0 somewhere in the range.
+active='^roce-qos-fleet-overview / ('
+active+='1 Nodes in sync A|2 Nodes drifted A|3 Active PFC storms A|4 Exporters up A|'
+active+='6 Remediations \(range\) A|8 Drifted fields A|9 Top paused-time ratios A|11 CNP activity [AB]|'
+active+='12 CNPs sent per node A|15 Remediation activity [AB]|16 PFC storm episodes A)$|'
+active+='^roce-qos-node-detail / ('
+active+='1 PFC pause frames rx A|3 PFC paused time rx [AB]|5 ECN-marked packets per TC A|'
+active+='6 CNPs and RoCE ECN marks [ABCD]|9 PFC storm state A|10 QoS drift by field A|'
+active+='11 Observed QoS state per priority [AC]|12 Drift and remediation [AB]|'
+active+='13 Exporter sampling on this node [AB])$'
 lookback=$(($(date +%s) - start + 5))
-bash "$root/tests/checks/dashboards.sh" --prometheus "$prom" --lookback "${lookback}s" \
-  --rate-interval 4s --step 1s --allow-empty 'Remediation activity A$|Drift and remediation B$'
+rc=0
+ROCEQOS_DASHBOARDS_NO_SELFTEST=1 bash "$root/tests/checks/dashboards.sh" --prometheus "$prom" \
+  --lookback "${lookback}s" --step "${scrape_s}s" --scrape-interval "${scrape_s}s" \
+  --expect-activity "$active" | tee "$work/dashboards.log" || rc=$?
+
+# ---- 6. storm over: enforce restores the policy -------------------------------------------------
+guest "simnic_ctl $sim 'storm stop all'"
+if wait_until 60 "roce_qos_remediations_total{netdev=\"$sim\", field=\"dscp_prio\", result=\"success\"} >= 1" &&
+  wait_until 30 "roce_qos_in_sync{netdev=\"$sim\"} == 1" &&
+  guest "dcb -N app show dev $sim | tr ' ' '\n' | grep -qx '26:3'"; then
+  echo "ok: after the storm, enforce restored DSCP 26 -> 3 (dcb agrees)"
+else
+  echo "FAIL: DSCP 26 -> 3 not restored after the storm" >&2
+  rc=1
+fi
+guest 'exporter_alive; stop_exporter' >/dev/null || { echo "FAIL: the exporter did not survive or stop cleanly" >&2; rc=1; }
+summary=$(sed -n 's/^e2e: \([0-9]*\) of \([0-9]*\) queries.*/\1 \2/p' "$work/dashboards.log")
+{
+  echo "dashboards_queries_with_data ${summary% *}"
+  echo "dashboards_queries_total ${summary#* }"
+  echo "dashboards_scenario_seconds $((SECONDS - t0))"
+} >>"$results"
+exit "$rc"

@@ -41,7 +41,7 @@ for node in NODES:
     add("roce_exporter_sample_period_seconds", "gauge", "roce_exporter_sample_period_seconds", inst, lambda t: 0.25)
     for source in ("ethtool", "dcb", "rdma"):
         add("roce_exporter_collect_duration_seconds", "gauge", "roce_exporter_collect_duration_seconds", {**inst, "source": source}, lambda t: 0.002)
-    add("roce_exporter_collect_errors", "counter", "roce_exporter_collect_errors_total", {**inst, "source": "rdma", "reason": "timeout"}, lambda t: t // 600)
+    add("roce_exporter_collect_errors", "counter", "roce_exporter_collect_errors_total", {**inst, "source": "rdma", "reason": "busy"}, lambda t: t // 600)
     for netdev, dev, pci in PORTS:
         nd = {**inst, "netdev": netdev}
         rd = {**inst, "device": dev, "port": "1"}

@@ -199,6 +199,57 @@ TEST(RenderQos, DriftPolicyAndRemediationFamilies) {
   EXPECT_EQ(Value(f, "roce_qos_remediation_mode", {{"mode", "enforce"}}), 1);
 }
 
+// The fields PlanRemediation may write for `q`: checked, not mtu, not absent on the device.
+std::set<std::string> RemediableFields(const QosDeviceState& q) {
+  std::set<std::string> out;
+  for (const FieldVerdict& v : q.drift.fields)
+    if (v.field != QosField::kMtu && v.status != FieldStatus::kAbsent)
+      out.emplace(QosFieldName(v.field));
+  return out;
+}
+
+TEST(RenderQos, RemediationCountersExistAtZeroForEachRemediableFieldAndResultOfTheMode) {
+  const Snapshot s = QosSnapshot();
+  const std::set<std::string> fields = RemediableFields(*s.devices[0].qos);
+  ASSERT_TRUE(fields.count("pfc"));
+  ASSERT_FALSE(fields.count("mtu"));
+  Families f = RenderSnapshot(&s);
+  EXPECT_EQ(Count(f, "roce_qos_remediations_total"), fields.size() * 3);
+  for (const std::string& field : fields) {
+    for (const char* result : {"success", "failed", "mismatch"}) {
+      const double want = field == "pfc" && std::string_view(result) != "failed" ? 1 : 0;
+      EXPECT_EQ(Value(f, "roce_qos_remediations_total",
+                      {{"netdev", "sim0"}, {"field", field}, {"result", result}}),
+                want)
+          << field << " " << result;
+    }
+  }
+  EXPECT_TRUE(std::isnan(Value(f, "roce_qos_remediations_total",
+                               {{"netdev", "sim0"}, {"field", "mtu"}, {"result", "success"}})))
+      << "mtu is never remediated";
+  EXPECT_TRUE(std::isnan(Value(f, "roce_qos_remediations_total",
+                               {{"netdev", "sim0"}, {"field", "pfc"}, {"result", "dry_run"}})))
+      << "enforce never counts dry_run";
+
+  // Dry-run: one result per field.
+  Snapshot dry = QosSnapshot();
+  auto g = std::make_shared<QosGlobalState>(*dry.qos);
+  g->remediation_mode = RemediationMode::kDryRun;
+  dry.qos = g;
+  auto q = std::make_shared<QosDeviceState>(*dry.devices[0].qos);
+  q->remediation = RemediationState::kDryRun;
+  q->remediation_counts = {{{QosField::kPfc, "dry_run"}, 4}};
+  dry.devices[0].qos = q;
+  f = RenderSnapshot(&dry);
+  EXPECT_EQ(Count(f, "roce_qos_remediations_total"), fields.size());
+  EXPECT_EQ(Value(f, "roce_qos_remediations_total",
+                  {{"netdev", "sim0"}, {"field", "pfc"}, {"result", "dry_run"}}),
+            4);
+  EXPECT_EQ(Value(f, "roce_qos_remediations_total",
+                  {{"netdev", "sim0"}, {"field", "trust"}, {"result", "dry_run"}}),
+            0);
+}
+
 TEST(RenderQos, OffModeAndNoQosStageMeanNoSeries) {
   Snapshot s = QosSnapshot();
   auto q = std::make_shared<QosDeviceState>(*s.devices[0].qos);

@@ -4,10 +4,13 @@
 #include <gtest/gtest.h>
 #include <prometheus/text_serializer.h>
 
+#include <cmath>
+#include <iterator>
 #include <set>
 #include <sstream>
 
 #include "exporter/build_info.h"
+#include "exporter/error_reason.h"
 #include "exporter/metric_table.h"
 #include "tests/unit/exporter/fake_sources.h"
 
@@ -227,6 +230,43 @@ TEST(RenderSnapshot, ReportsSelfMetrics) {
   EXPECT_EQ(Value(f, "roce_exporter_sample_overruns_total", {}), 3);
   EXPECT_EQ(Value(f, "roce_exporter_samples_total", {}), 7);
   EXPECT_EQ(Value(f, "roce_exporter_last_sample_timestamp_seconds", {}), 1700000000);
+}
+
+TEST(RenderSnapshot, CollectErrorsExistAtZeroForEveryReasonOfEverySourceThatRan) {
+  Snapshot s = RichSnapshot();
+  s.errors[{"sampler", "exception"}] = 1;  // not a source with a status: rendered as counted
+  const Families f = RenderSnapshot(&s);
+  const prometheus::MetricFamily* errors = Find(f, "roce_exporter_collect_errors_total");
+  ASSERT_NE(errors, nullptr);
+  // 3 sources x 8 reasons, plus the sampler's own error.
+  EXPECT_EQ(errors->metric.size(), 3 * std::size(kErrorReasons) + 1);
+  for (const char* source : {"discovery", "ethtool", "rdma"}) {
+    for (std::string_view reason : kErrorReasons) {
+      const double want = source == std::string_view("ethtool") && reason == "device_gone" ? 2 : 0;
+      EXPECT_EQ(Value(f, "roce_exporter_collect_errors_total",
+                      {{"source", source}, {"reason", std::string(reason)}}),
+                want)
+          << source << " " << reason;
+    }
+  }
+  EXPECT_EQ(Value(f, "roce_exporter_collect_errors_total",
+                  {{"source", "sampler"}, {"reason", "exception"}}),
+            1);
+  EXPECT_TRUE(std::isnan(
+      Value(f, "roce_exporter_collect_errors_total", {{"source", "sampler"}, {"reason", "busy"}})))
+      << "no reasons made up for a name that is not a source";
+}
+
+TEST(ErrorReason, EveryReasonIsInTheZeroInitialisedSet) {
+  const std::set<std::string_view> known(std::begin(kErrorReasons), std::end(kErrorReasons));
+  EXPECT_EQ(known.size(), std::size(kErrorReasons)) << "duplicate reason";
+  std::set<std::string_view> seen;
+  for (int errnum = kErrnoException; errnum < 256; ++errnum) {
+    const std::string_view reason = ErrorReason(MakeError(errnum, "test"));
+    EXPECT_TRUE(known.count(reason)) << "errno " << errnum << " -> " << reason;
+    seen.insert(reason);
+  }
+  EXPECT_EQ(seen, known) << "a zero-initialised reason that ErrorReason never returns";
 }
 
 TEST(RenderSnapshot, BeforeTheFirstSampleOnlyBuildInfo) {
