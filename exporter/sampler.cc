@@ -273,6 +273,11 @@ void Sampler::SampleRdma(DeviceSnapshot& out, std::vector<std::pair<std::string,
   }
 }
 
+void Sampler::InvalidateEthtoolNames(std::span<const std::string> netdevs) {
+  if (!sources_.ethtool) return;
+  for (const std::string& netdev : netdevs) sources_.ethtool->Invalidate(netdev);
+}
+
 void Sampler::SampleOnce() {
   std::vector<std::string> stale_names;
   {
@@ -280,9 +285,7 @@ void Sampler::SampleOnce() {
     stale_names.swap(stale_names_);
   }
   // The collector is not thread-safe: Wake() only queues, the sampler thread invalidates.
-  for (const std::string& netdev : stale_names) {
-    if (sources_.ethtool) sources_.ethtool->Invalidate(netdev);
-  }
+  InvalidateEthtoolNames(stale_names);
   const nanoseconds now = clock_();
   if (!discovered_once_ || discovery_requested_.load() ||
       now - last_discovery_ >= options_.discovery_interval) {
@@ -324,9 +327,7 @@ void Sampler::SampleOnce() {
     sources_status_[std::string(stage->Source())] = {Seconds(clock_() - start), ctx.available};
     kernel_time += ctx.kernel_time;
     for (const std::string& reason : ctx.errors) CountError(stage->Source(), reason);
-    for (const std::string& netdev : ctx.invalidate_ethtool_names) {
-      if (sources_.ethtool) sources_.ethtool->Invalidate(netdev);
-    }
+    InvalidateEthtoolNames(ctx.invalidate_ethtool_names);
     if (ctx.sample_again_at && (!stage_sample_due_ || *ctx.sample_again_at < *stage_sample_due_)) {
       stage_sample_due_ = ctx.sample_again_at;
     }

@@ -132,6 +132,7 @@ class Sampler {
   const NameMapping& MappingFor(const std::string& netdev,
                                 const std::shared_ptr<const std::vector<std::string>>& names);
   void CountError(std::string_view source, std::string_view reason);
+  void InvalidateEthtoolNames(std::span<const std::string> netdevs);
   void Publish(std::shared_ptr<const Snapshot> snapshot);
   void Run();
 
