@@ -432,15 +432,22 @@ TEST_F(SamplerTest, StagesFillExtensionPointsAndChargeTheBudget) {
   EXPECT_TRUE(raw->had_previous);
 }
 
-TEST(SamplerThread, PublishesRepeatedlyAndStopsCleanly) {
-  SamplerSources sources;
+// Sources with one selected netdev, for the tests of the sampler's own thread (real clock).
+SamplerSources OneDeviceSources(FakeInventory** inventory_out = nullptr) {
   auto inventory = std::make_unique<FakeInventory>();
   inventory->inventory.devices.push_back(MakeDevice("ens1f0np0", 2));
+  if (inventory_out != nullptr) *inventory_out = inventory.get();
   auto ethtool = std::make_unique<FakeEthtool>();
   ethtool->SetNames("ens1f0np0", {"rx_prio3_pause"});
+  SamplerSources sources;
   sources.inventory = std::move(inventory);
   sources.ethtool = std::move(ethtool);
   sources.selected_by_default = [](const Device&) { return true; };
+  return sources;
+}
+
+TEST(SamplerThread, PublishesRepeatedlyAndStopsCleanly) {
+  SamplerSources sources = OneDeviceSources();
   SamplerOptions options;
   options.period = milliseconds(10);
   Sampler sampler(std::move(options), std::move(sources));
@@ -455,15 +462,8 @@ TEST(SamplerThread, PublishesRepeatedlyAndStopsCleanly) {
 }
 
 TEST(SamplerThread, WakeSamplesAtOnceWithADiscovery) {
-  SamplerSources sources;
-  auto inventory = std::make_unique<FakeInventory>();
-  inventory->inventory.devices.push_back(MakeDevice("ens1f0np0", 2));
-  FakeInventory* inventory_ptr = inventory.get();
-  auto ethtool = std::make_unique<FakeEthtool>();
-  ethtool->SetNames("ens1f0np0", {"rx_prio3_pause"});
-  sources.inventory = std::move(inventory);
-  sources.ethtool = std::move(ethtool);
-  sources.selected_by_default = [](const Device&) { return true; };
+  FakeInventory* inventory_ptr = nullptr;
+  SamplerSources sources = OneDeviceSources(&inventory_ptr);
   SamplerOptions options;
   options.period = std::chrono::minutes(1);  // the periodic sample cannot come during the test
   options.discovery_interval = std::chrono::minutes(1);
@@ -486,14 +486,7 @@ TEST(SamplerThread, StageAsksForAnEarlierSample) {
     }
     std::atomic<int> runs = 0;
   };
-  SamplerSources sources;
-  auto inventory = std::make_unique<FakeInventory>();
-  inventory->inventory.devices.push_back(MakeDevice("ens1f0np0", 2));
-  auto ethtool = std::make_unique<FakeEthtool>();
-  ethtool->SetNames("ens1f0np0", {"rx_prio3_pause"});
-  sources.inventory = std::move(inventory);
-  sources.ethtool = std::move(ethtool);
-  sources.selected_by_default = [](const Device&) { return true; };
+  SamplerSources sources = OneDeviceSources();
   SamplerOptions options;
   options.period = std::chrono::minutes(1);
   Sampler sampler(std::move(options), std::move(sources));
