@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "collectors/ethtool_map.h"
-#include "exporter/sampler.h"
-#include "tests/unit/exporter/fake_sources.h"
+#include "exporter/sampling/sampler.h"
+#include "tests/unit/support/fake_sources.h"
 #include "tests/unit/support/ethtool_capture.h"
 
 namespace roceqos::bench {
