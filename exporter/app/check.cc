@@ -22,7 +22,7 @@ std::string_view StatusWord(FieldStatus status) {
     case FieldStatus::kDrift:
       return "DRIFT";
     case FieldStatus::kAbsent:
-      return "ABSENT";
+      return "UNVERIFIED";
     case FieldStatus::kFailed:
       return "UNREADABLE";
   }
@@ -36,6 +36,13 @@ std::string DeviceHeadline(const Device& d) {
   return fmt::format("{} ({}{}{}, {})", d.name, DeviceRoleName(d.role),
                      d.pci_address.empty() ? "" : " " + d.pci_address,
                      ports.empty() ? "" : ", " + ports, d.oper_state.empty() ? "?" : d.oper_state);
+}
+
+// A field whose source the device lacks is not drift, but the reader must know it was not checked.
+std::string UnverifiedNote(size_t unverified) {
+  if (unverified == 0) return "";
+  return fmt::format(" ({} field{} cannot be verified on this device)", unverified,
+                     unverified == 1 ? "" : "s");
 }
 
 }  // namespace
@@ -54,18 +61,20 @@ int RenderCheckReport(const PolicySet& policy, const std::vector<CheckDevice>& d
       failed += v.status == FieldStatus::kFailed;
     }
     std::string verdict =
-        bad ? style.Paint(fmt::format("DRIFT in {} of {} fields", bad, drift.fields.size()), "1;31")
+        bad ? style.Paint(fmt::format("DRIFT in {} of {} fields", bad, drift.fields.size()),
+                          "1;31") +
+                  UnverifiedNote(drift.Unverifiable())
         : failed ? style.Paint(fmt::format("UNKNOWN ({} unreadable)", failed), "1;33")
-                 : style.Paint("in sync", "32");
+                 : style.Paint("in sync", "32") + UnverifiedNote(drift.Unverifiable());
     out << fmt::format("\n{}: {}\n", DeviceHeadline(device), verdict);
     out << fmt::format("  policy rule \"{}\" (fingerprint {}), state fingerprint {}\n", rule,
                        PolicyFingerprint(*effective), StateFingerprint(observed));
     if (drift.fields.empty()) out << "  (the policy checks no field of this device)\n";
     for (const auto& v : drift.fields) {
       std::string word(StatusWord(v.status));
-      std::string painted = v.status == FieldStatus::kInSync   ? style.Paint(word, "32")
-                            : v.status == FieldStatus::kFailed ? style.Paint(word, "33")
-                                                               : style.Paint(word, "1;31");
+      std::string painted = v.status == FieldStatus::kInSync  ? style.Paint(word, "32")
+                            : v.status == FieldStatus::kDrift ? style.Paint(word, "1;31")
+                                                              : style.Paint(word, "33");
       if (v.status == FieldStatus::kInSync) {
         out << fmt::format("  {:<10} {:<11} {}\n", QosFieldName(v.field), painted, v.actual);
       } else {

@@ -4,7 +4,10 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <ctime>
+
+#include "exporter/core/log_event.h"
 
 namespace roceqos {
 namespace {
@@ -71,6 +74,18 @@ void AppendQuoted(std::string_view text, spdlog::memory_buf_t& dest) {
   dest.push_back('"');
 }
 
+// logfmt leaves a simple value bare and quotes anything with a space, quote, '=' or control byte.
+void AppendLogfmtValue(std::string_view value, spdlog::memory_buf_t& dest) {
+  const bool bare = !value.empty() && value.find_first_of(" \"=\\") == std::string_view::npos &&
+                    std::none_of(value.begin(), value.end(),
+                                 [](char c) { return static_cast<unsigned char>(c) < 0x20; });
+  if (bare) {
+    Append(dest, value);
+  } else {
+    AppendQuoted(value, dest);
+  }
+}
+
 class LogfmtFormatter : public spdlog::formatter {
  public:
   void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override {
@@ -78,8 +93,16 @@ class LogfmtFormatter : public spdlog::formatter {
     AppendTimestamp(msg, dest);
     Append(dest, " level=");
     Append(dest, LevelName(msg.level));
+    const DecodedLogRecord record =
+        DecodeLogRecord(std::string_view(msg.payload.data(), msg.payload.size()));
     Append(dest, " msg=");
-    AppendQuoted(std::string_view(msg.payload.data(), msg.payload.size()), dest);
+    AppendQuoted(record.msg, dest);
+    for (const auto& [key, value] : record.fields) {
+      dest.push_back(' ');
+      Append(dest, key);
+      dest.push_back('=');
+      AppendLogfmtValue(value, dest);
+    }
     dest.push_back('\n');
   }
   std::unique_ptr<spdlog::formatter> clone() const override {
@@ -94,8 +117,16 @@ class JsonFormatter : public spdlog::formatter {
     AppendTimestamp(msg, dest);
     Append(dest, "\",\"level\":\"");
     Append(dest, LevelName(msg.level));
+    const DecodedLogRecord record =
+        DecodeLogRecord(std::string_view(msg.payload.data(), msg.payload.size()));
     Append(dest, "\",\"msg\":");
-    AppendQuoted(std::string_view(msg.payload.data(), msg.payload.size()), dest);
+    AppendQuoted(record.msg, dest);
+    for (const auto& [key, value] : record.fields) {
+      dest.push_back(',');
+      AppendQuoted(key, dest);
+      dest.push_back(':');
+      AppendQuoted(value, dest);
+    }
     Append(dest, "}\n");
   }
   std::unique_ptr<spdlog::formatter> clone() const override {

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "exporter/core/log_event.h"
+
 namespace roceqos {
 namespace {
 
@@ -149,8 +151,15 @@ std::string_view FieldStatusName(FieldStatus status) {
 }
 
 bool DeviceDrift::InSync() const {
-  return std::all_of(fields.begin(), fields.end(),
-                     [](const FieldVerdict& v) { return v.status == FieldStatus::kInSync; });
+  return std::all_of(fields.begin(), fields.end(), [](const FieldVerdict& v) {
+    return v.status == FieldStatus::kInSync || v.status == FieldStatus::kAbsent;
+  });
+}
+
+size_t DeviceDrift::Unverifiable() const {
+  return static_cast<size_t>(std::count_if(fields.begin(), fields.end(), [](const FieldVerdict& v) {
+    return v.status == FieldStatus::kAbsent;
+  }));
 }
 
 const FieldVerdict* DeviceDrift::Find(QosField field) const {
@@ -389,18 +398,38 @@ const DriftTracker::DeviceHistory& DriftTracker::Record(const std::string& netde
                                                         std::chrono::system_clock::time_point now) {
   DeviceHistory& h = devices_[netdev];
   for (const auto& v : drift.fields) {
-    if (v.status == FieldStatus::kFailed) continue;  // unknown: keep the last known state
+    if (!v.Known()) continue;  // unreadable or unverifiable: keep the last known state
     bool drifted = v.Drifted();
     auto [it, first] = h.drifted.try_emplace(v.field, false);
     if (drifted && (first || !it->second)) ++h.drift_events[v.field];
     h.drift_events.try_emplace(v.field, 0);
+    FieldLogState& log = h.log[v.field];
+    if (!first && it->second != drifted) ++log.unlogged_transitions;
     it->second = drifted;
+    LogDriftChange(netdev, v, now, log);
   }
   if (h.state_fingerprint != state_fingerprint) {
     h.state_fingerprint = state_fingerprint;
     h.last_change = now;
   }
   return h;
+}
+
+void DriftTracker::LogDriftChange(const std::string& netdev, const FieldVerdict& verdict,
+                                  std::chrono::system_clock::time_point now, FieldLogState& log) {
+  const bool drifted = verdict.Drifted();
+  if (drifted == log.drifted) return;  // the log already says so (a flap is counted, not lost)
+  if (log.at != std::chrono::system_clock::time_point{} && now - log.at < kLogInterval) return;
+  // The transition that brought the field here is part of this line, not an unlogged one.
+  const uint64_t unlogged = log.unlogged_transitions > 0 ? log.unlogged_transitions - 1 : 0;
+  LogEvent(drifted ? spdlog::level::warn : spdlog::level::info,
+           drifted ? "qos field drift started" : "qos field drift ended",
+           {{"netdev", netdev},
+            {"field", QosFieldName(verdict.field)},
+            {"expected", verdict.expected},
+            {"actual", verdict.actual},
+            {"unlogged_transitions", unlogged}});
+  log = {drifted, now, 0};
 }
 
 void DriftTracker::Retain(const std::vector<std::string>& present) {

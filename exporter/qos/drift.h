@@ -57,7 +57,7 @@ struct ObservedQos {
 enum class FieldStatus : uint8_t {
   kInSync,  // observed equals the policy
   kDrift,   // observed differs from the policy
-  kAbsent,  // the policy checks it but the source does not exist on this device (drift=1)
+  kAbsent,  // cannot be verified: the source does not exist on this device (not drift)
   kFailed,  // the source exists but could not be read (unknown; no drift series)
 };
 std::string_view FieldStatusName(FieldStatus status);
@@ -69,14 +69,18 @@ struct FieldVerdict {
   std::string actual;    // observed value, or why it is absent/failed
   std::string impact;    // why this drift matters (empty when in sync)
 
-  bool Drifted() const { return status == FieldStatus::kDrift || status == FieldStatus::kAbsent; }
+  bool Drifted() const { return status == FieldStatus::kDrift; }
+  /// Known: in sync or drifted. Absent and unreadable fields say nothing about drift.
+  bool Known() const { return status == FieldStatus::kInSync || status == FieldStatus::kDrift; }
 };
 
 struct DeviceDrift {
   std::vector<FieldVerdict> fields;  // one per field the policy checks, in kAllQosFields order
 
-  /// In sync when every checked field is known and equal (a failed read is not "in sync").
+  /// In sync when no checked field differs and none failed to read. A field whose source this
+  /// device lacks (kAbsent) cannot be verified; it neither breaks nor proves being in sync.
   bool InSync() const;
+  size_t Unverifiable() const;  // fields with kAbsent
   const FieldVerdict* Find(QosField field) const;
 };
 
@@ -91,11 +95,22 @@ std::string StateFingerprint(const ObservedQos& observed);
 /// observed state last changed. Not thread-safe; owned by the sampler thread.
 class DriftTracker {
  public:
+  /// A field's drift is logged when it starts or stops (netdev, field, expected, actual), at most
+  /// once per field per kLogInterval; a flapping field logs its state at the end of the interval
+  /// with the number of transitions not logged, so the log always converges to the truth.
+  static constexpr std::chrono::seconds kLogInterval{10};
+  struct FieldLogState {
+    bool drifted = false;  // the state the last line reported (nothing logged = not drifted)
+    std::chrono::system_clock::time_point at{};
+    uint64_t unlogged_transitions = 0;
+  };
+
   struct DeviceHistory {
     std::map<QosField, uint64_t> drift_events;  // transitions into drift (incl. the first poll)
     std::map<QosField, bool> drifted;           // last known drift per field
     std::string state_fingerprint;
     std::chrono::system_clock::time_point last_change{};  // first poll counts as a change
+    std::map<QosField, FieldLogState> log;                // what the log last said per field
   };
 
   /// Records one evaluation; returns the updated history for that device.
@@ -107,6 +122,9 @@ class DriftTracker {
   const DeviceHistory* Find(const std::string& netdev) const;
 
  private:
+  static void LogDriftChange(const std::string& netdev, const FieldVerdict& verdict,
+                             std::chrono::system_clock::time_point now, FieldLogState& log);
+
   std::map<std::string, DeviceHistory> devices_;
 };
 

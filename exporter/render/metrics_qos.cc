@@ -211,7 +211,7 @@ void RenderDrift(std::string_view netdev, const QosDeviceState& q, RemediationMo
                  QosFamilies& f) {
   for (const FieldVerdict& v : q.drift.fields) {
     const std::string_view field = QosFieldName(v.field);
-    if (v.status != FieldStatus::kFailed) f.drift.Add({netdev, field}, v.Drifted() ? 1 : 0);
+    if (v.Known()) f.drift.Add({netdev, field}, v.Drifted() ? 1 : 0);
     f.absent.Add({netdev, field}, v.status == FieldStatus::kAbsent ? 1 : 0);
     f.unreadable.Add({netdev, field}, v.status == FieldStatus::kFailed ? 1 : 0);
   }

@@ -128,7 +128,7 @@ TEST(Check, PfcOffOnPriority3ExplainsWhyAndExitsOne) {
   EXPECT_NE(r.out.find("2 devices checked: 1 in sync, 1 with drift"), std::string::npos);
 }
 
-TEST(Check, NoDcbIsAbsentAndCountsAsDrift) {
+TEST(Check, NoDcbCannotBeVerifiedAndIsNotDrift) {
   std::string path =
       ::testing::TempDir() + "/check_veth_rule_" + std::to_string(getpid()) + ".yaml";
   std::ofstream(path) << "devices:\n  - {name: soft-roce, match: {netdev: veth0}}\n";
@@ -139,9 +139,12 @@ TEST(Check, NoDcbIsAbsentAndCountsAsDrift) {
   options.netdevs = {"ens1f0np0", "veth0"};
   CheckRun r = Check(reader, options);
   std::filesystem::remove(path);
-  EXPECT_EQ(r.code, kCheckDrift);
+  EXPECT_EQ(r.code, kCheckInSync) << r.out;
   EXPECT_NE(r.out.find("policy rule \"soft-roce\""), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("trust      ABSENT"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("trust      UNVERIFIED"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("veth0 (other, ?): in sync (6 fields cannot be verified on this device)"),
+            std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("no DCB on this device (EOPNOTSUPP)"), std::string::npos);
 }
 

@@ -7,6 +7,8 @@
 
 #include <regex>
 
+#include "exporter/core/log_event.h"
+
 namespace roceqos {
 namespace {
 
@@ -31,6 +33,40 @@ TEST(LogFormat, LogfmtIsOneLineWithEscapedMessage) {
 TEST(LogFormat, JsonIsOneObjectPerLine) {
   EXPECT_EQ(Format("json", spdlog::level::info, "a\"b\x01"),
             "{\"ts\":\"2023-11-14T22:13:20.123Z\",\"level\":\"info\",\"msg\":\"a\\\"b\\u0001\"}\n");
+}
+
+TEST(LogFormat, StructuredFieldsBecomeLogfmtPairs) {
+  const std::string payload = EncodeLogRecord("qos field drift started", {{"netdev", "ens1f0np0"},
+                                                                          {"field", "pfc"},
+                                                                          {"expected", "[3]"},
+                                                                          {"actual", "[3 4]"},
+                                                                          {"errno", 19},
+                                                                          {"empty", ""}});
+  EXPECT_EQ(Format("logfmt", spdlog::level::warn, payload),
+            "ts=2023-11-14T22:13:20.123Z level=warn msg=\"qos field drift started\" "
+            "netdev=ens1f0np0 field=pfc expected=[3] actual=\"[3 4]\" errno=19 empty=\"\"\n");
+}
+
+TEST(LogFormat, StructuredFieldsBecomeJsonMembers) {
+  const std::string payload = EncodeLogRecord("selected device", {{"netdev", "a\"b"}, {"n", 2}});
+  EXPECT_EQ(Format("json", spdlog::level::info, payload),
+            "{\"ts\":\"2023-11-14T22:13:20.123Z\",\"level\":\"info\",\"msg\":\"selected device\","
+            "\"netdev\":\"a\\\"b\",\"n\":\"2\"}\n");
+}
+
+TEST(LogFormat, SeparatorsInsideValuesCannotForgeFields) {
+  const std::string payload = EncodeLogRecord(
+      "m\x1e"
+      "x\x1fy",
+      {{"k",
+        "v\x1e"
+        "evil\x1f"
+        "1"}});
+  const DecodedLogRecord record = DecodeLogRecord(payload);
+  EXPECT_EQ(record.msg, "m?x?y");
+  ASSERT_EQ(record.fields.size(), 1u);
+  EXPECT_EQ(record.fields[0].first, "k");
+  EXPECT_EQ(record.fields[0].second, "v?evil?1");
 }
 
 TEST(SetupLogging, RejectsUnknownLevelsAndFormats) {

@@ -1,8 +1,15 @@
 #include "exporter/qos/drift.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <linux/dcbnl.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <sstream>
+
+#include "exporter/core/logging.h"
 #include "tests/unit/support/qos_observation.h"
 
 namespace roceqos {
@@ -10,6 +17,7 @@ namespace {
 
 using std::chrono::seconds;
 using Clock = std::chrono::system_clock;
+using ::testing::HasSubstr;
 
 ObservedQos InSyncObservation() { return qos_test::DefaultPolicyObservation("mlx5_2"); }
 
@@ -138,7 +146,7 @@ TEST(Drift, UncheckedFieldsProduceNoVerdictEvenWhenWildlyOff) {
   EXPECT_TRUE(d.InSync());
 }
 
-TEST(Drift, NoDcbOnTheDeviceIsAbsentAndCountsAsDrift) {
+TEST(Drift, NoDcbOnTheDeviceCannotBeVerifiedAndIsNotDrift) {
   ObservedQos o = InSyncObservation();
   o.dcb = Observed<QosState>::Absent();
   DeviceDrift d = EvaluateDrift(kDefault, o);
@@ -146,11 +154,17 @@ TEST(Drift, NoDcbOnTheDeviceIsAbsentAndCountsAsDrift) {
     const FieldVerdict* v = d.Find(f);
     ASSERT_NE(v, nullptr);
     EXPECT_EQ(v->status, FieldStatus::kAbsent);
-    EXPECT_TRUE(v->Drifted());
+    EXPECT_FALSE(v->Drifted());
+    EXPECT_FALSE(v->Known());
     EXPECT_NE(v->actual.find("EOPNOTSUPP"), std::string::npos) << v->actual;
   }
   EXPECT_EQ(d.Find(QosField::kTcpEcn)->status, FieldStatus::kInSync);
-  EXPECT_FALSE(d.InSync());
+  EXPECT_TRUE(d.InSync()) << "what cannot be verified neither breaks nor proves being in sync";
+  EXPECT_EQ(d.Unverifiable(), 3u);
+  // A value that exists and differs is drift, whatever else cannot be verified.
+  o.tcp_ecn = Observed<int>::Ok(2);
+  EXPECT_FALSE(EvaluateDrift(kDefault, o).InSync());
+  EXPECT_TRUE(EvaluateDrift(kDefault, o).Find(QosField::kTcpEcn)->Drifted());
 }
 
 TEST(Drift, DriverWithoutBufferSupportReportsBufferAbsent) {
@@ -290,6 +304,59 @@ TEST(DriftTracker, StartingInDriftCountsOneEventAndVanishedDevicesAreDropped) {
   tracker.Retain({"sim1"});
   EXPECT_EQ(tracker.Find("sim0"), nullptr);
   EXPECT_NE(tracker.Find("sim1"), nullptr);
+}
+
+// Collects what the default logger prints, as the exporter would (logfmt), for one test.
+class CapturedLog {
+ public:
+  CapturedLog() : previous_(spdlog::default_logger()) {
+    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(lines_);
+    sink->set_formatter(MakeLogFormatter("logfmt"));
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>("test", sink));
+  }
+  ~CapturedLog() { spdlog::set_default_logger(previous_); }
+  std::string Take() { return std::exchange(lines_, std::ostringstream()).str(); }
+
+ private:
+  std::ostringstream lines_;
+  std::shared_ptr<spdlog::logger> previous_;
+};
+
+TEST(DriftTracker, LogsWhenAFieldStartsAndStopsDriftingRateLimitedButConverging) {
+  CapturedLog log;
+  DriftTracker tracker;
+  ObservedQos o = InSyncObservation();
+  const Clock::time_point t0 = Clock::time_point(seconds(1000));
+  auto record = [&](Clock::time_point at) {
+    tracker.Record("sim0", EvaluateDrift(kDefault, o), StateFingerprint(o), at);
+  };
+
+  record(t0);
+  EXPECT_EQ(log.Take(), "") << "in sync from the start: nothing to say";
+
+  o.dcb.value.pfc->enabled_mask = 0;
+  record(t0 + seconds(1));
+  const std::string started = log.Take();
+  EXPECT_THAT(started, HasSubstr(" level=warn msg=\"qos field drift started\" netdev=sim0 "
+                                 "field=pfc expected="));
+  EXPECT_THAT(started, HasSubstr(" unlogged_transitions=0\n"));
+  EXPECT_EQ(std::count(started.begin(), started.end(), '\n'), 1);
+
+  // Flapping inside the interval logs nothing more...
+  o.dcb.value.pfc->enabled_mask = 0x08;
+  record(t0 + seconds(2));
+  o.dcb.value.pfc->enabled_mask = 0;
+  record(t0 + seconds(3));
+  o.dcb.value.pfc->enabled_mask = 0x08;
+  record(t0 + seconds(4));
+  EXPECT_EQ(log.Take(), "");
+  // ...and once the interval has passed the log catches up with the truth, counting the flaps.
+  record(t0 + seconds(12));
+  const std::string ended = log.Take();
+  EXPECT_THAT(ended, HasSubstr(" level=info msg=\"qos field drift ended\" netdev=sim0 field=pfc "));
+  EXPECT_THAT(ended, HasSubstr(" unlogged_transitions=2\n"));
+  record(t0 + seconds(30));
+  EXPECT_EQ(log.Take(), "") << "steady state: silent";
 }
 
 }  // namespace
