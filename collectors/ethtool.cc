@@ -18,8 +18,9 @@
 namespace roceqos {
 namespace {
 
-// Old kernels ignore the requested count and copy the current set (reference §4.4); mlx5's set
-// grows by up to 47 entries on a PFC/pause change and by whole channels on `ethtool -L`.
+// Old kernels ignore the requested count and copy the current set (docs/kernel-interfaces.md
+// §4.4); mlx5's set grows by up to 47 entries on a PFC/pause change and by whole channels on
+// `ethtool -L`.
 constexpr size_t kSlackEntries = 4096;
 // No driver has anywhere near this many statistics (mlx5 with 63 channels: ~20 000); a larger
 // count is a broken answer, not a reason to map gigabytes.

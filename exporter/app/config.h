@@ -38,7 +38,7 @@ Result<SamplerOptions> MakeSamplerOptions(const Config& config);
 
 /// --web.listen-address to civetweb's listening_ports syntax: ":9879" -> "9879" (all IPv4
 /// interfaces), "127.0.0.1:9879" unchanged, "localhost:p" -> "127.0.0.1:p". IPv6 is rejected:
-/// Debian's civetweb is built without it (reference/ecosystem.md §0.3).
+/// Debian's civetweb is built without it (docs/decisions.md, "HTTP: civetweb's C API directly").
 Result<std::string> CivetListeningPorts(std::string_view listen_address);
 
 }  // namespace roceqos

@@ -34,7 +34,7 @@ struct MetricDef {
 
 // clang-format off
 inline constexpr MetricDef kMetricTable[] = {
-  // ---- Port counters from ETHTOOL_GSTATS (mlx5 names, reference §3) -----------------------------
+  // ---- Port counters from ETHTOOL_GSTATS (mlx5 names, docs/kernel-interfaces.md §3) -------------
   {"roce_pfc_pause_frames_total", MetricKind::kCounter,
    "PFC pause frames received (rx) or sent (tx) on a priority.",
    {"netdev", "prio", "direction"}, "ethtool", "`rx_prio<N>_pause`, `tx_prio<N>_pause`"},
@@ -91,7 +91,7 @@ inline constexpr MetricDef kMetricTable[] = {
    "--collector.ethtool.raw-include; the kernel does not say whether it is a counter.",
    {"netdev", "stat"}, "ethtool", "any `ethtool -S` name (opt-in)"},
 
-  // ---- RDMA port hw counters from RDMA_NLDEV_CMD_STAT_GET (reference §5.4) ----------------------
+  // ---- RDMA port hw counters from RDMA_NLDEV_CMD_STAT_GET (docs/kernel-interfaces.md §5.4) ------
   {"roce_cnp_sent_total", MetricKind::kCounter,
    "Congestion notification packets sent by this port as DCQCN notification point.",
    {"device", "port"}, "rdma", "`np_cnp_sent`"},

@@ -24,7 +24,7 @@ void RenderRdmaCounters(const Snapshot& snapshot, Families& out) {
       for (size_t i = 0; i < names.size() && i < values.size(); ++i) {
         const std::string_view name = names[i];
         const double v = static_cast<double>(values[i]);
-        // mlx5 congestion counters (reference §5.7 cong_cnts) get their own families.
+        // mlx5 cong_cnts counters (docs/kernel-interfaces.md §5.7) get their own families.
         if (name == "np_cnp_sent") {
           cnp_sent.Add({rdma_device, port_label}, v);
         } else if (name == "rp_cnp_handled") {

@@ -6,7 +6,7 @@
 namespace roceqos {
 
 /// Keeps the kernel cost of sampling within a share of the period (mlx5 runs ~40 firmware
-/// commands under RTNL per ETHTOOL_GSTATS, reference §3.5).
+/// commands under RTNL per ETHTOOL_GSTATS, docs/kernel-interfaces.md §3.5).
 ///
 /// After each sample, Record() gets the time spent in kernel calls. A sample whose cost exceeds
 /// budget × effective period is an overrun and doubles the effective period at once (up to the

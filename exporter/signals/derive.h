@@ -52,7 +52,7 @@ inline constexpr size_t kCount = 53;
 }  // namespace signal_slot
 
 /// Bit width of the hardware counter behind a slot. Every slot above is 64 bits wide on mlx5
-/// (PPCNT groups and QUERY_CONG_STATISTICS `*_high/_low`, reference §5.7); the 32-bit Q counters
+/// (PPCNT, QUERY_CONG_STATISTICS `*_high/_low`: docs/kernel-interfaces.md §5.7); 32-bit Q counters
 /// (out_of_buffer, out_of_sequence, ...) are not inputs of the derivation but go through the same
 /// StepCounter rule when callers need their deltas.
 unsigned SignalSlotWidthBits(size_t slot);
@@ -102,7 +102,7 @@ struct DeviceSample {
   uint32_t rdma_port = 0;
   /// Lossless priorities (bit p = PFC enabled on priority p, DCB ieee_pfc.pfc_en). Empty when the
   /// QoS state is unknown: then the priorities whose pause counters are present are used, since
-  /// mlx5 emits them only for PFC-enabled priorities (reference §3.1).
+  /// mlx5 emits them only for PFC-enabled priorities (docs/kernel-interfaces.md §3.1).
   std::optional<uint8_t> lossless_prios;
   std::array<uint64_t, signal_slot::kCount> values{};
   std::bitset<signal_slot::kCount> present;
@@ -115,7 +115,7 @@ struct DeviceSample {
 };
 
 /// Copies the mapped ethtool counters the derivation needs into `sample`. Mapped positions out of
-/// range of `counters` are ignored (a racing string-set change, reference §4.4).
+/// range of `counters` are ignored (a racing string-set change, docs/kernel-interfaces.md §4.4).
 void FillFromEthtool(const CounterSet& counters, std::span<const MappedCounter> mapping,
                      DeviceSample& sample);
 

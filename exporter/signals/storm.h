@@ -1,7 +1,7 @@
 #pragma once
 
 // PFC storm state machine for one (netdev, priority, direction), with the semantics of SONiC's PFC
-// watchdog (reference/peers.md §5): a storm is declared once the storm condition has held without
+// watchdog (docs/signals.md): a storm is declared once the storm condition has held without
 // interruption for the detection time, and restored once it has been absent for the restoration
 // time. Pure logic: time comes in with each observation, so tests need no clock.
 
