@@ -74,9 +74,9 @@ TEST(Cmis, EveryLaneFieldAtItsOwnOffset) {
   auto t = DecodeCmis(pages);
   ASSERT_TRUE(t.ok()) << t.error().message;
   for (size_t i = 0; i < 8; ++i) {
-    EXPECT_DOUBLE_EQ(*t->lanes[i].tx_power_watts, (1000 + i) * kWattLsb);
-    EXPECT_DOUBLE_EQ(*t->lanes[i].tx_bias_amperes, (2000 + i) * kAmpLsb);
-    EXPECT_DOUBLE_EQ(*t->lanes[i].rx_power_watts, (3000 + i) * kWattLsb);
+    EXPECT_DOUBLE_EQ(*t->lanes[i].tx_power_watts, static_cast<double>(1000 + i) * kWattLsb);
+    EXPECT_DOUBLE_EQ(*t->lanes[i].tx_bias_amperes, static_cast<double>(2000 + i) * kAmpLsb);
+    EXPECT_DOUBLE_EQ(*t->lanes[i].rx_power_watts, static_cast<double>(3000 + i) * kWattLsb);
   }
   EXPECT_EQ(t->lanes[0].tx_power_flags, (MonitorFlags{.high_alarm = true}));
   EXPECT_EQ(t->lanes[1].tx_power_flags, (MonitorFlags{.low_alarm = true}));
@@ -169,16 +169,20 @@ TEST(Cmis, GarbageDecodesToFiniteValues) {
       page->resize(kModuleHalfPage);
       for (auto& b : *page) b = static_cast<uint8_t>(rng());
     }
-    pages.lower[0] = 0x18 + round % 2;
+    pages.lower[0] = static_cast<uint8_t>(0x18 + round % 2);
     auto t = DecodeCmis(pages);
     ASSERT_TRUE(t.ok()) << t.error().message;
     EXPECT_LE(t->lanes.size(), 8u);
     for (const auto& lane : t->lanes) {
       for (const auto& v : {lane.rx_power_watts, lane.tx_power_watts, lane.tx_bias_amperes}) {
-        if (v) EXPECT_TRUE(std::isfinite(*v) && *v >= 0);
+        if (v) {
+          EXPECT_TRUE(std::isfinite(*v) && *v >= 0);
+        }
       }
     }
-    if (t->thresholds) EXPECT_TRUE(std::isfinite(t->thresholds->tx_bias_amperes.high_alarm));
+    if (t->thresholds) {
+      EXPECT_TRUE(std::isfinite(t->thresholds->tx_bias_amperes.high_alarm));
+    }
     for (char c : t->vendor_name + t->part_number + t->serial_number + t->revision) {
       EXPECT_TRUE(c >= 0x20 && c < 0x7f) << int(c);
     }

@@ -79,9 +79,9 @@ TEST(Sff8636, EveryLaneFieldAtItsOwnOffset) {
   auto t = DecodeSff8636(pages);
   ASSERT_TRUE(t.ok()) << t.error().message;
   for (size_t i = 0; i < 4; ++i) {
-    EXPECT_DOUBLE_EQ(*t->lanes[i].rx_power_watts, (1000 + i) * kWattLsb);
-    EXPECT_DOUBLE_EQ(*t->lanes[i].tx_bias_amperes, (2000 + i) * kAmpLsb);
-    EXPECT_DOUBLE_EQ(*t->lanes[i].tx_power_watts, (3000 + i) * kWattLsb);
+    EXPECT_DOUBLE_EQ(*t->lanes[i].rx_power_watts, static_cast<double>(1000 + i) * kWattLsb);
+    EXPECT_DOUBLE_EQ(*t->lanes[i].tx_bias_amperes, static_cast<double>(2000 + i) * kAmpLsb);
+    EXPECT_DOUBLE_EQ(*t->lanes[i].tx_power_watts, static_cast<double>(3000 + i) * kWattLsb);
   }
   EXPECT_EQ(t->lanes[0].rx_power_flags, (MonitorFlags{.high_alarm = true}));
   EXPECT_EQ(t->lanes[1].rx_power_flags, (MonitorFlags{.low_warning = true}));
@@ -168,7 +168,9 @@ TEST(Sff8636, GarbageDecodesToFiniteValues) {
     EXPECT_TRUE(std::isfinite(*t->temperature_celsius) && std::isfinite(*t->supply_voltage_volts));
     for (const auto& lane : t->lanes) {
       for (const auto& v : {lane.rx_power_watts, lane.tx_power_watts, lane.tx_bias_amperes}) {
-        if (v) EXPECT_TRUE(std::isfinite(*v) && *v >= 0);
+        if (v) {
+          EXPECT_TRUE(std::isfinite(*v) && *v >= 0);
+        }
       }
     }
     for (const std::string* s : {&t->vendor_name, &t->part_number, &t->serial_number}) {
