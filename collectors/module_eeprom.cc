@@ -43,9 +43,13 @@ class KernelModuleEepromIo final : public ModuleEepromIo {
  public:
   Result<std::vector<uint8_t>> ReadHalfPage(const std::string& ifname,
                                             ModulePageAddress address) override {
+    if (netlink_absent_) return ReadIoctl(ifname, address);
     Result<std::vector<uint8_t>> data = ReadNetlink(ifname, address);
-    // No ethtool family (ENOENT), no MODULE_EEPROM_GET (EOPNOTSUPP before 5.13): try the ioctl.
-    if (data.ok() || !(data.error().NotSupported() || data.error().errnum == ENOENT)) return data;
+    // No ethtool family (ENOENT, kernels before 5.6: remembered), no MODULE_EEPROM_GET
+    // (EOPNOTSUPP before 5.13, or a driver without module access): try the ioctl.
+    if (data.ok()) return data;
+    if (data.error().errnum == ENOENT) netlink_absent_ = true;
+    if (!netlink_absent_ && !data.error().NotSupported()) return data;
     return ReadIoctl(ifname, address);
   }
 
@@ -134,6 +138,7 @@ class KernelModuleEepromIo final : public ModuleEepromIo {
 
   std::optional<netlink::Socket> socket_;
   uint16_t family_id_ = 0;
+  bool netlink_absent_ = false;
   EthtoolIoctl ioctl_;
 };
 
