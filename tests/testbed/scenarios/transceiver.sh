@@ -87,7 +87,7 @@ agree_with_ethtool() { # IFNAME LABEL MIN_KEYS [cmis]
   }
   grep -Fxv -f "$TESTBED_WORK/$1.probe" "$TESTBED_WORK/$1.ethtool" >"$TESTBED_WORK/$1.diff"
   if [ -s "$TESTBED_WORK/$1.diff" ]; then
-    for k in $(cut -d= -f1 "$TESTBED_WORK/$1.diff"); do
+    cut -d= -f1 "$TESTBED_WORK/$1.diff" | while read -r k; do
       log "$k: ethtool $(value_of "$TESTBED_WORK/$1.ethtool" "$k"), probe $(value_of "$TESTBED_WORK/$1.probe" "$k")"
     done
     ethtool -m "$1" >&2
@@ -151,11 +151,13 @@ check_module() { # IFNAME KIND LANES EXTRA_PAGES HIGH_ALARM_MILLI_C
 }
 
 port_of() { sed -n 's/^# simnic port \([0-9]*\) .*/\1/p' "$SIMNIC_DEBUGFS/$1/ctl"; }
-sff= cmis=
+sff='' cmis=
 for dev in $(simnic_netdevs); do
   if [ $(($(port_of "$dev") % 2)) -eq 0 ]; then sff=${sff:-$dev}; else cmis=${cmis:-$dev}; fi
 done
-[ -n "$sff" ] && [ -n "$cmis" ] || fail "need two simnic ports (num_ports >= 2), got '$(simnic_netdevs)'"
+if [ -z "$sff" ] || [ -z "$cmis" ]; then
+  fail "need two simnic ports (num_ports >= 2), got '$(simnic_netdevs)'"
+fi
 
 check_module "$sff" sff8636 4 "03" 76000
 check_module "$cmis" cmis 8 "01 02 10 11" 81000
