@@ -41,6 +41,8 @@ Result<std::vector<uint8_t>> ExactHalfPage(std::vector<uint8_t> data, const std:
 
 class KernelModuleEepromIo final : public ModuleEepromIo {
  public:
+  explicit KernelModuleEepromIo(bool ioctl_only) : netlink_absent_(ioctl_only) {}
+
   Result<std::vector<uint8_t>> ReadHalfPage(const std::string& ifname,
                                             ModulePageAddress address) override {
     if (netlink_absent_) return ReadIoctl(ifname, address);
@@ -144,8 +146,8 @@ class KernelModuleEepromIo final : public ModuleEepromIo {
 
 }  // namespace
 
-std::unique_ptr<ModuleEepromIo> MakeKernelModuleEepromIo() {
-  return std::make_unique<KernelModuleEepromIo>();
+std::unique_ptr<ModuleEepromIo> MakeKernelModuleEepromIo(bool ioctl_only) {
+  return std::make_unique<KernelModuleEepromIo>(ioctl_only);
 }
 
 std::vector<uint8_t> ModuleExtraPages(const std::vector<uint8_t>& lower) {

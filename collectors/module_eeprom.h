@@ -40,8 +40,8 @@ class ModuleEepromIo {
 /// or answers EOPNOTSUPP (no MODULE_EEPROM_GET before 5.13), the SIOCETHTOOL ioctl with the
 /// SFF-8636 flat layout (pages 00h-03h; CMIS modules: page 00h only). Both need CAP_NET_ADMIN
 /// (GENL_UNS_ADMIN_PERM; the ioctl is not in the unprivileged list). Reads the network namespace
-/// it is first used in. Not thread-safe.
-std::unique_ptr<ModuleEepromIo> MakeKernelModuleEepromIo();
+/// it is first used in. Not thread-safe. `ioctl_only` skips netlink (tests of the fallback).
+std::unique_ptr<ModuleEepromIo> MakeKernelModuleEepromIo(bool ioctl_only = false);
 
 /// The pages a decoder wants after the lower page and page 00h, from the lower page's identifier
 /// and memory model: SFF-8636 paged: {03h}; CMIS paged: {01h, 02h, 11h}; flat or unknown: {}.

@@ -4,6 +4,7 @@
 // lines in ethtool -m's units and precision (mW %.4f, mA %.3f, degC %.2f, V %.4f).
 //
 //   transceiver_probe IFNAME          live read (needs CAP_NET_ADMIN)
+//   transceiver_probe --ioctl IFNAME  live read through the ioctl fallback only
 //   transceiver_probe --pages DIR     DIR/lower and DIR/<page hex> (00, 03, 01, 02, 11) raw files
 //
 // Exit status: 0 decoded, 1 error, 2 usage, 3 no module EEPROM on this device.
@@ -108,13 +109,15 @@ int main(int argc, char** argv) {
     Print(*decoded);
     return 0;
   }
-  if (argc != 2 || argv[1][0] == '-') {
-    std::fprintf(stderr, "usage: transceiver_probe IFNAME | transceiver_probe --pages DIR\n");
+  const bool ioctl_only = argc == 3 && std::string_view(argv[1]) == "--ioctl";
+  if ((argc != 2 && !ioctl_only) || argv[argc - 1][0] == '-') {
+    std::fprintf(stderr,
+                 "usage: transceiver_probe [--ioctl] IFNAME | transceiver_probe --pages DIR\n");
     return 2;
   }
-  auto io = roceqos::MakeKernelModuleEepromIo();
+  auto io = roceqos::MakeKernelModuleEepromIo(ioctl_only);
   roceqos::ModuleEepromCollector collector(*io);
-  auto decoded = collector.Read(argv[1]);
+  auto decoded = collector.Read(argv[argc - 1]);
   if (!decoded) {
     std::fprintf(stderr, "%s\n", decoded.error().message.c_str());
     return decoded.error().NotSupported() ? 3 : 1;

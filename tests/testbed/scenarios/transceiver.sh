@@ -7,7 +7,8 @@
 #     every monitor, flag and threshold ethtool prints, with the same value;
 #  3. the raw half pages ethtool dumps (`ethtool -m IF raw on offset 128 length 128 page N`) decode
 #     to exactly the live read (same bytes, same decoder);
-#  4. pushing the temperature above the module's high-alarm threshold raises the alarm in both.
+#  4. the ioctl fallback reads the same QSFP28 (and the CMIS identity and module monitors);
+#  5. pushing the temperature above the module's high-alarm threshold raises the alarm in both.
 # The exporter does not serve roce_transceiver_* yet; when it does, compare its series with the
 # probe's key=value lines here (see the note at the end).
 require simnic
@@ -138,6 +139,21 @@ check_module() { # IFNAME KIND LANES EXTRA_PAGES HIGH_ALARM_MILLI_C
     diff "$TESTBED_WORK/$dev.probe" "$TESTBED_WORK/$dev.decoded" | head -n 20 >&2
     fail "$dev: decode of ethtool's raw pages differs from the live read"
   }
+
+  # The ioctl fallback (ETHTOOL_GMODULEEEPROM's flat image): the same QSFP28 decode (page 03h at
+  # byte 512); for CMIS only lower page and 00h exist there, so identity and module monitors.
+  "$PROBE" --ioctl "$dev" >"$TESTBED_WORK/$dev.ioctl" || fail "transceiver_probe --ioctl $dev failed"
+  if [ "$kind" = sff8636 ]; then
+    cmp -s "$TESTBED_WORK/$dev.probe" "$TESTBED_WORK/$dev.ioctl" || {
+      diff "$TESTBED_WORK/$dev.probe" "$TESTBED_WORK/$dev.ioctl" | head -n 20 >&2
+      fail "$dev: the ioctl read decodes differently from the netlink read"
+    }
+  else
+    assert_eq 0 "$(value_of "$TESTBED_WORK/$dev.ioctl" lanes)" "$dev lanes through the ioctl"
+    for k in serial_number firmware_version temperature_c voltage_v; do
+      assert_eq "$(value_of "$p" $k)" "$(value_of "$TESTBED_WORK/$dev.ioctl" $k)" "$dev $k through the ioctl"
+    done
+  fi
 
   # Above the module's own high-alarm threshold: both raise the alarm, and it clears again.
   assert_eq 0 "$(value_of "$p" temperature_high_alarm)" "$dev temperature alarm before"

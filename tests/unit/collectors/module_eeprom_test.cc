@@ -130,6 +130,12 @@ TEST(ModuleEepromKernel, LoopbackHasNoModuleAndMissingDeviceIsEnodev) {
   auto missing = collector.Read("roceqos-none0");
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().errnum, ENODEV) << missing.error().message;
+  auto ioctl = MakeKernelModuleEepromIo(/*ioctl_only=*/true);
+  auto lo_ioctl = ModuleEepromCollector(*ioctl).Read("lo");
+  ASSERT_FALSE(lo_ioctl.ok());
+  EXPECT_TRUE(lo_ioctl.error().NotSupported()) << lo_ioctl.error().message;
+  EXPECT_NE(lo_ioctl.error().message.find("ETHTOOL_GMODULEINFO lo"), std::string::npos)
+      << lo_ioctl.error().message;
   auto bad = collector.Read(std::string(40, 'x'));
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().errnum, 0);
