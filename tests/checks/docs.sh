@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Docs that cannot rot (docs/contributing.md): flags, policy examples and metric names in README.md,
+# docs/, runbooks, alerts and dashboards exist (tests/checks/lib/docs_rot.py), and every README block
+# marked `<!-- docs-check: run -->` runs to exit 0 in a private network namespace holding veth0 and
+# veth1, with the built exporter on PATH.
+set -uo pipefail
+source "$(dirname "$0")/lib/common.bash"
+exe=$(exporter_binary) || exit 1
+
+if out=$(python3 "$root/tests/checks/lib/docs_rot.py" "$root" "$exe"); then
+  pass "$(tail -n1 <<<"$out")"
+else
+  fail "documentation refers to things that do not exist:"$'\n'"$out"
+fi
+
+work=$(mktemp -d)
+ns=docs-check-$$
+cleanup() {
+  ip netns pids "$ns" 2>/dev/null | xargs -r kill 2>/dev/null
+  ip netns del "$ns" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+mkdir -p "$work/bin"
+ln -s "$exe" "$work/bin/roce_qos_exporter"
+ip netns add "$ns"
+ip -n "$ns" link set lo up
+ip -n "$ns" link add veth0 type veth peer name veth1
+ip -n "$ns" link set veth0 up
+ip -n "$ns" link set veth1 up
+
+# Blocks: the fenced ```sh block right after a `<!-- docs-check: run -->` line.
+awk -v dir="$work" '
+  /<!-- docs-check: run -->/ { armed = 1; next }
+  armed && /^```sh/ { n++; file = sprintf("%s/block%d.sh", dir, n); inside = 1; armed = 0; next }
+  inside && /^```/ { inside = 0; close(file); next }
+  inside { print > file }
+  !/^[[:space:]]*$/ { armed = 0 }
+' "$root/README.md"
+blocks=("$work"/block*.sh)
+[[ -e ${blocks[0]} ]] || fail "README.md has no block marked docs-check: run"
+for block in "${blocks[@]}"; do
+  [[ -e $block ]] || continue
+  name=README.md:$(basename "$block" .sh)
+  if (cd "$work" && PATH="$work/bin:$PATH" timeout 60 ip netns exec "$ns" \
+      bash -euo pipefail "$block") >"$block.out" 2>&1; then
+    pass "$name runs ($(wc -l <"$block.out") lines of output)"
+  else
+    fail "$name failed:"$'\n'"$(cat "$block")"$'\n'"---- output"$'\n'"$(tail -n 20 "$block.out")"
+  fi
+  ip netns pids "$ns" | xargs -r kill 2>/dev/null
+done
+
+echo "docs: $failures failure(s)"
+((failures == 0))
