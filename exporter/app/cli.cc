@@ -86,8 +86,15 @@ Result<void> Validate(Config& config, const std::string& period, const std::stri
 
   if (!config.config_path.empty()) {
     struct stat st {};
-    if (::stat(config.config_path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (::stat(config.config_path.c_str(), &st) != 0) {
       return invalid(fmt::format("--config \"{}\": no such file", config.config_path));
+    }
+    if (S_ISDIR(st.st_mode)) {
+      return invalid(fmt::format("--config \"{}\": is a directory, not a policy file",
+                                 config.config_path));
+    }
+    if (!S_ISREG(st.st_mode)) {
+      return invalid(fmt::format("--config \"{}\": not a regular file", config.config_path));
     }
     if (::access(config.config_path.c_str(), R_OK) != 0) {
       return invalid(fmt::format("--config \"{}\": not readable", config.config_path));

@@ -3,8 +3,11 @@
 #include <arpa/inet.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <regex>
+
+#include "exporter/core/regex_text.h"
 
 namespace roceqos {
 namespace {
@@ -12,14 +15,24 @@ namespace {
 Result<std::optional<std::regex>> Compile(const std::optional<std::string>& pattern,
                                           std::string_view flag) {
   if (!pattern) return std::optional<std::regex>();
-  try {
-    return std::optional<std::regex>(std::regex(*pattern, std::regex::ECMAScript));
-  } catch (const std::regex_error& e) {
-    return MakeError(EINVAL, fmt::format("invalid {} regex \"{}\": {}", flag, *pattern, e.what()));
-  }
+  auto compiled = CompileUserRegex(flag, *pattern);
+  if (!compiled) return compiled.error();
+  return std::optional<std::regex>(std::move(*compiled));
 }
 
 }  // namespace
+
+std::vector<std::string> ConfigWarnings(const Config& config) {
+  std::vector<std::string> warnings;
+  const auto& windows = config.derive.windows;
+  if (std::find(windows.begin(), windows.end(), kShippedRulesWindow) == windows.end()) {
+    warnings.push_back(fmt::format(
+        "--derive.windows has no {} window: the shipped alerts RoceQosPfcPausedRatioHigh and "
+        "RoceQosEcnSilent and the dashboards read window=\"{}\" and will stay empty",
+        WindowLabel(kShippedRulesWindow), WindowLabel(kShippedRulesWindow)));
+  }
+  return warnings;
+}
 
 Result<SamplerOptions> MakeSamplerOptions(const Config& config) {
   SamplerOptions options;

@@ -3,10 +3,11 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "collectors/result.h"
-#include "exporter/signals/derive.h"
 #include "exporter/sampling/sampler.h"
+#include "exporter/signals/derive.h"
 
 namespace roceqos {
 
@@ -32,6 +33,13 @@ struct Config {
   /// --storm.threshold, --storm.detection-time, --storm.restoration-time, --derive.windows
   DeriveConfig derive;
 };
+
+/// The window the shipped alert rules and dashboards read (`window="1m"`).
+inline constexpr std::chrono::seconds kShippedRulesWindow{60};
+
+/// Warnings about a valid configuration that silently disables shipped alerts or dashboards
+/// (today: --derive.windows without 1m). main logs each at start; empty when nothing is wrong.
+std::vector<std::string> ConfigWarnings(const Config& config);
 
 /// Sampler options from a validated Config (regexes compiled; they compiled during parsing).
 Result<SamplerOptions> MakeSamplerOptions(const Config& config);

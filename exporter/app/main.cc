@@ -228,6 +228,7 @@ int main(int argc, char** argv) {
     }
     if (cli.kind == CliOutcome::Kind::kSubcommand)
       return cli.subcommand(cli.config, std::cout, std::cerr);
+    for (const std::string& warning : ConfigWarnings(cli.config)) spdlog::warn("{}", warning);
     return RunExporter(cli.config);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "roce_qos_exporter: fatal: %s\n", e.what());

@@ -10,6 +10,8 @@
 #include <set>
 #include <sstream>
 
+#include "exporter/core/regex_text.h"
+
 namespace roceqos {
 namespace {
 
@@ -275,8 +277,8 @@ PolicyMatch ParseSelector(const YAML::Node& node, std::string_view where) {
             sel.netdev_compiled = std::make_shared<const std::regex>(
                 value, std::regex::ECMAScript | std::regex::optimize);
           } catch (const std::regex_error& e) {
-            Fail(v, fmt::format("{}.netdev: bad regular expression \"{}\": {}", where, value,
-                                e.what()));
+            Fail(v, fmt::format("{}.netdev: invalid regex \"{}\": {}", where, value,
+                                RegexErrorText(e.code())));
           }
           sel.netdev_regex = value;
         } else if (key == "pci") {

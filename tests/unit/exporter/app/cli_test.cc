@@ -129,7 +129,14 @@ TEST(Cli, BadValuesAreUsageErrors) {
   ExpectUsageError(Parse({"--web.telemetry-path=metrics"}), "--web.telemetry-path");
   ExpectUsageError(Parse({"--web.telemetry-path=/-/healthy"}), "--web.telemetry-path");
   ExpectUsageError(Parse({"--config=/nonexistent/policy.yaml"}), "/nonexistent/policy.yaml");
-  ExpectUsageError(Parse({"--config=/tmp"}), "no such file");
+  ExpectUsageError(Parse({"--config=/tmp"}),
+                   "--config \"/tmp\": is a directory, not a policy file");
+  ExpectUsageError(Parse({"--config=/nonexistent/policy.yaml"}), "no such file");
+  ExpectUsageError(Parse({"--collector.device-include=*"}),
+                   "--collector.device-include: invalid regex \"*\": ");
+  ExpectUsageError(Parse({"--collector.device-include=*"}), "(to match anything, write .*)");
+  ExpectUsageError(Parse({"--collector.device-exclude=ens["}),
+                   "--collector.device-exclude: invalid regex \"ens[\": an unbalanced [ or ]");
 }
 
 TEST(Cli, ConfigPathOfAnExistingFileIsStored) {

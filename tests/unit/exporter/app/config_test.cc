@@ -34,5 +34,18 @@ TEST(MakeSamplerOptions, CompilesRegexesAndCopiesTimings) {
   EXPECT_FALSE(MakeSamplerOptions(c).ok());
 }
 
+TEST(ConfigWarnings, DeriveWindowsWithoutTheShippedRulesWindowAreFlagged) {
+  Config c;
+  EXPECT_TRUE(ConfigWarnings(c).empty()) << "the default windows include 1m";
+  c.derive.windows = {std::chrono::seconds(30), std::chrono::seconds(120)};
+  const std::vector<std::string> warnings = ConfigWarnings(c);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("--derive.windows has no 1m window"), std::string::npos)
+      << warnings[0];
+  EXPECT_NE(warnings[0].find("RoceQosPfcPausedRatioHigh"), std::string::npos) << warnings[0];
+  c.derive.windows = {std::chrono::seconds(60), std::chrono::seconds(300)};
+  EXPECT_TRUE(ConfigWarnings(c).empty());
+}
+
 }  // namespace
 }  // namespace roceqos

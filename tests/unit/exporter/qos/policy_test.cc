@@ -296,7 +296,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"rule_empty_match", "devices:\n  - match: {}\n",
                 "bad.yaml:2:12:", "needs at least one of netdev, pci, rdma_device"},
         BadCase{"rule_bad_regex", "devices:\n  - match: {netdev: \"ens[\"}\n",
-                "bad.yaml:2:21:", "bad regular expression"},
+                "bad.yaml:2:21:", "invalid regex \"ens[\": an unbalanced [ or ]"},
         BadCase{"rule_bad_pci", "devices:\n  - match: {pci: \"3b:00.0\"}\n",
                 "bad.yaml:2:18:", "not a PCI address"},
         BadCase{"rule_bad_policy_value",
