@@ -39,20 +39,21 @@ add_custom_command(
           --output=${ROCEQOS_DEB_OUT}/roce_qos_exporter.8 $<TARGET_FILE:roce_qos_exporter>
   COMMAND ${ROCEQOS_GZIP} -9nf ${ROCEQOS_DEB_OUT}/roce_qos_exporter.8
   DEPENDS roce_qos_exporter ${ROCEQOS_DEB_SRC}/man.h2m
-  COMMENT "help2man: roce_qos_exporter(8)")
+  COMMENT "help2man: roce_qos_exporter(8)" VERBATIM)
 add_custom_command(
   OUTPUT ${ROCEQOS_DEB_OUT}/changelog.gz
   COMMAND ${CMAKE_COMMAND} -DVERSION=${PROJECT_VERSION} -DEPOCH=${ROCEQOS_DEB_EPOCH}
-          "-DMAINTAINER=${ROCEQOS_DEB_MAINTAINER}" -DPACKAGE=${ROCEQOS_DEB_NAME}
+          -DMAINTAINER=${ROCEQOS_DEB_MAINTAINER} -DPACKAGE=${ROCEQOS_DEB_NAME}
           -DOUT=${ROCEQOS_DEB_OUT}/changelog -P ${ROCEQOS_DEB_SRC}/changelog.cmake
   COMMAND ${ROCEQOS_GZIP} -9nf ${ROCEQOS_DEB_OUT}/changelog
   DEPENDS ${ROCEQOS_DEB_SRC}/changelog.cmake
-  COMMENT "Debian changelog for ${PROJECT_VERSION}")
+  COMMENT "Debian changelog for ${PROJECT_VERSION}" VERBATIM)
 add_custom_command(
   OUTPUT ${ROCEQOS_DEB_OUT}/policy-default.yaml
-  COMMAND $<TARGET_FILE:roce_qos_exporter> policy show-default > ${ROCEQOS_DEB_OUT}/policy-default.yaml
+  COMMAND sh -c "\"$1\" policy show-default > \"$2\"" sh $<TARGET_FILE:roce_qos_exporter>
+          ${ROCEQOS_DEB_OUT}/policy-default.yaml
   DEPENDS roce_qos_exporter
-  COMMENT "roce_qos_exporter policy show-default")
+  COMMENT "roce_qos_exporter policy show-default" VERBATIM)
 add_custom_target(deb-files DEPENDS ${ROCEQOS_DEB_OUT}/roce_qos_exporter.8.gz
                   ${ROCEQOS_DEB_OUT}/changelog.gz ${ROCEQOS_DEB_OUT}/policy-default.yaml)
 
@@ -75,21 +76,25 @@ install(FILES ${ROCEQOS_DEB_OUT}/policy-default.yaml
 install(FILES ${ROCEQOS_DEB_SRC}/lintian-overrides DESTINATION share/lintian/overrides
         RENAME ${ROCEQOS_DEB_NAME} COMPONENT system EXCLUDE_FROM_ALL)
 
+# cpack runs the "preinstall" target, which builds `all` (unit tests, benchmarks) first unless
+# this is set; the package needs only roce_qos_exporter and deb-files, which scripts/build-deb
+# builds. (`cmake --install` never builds anything, so it is unaffected.)
+set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME ${ROCEQOS_DEB_NAME})
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_CONTACT "${ROCEQOS_DEB_MAINTAINER}")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "Prometheus exporter and QoS drift alerter for RoCEv2")
+# The extended description (CPack indents it and writes the summary as the synopsis).
 set(CPACK_DEBIAN_PACKAGE_DESCRIPTION
-    "Prometheus exporter and QoS drift alerter for RoCEv2
- roce_qos_exporter samples per-priority PFC, discard, ECN and CNP counters and
- the DCB/QoS state of NVIDIA/Mellanox ConnectX (mlx5) NICs far faster than
- Prometheus scrapes, serves them on /metrics, and compares the QoS state with a
- desired policy (drift metrics, `roce_qos_exporter check`, optional
- re-application of the policy).
- .
- The systemd unit runs in observe mode (no capability, DynamicUser); it is not
- enabled on installation.")
+    "roce_qos_exporter samples per-priority PFC, discard, ECN and CNP counters and
+the DCB/QoS state of NVIDIA/Mellanox ConnectX (mlx5) NICs far faster than
+Prometheus scrapes, serves them on /metrics, and compares the QoS state with a
+desired policy (drift metrics, the check subcommand, optional re-application of
+the policy).
+
+The systemd unit runs in observe mode (no capability, DynamicUser); it is not
+enabled on installation.")
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION net)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
