@@ -112,21 +112,21 @@ drift_report() { # DEVICES: "name field,field" per argument, then the in-sync co
 }
 drift_report 1 "ens1f0np0 pfc,dscp_prio" "ens1f1np1 roce_tos" >"$work/drift.txt"
 stub drift 1 "cat '$work/drift.txt'"
-ROCE_QOS_EXPORTER=$work/drift expect_run "drift report" NonOK \
-  '^drift on 2 of 3: ens1f0np0 pfc,dscp_prio; ens1f1np1 roce_tos$' "$(npd_run)"
+expect_run "drift report" NonOK \
+  '^drift on 2 of 3: ens1f0np0 pfc,dscp_prio; ens1f1np1 roce_tos$' "$(ROCE_QOS_EXPORTER=$work/drift npd_run)"
 mapfile -t many < <(for i in $(seq 40); do echo "ens${i}f0np0 pfc,dscp_prio,roce_tos"; done)
 drift_report 0 "${many[@]}" >"$work/many.txt"
 stub many 1 "cat '$work/many.txt'"
-ROCE_QOS_EXPORTER=$work/many expect_run "40 drifted devices (cut by the wrapper)" NonOK \
-  '^drift on 40 of 40: ens1f0np0 pfc,dscp_prio,roce_tos; .*\.\.\.$' "$(npd_run)"
+expect_run "40 drifted devices (cut by the wrapper)" NonOK \
+  '^drift on 40 of 40: ens1f0np0 pfc,dscp_prio,roce_tos; .*\.\.\.$' "$(ROCE_QOS_EXPORTER=$work/many npd_run)"
 stub absent 1 "printf 'policy: x\n\nsim0 (pf, up): DRIFT in 1 of 2 fields\n  buffer     ABSENT      expected x\n\n1 device checked: 0 in sync, 1 with drift, 0 unknown\n'"
-ROCE_QOS_EXPORTER=$work/absent expect_run "an absent field counts as drift" NonOK '^drift on 1 of 1: sim0 buffer$' "$(npd_run)"
+expect_run "an absent field counts as drift" NonOK '^drift on 1 of 1: sim0 buffer$' "$(ROCE_QOS_EXPORTER=$work/absent npd_run)"
 stub hang 0 "sleep 30"
-ROCE_QOS_EXPORTER=$work/hang ROCE_QOS_CHECK_TIMEOUT=1 expect_run "hung check" Unknown \
-  '^unknown: roce_qos_exporter check did not finish within 1s$' "$(npd_run)"
+expect_run "hung check" Unknown \
+  '^unknown: roce_qos_exporter check did not finish within 1s$' "$(ROCE_QOS_EXPORTER=$work/hang ROCE_QOS_CHECK_TIMEOUT=1 npd_run)"
 stub crash 139 "echo 'policy: embedded default'"
-ROCE_QOS_EXPORTER=$work/crash expect_run "crashed check" Unknown '^unknown \(check exit 139\): no output$' "$(npd_run)"
-ROCE_QOS_EXPORTER=$work/missing expect_run "no binary" Unknown '^unknown: .*/missing not found' "$(npd_run)"
+expect_run "crashed check" Unknown '^unknown \(check exit 139\): no output$' "$(ROCE_QOS_EXPORTER=$work/crash npd_run)"
+expect_run "no binary" Unknown '^unknown: .*/missing not found' "$(ROCE_QOS_EXPORTER=$work/missing npd_run)"
 # NPD's own timeout (10 s) is never reached: the wrapper's 8 s limit answers first, with a reason.
 rule_timeout=$(jq -r '.rules[0].timeout' "$config")
 grep -q 'ROCE_QOS_CHECK_TIMEOUT:-8}' "$dir/roce-qos-check.sh" && [[ "$rule_timeout" == 10s ]] &&

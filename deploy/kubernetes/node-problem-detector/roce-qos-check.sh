@@ -61,8 +61,11 @@ case $status in
     exit 2
     ;;
   *)
-    # The reason `check` gave (stderr, one line), without its program prefix.
-    reason=$(printf '%s\n' "$report" | grep -v '^policy: ' | grep -m1 . | sed 's/^roce_qos_exporter check: //')
+    # The reason `check` gave: its "roce_qos_exporter check: ..." line (log records, "ts=...",
+    # may come first), else the last line of output.
+    reason=$(printf '%s\n' "$report" | grep -m1 '^roce_qos_exporter\( check\)\?: ' |
+      sed 's/^roce_qos_exporter\( check\)\?: //')
+    [ -n "$reason" ] || reason=$(printf '%s\n' "$report" | grep -v '^policy: ' | grep . | tail -n 1)
     say "unknown (check exit $status): ${reason:-no output}"
     exit 2
     ;;
