@@ -107,8 +107,8 @@ fi
 r=$work/root
 mkdir "$r"
 tar --numeric-owner -xf "$base" -C "$r"
-# The slim image's dpkg excludes would drop the man page and /usr/share/doc.
-rm -f "$r/etc/dpkg/dpkg.cfg.d/99mmdebstrap"
+# The slim image's dpkg excludes (mmdebstrap --dpkgopt) would drop the man page and /usr/share/doc.
+sed -i '/^path-\(exclude\|include\)/d' "$r"/etc/dpkg/dpkg.cfg.d/* 2>/dev/null || true
 cp /etc/resolv.conf "$r/etc/resolv.conf"
 cp "$deb" "$r/tmp/"
 # in_root [--net] CMD...: CMD in the root, with /proc, /sys and /dev of its own mount namespace
