@@ -11,8 +11,8 @@ function(rewrite src dst)
   # The packaged docs are the man page and /usr/share/doc/roce-qos-exporter.
   string(REGEX REPLACE "\nDocumentation=[^\n]*" "\nDocumentation=man:roce_qos_exporter(8)" text
          "${text}")
-  string(REPLACE "this file in\n# /etc/systemd/system/" "this file in\n# /lib/systemd/system/"
-         text "${text}")
+  string(REPLACE " (cmake --install), this file in\n# /etc/systemd/system/"
+         ", this file in\n# /lib/systemd/system/" text "${text}")
   if(NOT text MATCHES "ExecStart=${exe}")
     message(FATAL_ERROR "${src}: no ExecStart=/usr/local/bin/roce_qos_exporter to rewrite")
   endif()
