@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "exporter/derive.h"
+#include "exporter/signals/derive.h"
 
 namespace roceqos {
 namespace {

@@ -1,17 +1,18 @@
 #pragma once
 
 // A fleet of N fake mlx5 devices for the sampler and render benchmarks: each netdev carries
-// capture 24's real 751-name `ethtool -S` set (ConnectX-4 Lx, upstream mlx5, reference §3) with PFC
-// counters added for priority 3, and one RDMA port with the mlx5 hw counter names of reference
-// §5.7. Sources are the unit tests' fakes: no kernel, so the figures are the exporter's own cost.
+// capture 24's real 751-name `ethtool -S` set (ConnectX-4 Lx, upstream mlx5,
+// docs/kernel-interfaces.md §3) with PFC counters added for priority 3, and one RDMA port with the
+// mlx5 hw counter names of docs/kernel-interfaces.md §5.7. Sources are the unit tests' fakes: no
+// kernel, so the figures are the exporter's own cost.
 
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "collectors/ethtool_map.h"
-#include "exporter/sampler.h"
-#include "tests/unit/exporter/fake_sources.h"
+#include "exporter/sampling/sampler.h"
+#include "tests/unit/support/fake_sources.h"
 #include "tests/unit/support/ethtool_capture.h"
 
 namespace roceqos::bench {

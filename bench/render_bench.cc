@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "bench/fleet.h"
-#include "exporter/metrics.h"
+#include "exporter/render/metrics.h"
 
 namespace roceqos {
 namespace {

@@ -32,7 +32,7 @@ enum class Tsa : uint8_t { kStrict = 0, kCbShaper = 1, kEts = 2, kVendor = 255 }
 /// "strict", "cbs", "ets", "vendor" (the words `dcb ets show` prints); "unknown" otherwise.
 std::string_view TsaName(uint8_t tsa);
 
-/// struct ieee_pfc, minus the stale pause counters (see kernel-interfaces.md §2.3: mlx5 fills
+/// struct ieee_pfc, minus the stale pause counters (see docs/kernel-interfaces.md §2.3: mlx5 fills
 /// requests/indications from a cache only ETHTOOL_GSTATS refreshes; the ethtool collector owns
 /// those counters).
 struct PfcState {

@@ -71,7 +71,7 @@ void ReadSysfsInfo(std::string_view sysfs_root, Device& device);
 
 /// Resolves master names from the same list, attaches RDMA ports to the netdev PORT_GET named
 /// (and, when that netdev is a bond member, to its bond as well: mlx5 RoCE LAG reports a slave
-/// PF, reference §8.2) and classifies roles.
+/// PF, docs/kernel-interfaces.md §8.2) and classifies roles.
 Inventory AssembleInventory(std::vector<Device> devices, std::vector<RdmaPort> ports,
                             bool rdma_netlink_available);
 

@@ -2,11 +2,7 @@
 
 #include <fmt/format.h>
 #include <linux/ethtool.h>
-#include <linux/sockios.h>
-#include <net/if.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -15,11 +11,14 @@
 #include <string_view>
 #include <utility>
 
+#include "collectors/ethtool_ioctl.h"
+
 namespace roceqos {
 namespace {
 
-// Old kernels ignore the requested count and copy the current set (reference §4.4); mlx5's set
-// grows by up to 47 entries on a PFC/pause change and by whole channels on `ethtool -L`.
+// Old kernels ignore the requested count and copy the current set (docs/kernel-interfaces.md
+// §4.4); mlx5's set grows by up to 47 entries on a PFC/pause change and by whole channels on
+// `ethtool -L`.
 constexpr size_t kSlackEntries = 4096;
 // No driver has anywhere near this many statistics (mlx5 with 63 channels: ~20 000); a larger
 // count is a broken answer, not a reason to map gigabytes.
@@ -73,9 +72,7 @@ class KernelEthtoolIo final : public EthtoolIo {
   KernelEthtoolIo() = default;
   KernelEthtoolIo(const KernelEthtoolIo&) = delete;
   KernelEthtoolIo& operator=(const KernelEthtoolIo&) = delete;
-  ~KernelEthtoolIo() override {
-    if (fd_ >= 0) close(fd_);
-  }
+  ~KernelEthtoolIo() override = default;
 
   Result<uint32_t> StatsCount(const std::string& ifname) override {
     // struct ethtool_sset_info is followed by one __u32 per bit set in sset_mask.
@@ -169,25 +166,10 @@ class KernelEthtoolIo final : public EthtoolIo {
   }
 
   Result<void> Ioctl(const std::string& ifname, void* data, std::string_view what) {
-    // A longer name would be truncated by the kernel and could address another device.
-    if (ifname.empty() || ifname.size() >= IFNAMSIZ || ifname.find('\0') != std::string::npos) {
-      return MakeError(EINVAL, fmt::format("{} '{}': not a valid interface name (1..{} bytes)",
-                                           what, ifname, IFNAMSIZ - 1));
-    }
-    if (fd_ < 0) {
-      // Any socket reaches dev_ioctl(); AF_UNIX is the fallback for hosts without IPv4.
-      fd_ = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-      if (fd_ < 0) fd_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-      if (fd_ < 0) return SystemError(errno, what, ifname);
-    }
-    ifreq request{};
-    std::memcpy(request.ifr_name, ifname.data(), ifname.size());
-    request.ifr_data = static_cast<char*>(data);
-    if (ioctl(fd_, SIOCETHTOOL, &request) < 0) return SystemError(errno, what, ifname);
-    return {};
+    return ioctl_.Call(ifname, data, what);
   }
 
-  int fd_ = -1;
+  EthtoolIoctl ioctl_;
   GuardedBuffer strings_;
   GuardedBuffer stats_;
 };

@@ -1,6 +1,7 @@
 #pragma once
 
-// ETHTOOL_GSTATS sampling with the string set cached per generation (reference §4.4).
+// ETHTOOL_GSTATS sampling with the string set cached per generation
+// (docs/kernel-interfaces.md §4.4).
 
 #include <cstdint>
 #include <memory>

@@ -21,7 +21,7 @@ struct IndexedSuffix {
 // "rx/tx_prio%d_<suffix>": en_stats.c pport_per_prio_traffic_stats_desc (bytes, packets,
 // discards), pport_per_prio_pfc_stats_desc (pause, pause_duration, pause_transition) and
 // pport_per_tc_prio_stats_desc / pport_per_tc_congest_prio_stats_desc (buf_discard, cong_discard,
-// marked; indexed by traffic class although the name says prio, reference §3.2).
+// marked; indexed by traffic class although the name says prio, docs/kernel-interfaces.md §3.2).
 constexpr std::array kPrioSuffixes = {
     IndexedSuffix{"pause", PortCounter::kPauseFrames, true, true},
     IndexedSuffix{"pause_duration", PortCounter::kPauseDurationMicros, true, true},

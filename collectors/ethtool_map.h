@@ -1,7 +1,7 @@
 #pragma once
 
-// Maps mlx5 `ethtool -S` names (reference §3) to the metric catalogue's semantic counters.
-// Built once per string-set generation, applied to every sample.
+// Maps mlx5 `ethtool -S` names (docs/kernel-interfaces.md §3) to the metric catalogue's semantic
+// counters. Built once per string-set generation, applied to every sample.
 
 #include <cstdint>
 #include <string>

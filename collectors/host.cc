@@ -14,6 +14,8 @@
 #include <charconv>
 #include <cstring>
 
+#include "collectors/sysfs_file.h"
+
 namespace roceqos {
 namespace {
 
@@ -25,47 +27,6 @@ std::string_view Trim(std::string_view s) {
          (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r'))
     s.remove_suffix(1);
   return s;
-}
-
-// Small sysfs/procfs files only (one page at most); ENOENT is reported through `missing` so the
-// caller can tell "absent" from "failed".
-struct FileRead {
-  bool missing = false;
-  std::string content;
-  std::string error;  // empty on success
-  int errnum = 0;
-};
-
-FileRead ReadSmallFile(const std::string& path) {
-  FileRead result;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT || errno == ENOTDIR) {
-      result.missing = true;
-    } else {
-      result.error = fmt::format("open {}: {}", path, std::strerror(errno));
-      result.errnum = errno;
-    }
-    return result;
-  }
-  char buf[4096];
-  while (true) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      result.errnum = errno;
-      result.error = fmt::format("read {}: {}", path, std::strerror(errno));
-      break;
-    }
-    if (n == 0) break;
-    result.content.append(buf, static_cast<size_t>(n));
-    if (result.content.size() > 65536) {
-      result.error = fmt::format("read {}: larger than 64 KiB", path);
-      break;
-    }
-  }
-  ::close(fd);
-  return result;
 }
 
 bool IsDirectory(const std::string& path) {

@@ -1,7 +1,7 @@
 #pragma once
 
 // Change notifications: DCB set operations multicast on RTNLGRP_DCB (every IEEE_SET/IEEE_DEL,
-// even a failed one, kernel-interfaces.md §1.7), link changes on RTNLGRP_LINK. Each becomes a
+// even a failed one, docs/kernel-interfaces.md §1.7), link changes on RTNLGRP_LINK. Each becomes a
 // "device X changed" event so the exporter re-reads that device at once instead of at the next
 // poll. Firmware/DCBX changes and `dcb dcbx set` do not notify: polling stays the safety net.
 

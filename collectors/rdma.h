@@ -1,6 +1,7 @@
 #pragma once
 
-// RDMA netlink (NETLINK_RDMA): device/port inventory and per-port hw counters (reference §5).
+// RDMA netlink (NETLINK_RDMA): device/port inventory and per-port hw counters
+// (docs/kernel-interfaces.md §5).
 
 #include <cstdint>
 #include <memory>

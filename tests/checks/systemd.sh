@@ -118,7 +118,7 @@ if load_known_flags && [[ "$known_flags_source" == "$exe --help" ]]; then
     --web.listen-address="127.0.0.1:$port" --log.level=warn; then
     pass "the exporter speaks sd_notify: READY=1 after the first snapshot, WATCHDOG=1, STOPPING=1"
   else
-    fail "the exporter does not complete the sd_notify protocol (exporter/systemd_notify.h is not wired into main.cc?)"
+    fail "the exporter does not complete the sd_notify protocol (exporter/app/systemd_notify.h is not wired into main.cc?)"
   fi
 else
   echo "SKIP: sd_notify end-to-end probe: $exe is the skeleton placeholder (no --help flags)"

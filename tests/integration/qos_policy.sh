@@ -34,22 +34,38 @@ set -e
 [[ $rc == 0 ]] || fail "check with the shown default on lo: exit $rc, want 0 (the defaults cover Mellanox PFs only)"$'\n'"$(cat err.txt)"
 grep -q '^policy: default.yaml$' out.txt || fail "check did not use default.yaml"
 grep -q 'policy rule "none"' out.txt || fail "lo should match no rule: $(cat out.txt)"
-# A rule applies the defaults to loopback: no DCB there, so the DCB fields are absent (drift).
-printf 'devices:\n  - name: loopback\n    match: {netdev: lo}\n' > lo.yaml
+# A rule applies the defaults to loopback: no DCB, no RDMA port, no MOFED sysfs there, so those
+# fields cannot be verified, which is not drift. tcp_ecn is asked to be what the host has, so
+# nothing verifiable differs: exit 0, with every unverifiable field said plainly.
+host_tcp_ecn=$(cat /proc/sys/net/ipv4/tcp_ecn)
+printf 'defaults: {tcp_ecn: %s}\ndevices:\n  - name: loopback\n    match: {netdev: lo}\n' \
+  "$host_tcp_ecn" > lo.yaml
 set +e
 "$exe" check --config lo.yaml --netdev lo > out.txt 2> err.txt
 rc=$?
 set -e
-[[ $rc == 1 ]] || fail "check with a rule for lo: exit $rc, want 1 (drift: no DCB)"$'\n'"$(cat err.txt)"
-grep -q 'trust      ABSENT' out.txt || fail "check output lacks the absent trust field"
+[[ $rc == 0 ]] || fail "check with a rule for lo: exit $rc, want 0 (nothing verifiable differs)"$'\n'"$(cat out.txt err.txt)"
+grep -q 'trust      UNVERIFIED' out.txt || fail "check output lacks the unverifiable trust field"
+grep -q 'lo (.*): in sync (6 fields cannot be verified on this device)' out.txt ||
+  fail "check verdict does not count the unverifiable fields: $(cat out.txt)"
+# A verifiable difference is drift, whatever cannot be verified.
+printf 'defaults: {tcp_ecn: %s}\ndevices:\n  - name: loopback\n    match: {netdev: lo}\n' \
+  "$(( host_tcp_ecn == 1 ? 2 : 1 ))" > lo-drift.yaml
+set +e
+"$exe" check --config lo-drift.yaml --netdev lo > out.txt 2> err.txt
+rc=$?
+set -e
+[[ $rc == 1 ]] || fail "check with a tcp_ecn difference: exit $rc, want 1 (drift)"$'\n'"$(cat out.txt err.txt)"
+grep -q 'DRIFT in 1 of 7 fields (6 fields cannot be verified on this device)' out.txt ||
+  fail "drift verdict wrong: $(cat out.txt)"
 
 echo "== observe mode needs no capability"
 set +e
 setpriv --inh-caps=-all --bounding-set=-all "$exe" check --config lo.yaml --netdev lo > out.txt 2> err.txt
 rc=$?
 set -e
-[[ $rc == 1 ]] || fail "check without any capability: exit $rc, want 1 (drift, not an error): $(cat err.txt)"
-grep -q 'trust      ABSENT' out.txt || fail "check without capabilities did not read DCB"
+[[ $rc == 0 ]] || fail "check without any capability: exit $rc, want 0 (in sync, not an error): $(cat err.txt)"
+grep -q 'trust      UNVERIFIED' out.txt || fail "check without capabilities did not read DCB"
 
 echo "== check exit code on an unknown device"
 set +e

@@ -2,7 +2,7 @@
 """Writes 30 minutes of synthetic roce_qos_exporter series as OpenMetrics with timestamps, for
 `promtool tsdb create-blocks-from openmetrics`. It exists only to self-test the dashboard query
 harness (tests/checks/dashboards.sh --prometheus) against a real Prometheus before the testbed
-can provide real exporter data; label sets follow the catalogue in ARCHITECTURE.md.
+can provide real exporter data; label sets follow the catalogue in docs/metrics.md.
 
 Scenario: two nodes, two netdevs each (mlx5_0/mlx5_1 port 1), traffic throughout; a PFC storm on
 gpu-node-01 ens1f0np0 prio 3 rx from minute 10 to 16; gpu-node-02 ens1f1np1 drifts (pfc) from

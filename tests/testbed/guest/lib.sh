@@ -182,18 +182,30 @@ metric_series() {
       print out " " v[1]
     }' "$1"
 }
+# _series_matching FILE NAME [label=value...]: the metric_series lines whose labels include every
+# pair. The value is the text after the last space: an unlabelled series is " VALUE", which
+# `read _l _v` would strip into the label field and leave the value empty.
+_series_matching() {
+  _sm_file=$1
+  _sm_name=$2
+  shift 2
+  metric_series "$_sm_file" "$_sm_name" | while IFS= read -r _sm_line; do
+    _sm_labels=${_sm_line% *}
+    _sm_ok=1
+    for _p in "$@"; do
+      case ",$_sm_labels," in *",$_p,"*) ;; *) _sm_ok=0 ;; esac
+    done
+    [ "$_sm_ok" = 1 ] && echo "$_sm_line"
+  done
+}
 # metric_from FILE NAME [label=value...]: the value of the one series of NAME whose labels include
 # all the given pairs. Status 1 (no output) if none matches; fails the scenario if several match.
 metric_from() {
   _mf_file=$1
   _mf_name=$2
   shift 2
-  _mf_out=$(metric_series "$_mf_file" "$_mf_name" | while read -r _l _v; do
-    _ok=1
-    for _p in "$@"; do
-      case ",$_l," in *",$_p,"*) ;; *) _ok=0 ;; esac
-    done
-    [ "$_ok" = 1 ] && echo "$_v"
+  _mf_out=$(_series_matching "$_mf_file" "$_mf_name" "$@" | while IFS= read -r _s; do
+    echo "${_s##* }"
   done)
   [ -n "$_mf_out" ] || return 1
   [ "$(echo "$_mf_out" | wc -l)" -eq 1 ] || fail "metric $_mf_name{$*} matches several series"
@@ -205,12 +217,8 @@ metric_label() {
   _ml_name=$2
   _ml_label=$3
   shift 3
-  _ml_out=$(metric_series "$_ml_file" "$_ml_name" | while read -r _l _v; do
-    _ok=1
-    for _p in "$@"; do
-      case ",$_l," in *",$_p,"*) ;; *) _ok=0 ;; esac
-    done
-    [ "$_ok" = 1 ] && echo "$_l" | tr ',' '\n' | sed -n "s/^$_ml_label=//p"
+  _ml_out=$(_series_matching "$_ml_file" "$_ml_name" "$@" | while IFS= read -r _s; do
+    echo "${_s% *}" | tr ',' '\n' | sed -n "s/^$_ml_label=//p"
   done)
   [ "$(echo "$_ml_out" | wc -l)" -le 1 ] || fail "metric $_ml_name{$*} matches several series"
   echo "$_ml_out"

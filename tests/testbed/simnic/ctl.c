@@ -403,6 +403,47 @@ static int cmd_buffer(struct ctl_ctx *c, int argc, char **argv)
 	return 0;
 }
 
+/*
+ * module temp <milli-degC> | module vcc <uV> |
+ * module rx_power|tx_power|bias <lane 1..N|all> <uW|uA>
+ */
+static int cmd_module(struct ctl_ctx *c, int argc, char **argv)
+{
+	static const char *const names[] = { "temp", "vcc", "rx_power",
+					     "tx_power", "bias" };
+	static const s64 max[] = { 127996, 6553500, 6553, 6553, 131070 };
+	int field, lane = -1;
+	s64 v;
+	u64 l;
+
+	if (argc < 3)
+		return ctl_fail(c, -EINVAL,
+				"usage: module temp|vcc <value> | module rx_power|tx_power|bias <lane|all> <value>");
+	for (field = 0; field < ARRAY_SIZE(names); field++)
+		if (!strcmp(argv[1], names[field]))
+			break;
+	if (field == ARRAY_SIZE(names))
+		return ctl_fail(c, -EINVAL, "module: unknown field '%s'", argv[1]);
+	if (argc != (field >= SIMNIC_MOD_RX_POWER ? 4 : 3))
+		return ctl_fail(c, -EINVAL, "module %s: wrong number of arguments", argv[1]);
+	if (field >= SIMNIC_MOD_RX_POWER && strcmp(argv[2], "all")) {
+		if (parse_range(c, argv[2], 8, &l))
+			return -EINVAL;
+		if (l == 0)
+			return ctl_fail(c, -EINVAL, "module: lanes are numbered from 1");
+		lane = l - 1;
+	}
+	if (kstrtos64(argv[argc - 1], 0, &v))
+		return ctl_fail(c, -EINVAL, "bad number '%s'", argv[argc - 1]);
+	if (v > max[field] || v < (field == SIMNIC_MOD_TEMP ? -128000 : 0))
+		return ctl_fail(c, -EINVAL, "module %s: %lld out of range", argv[1], v);
+	if (!c->apply)
+		return 0;
+	if (simnic_module_set(c->port, field, lane, v))
+		return ctl_fail(c, -EINVAL, "module: this module has no lane %d", lane + 1);
+	return 0;
+}
+
 static int ctl_cmd(struct ctl_ctx *c, int argc, char **argv)
 {
 	struct simnic_port *port = c->port;
@@ -425,6 +466,8 @@ static int ctl_cmd(struct ctl_ctx *c, int argc, char **argv)
 		return cmd_ecn(c, argc, argv);
 	if (!strcmp(cmd, "buffer"))
 		return cmd_buffer(c, argc, argv);
+	if (!strcmp(cmd, "module"))
+		return cmd_module(c, argc, argv);
 
 	if (!strcmp(cmd, "carrier")) {
 		if (argc != 2)

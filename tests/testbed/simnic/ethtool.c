@@ -329,4 +329,9 @@ const struct ethtool_ops simnic_ethtool_ops = {
 	.get_ethtool_stats = simnic_get_ethtool_stats,
 	.get_tunable = simnic_get_tunable,
 	.set_tunable = simnic_set_tunable,
+	.get_module_info = simnic_get_module_info,
+	.get_module_eeprom = simnic_get_module_eeprom,
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(5, 13, 0)
+	.get_module_eeprom_by_page = simnic_get_module_eeprom_by_page,
+#endif
 };

@@ -18,6 +18,7 @@
 #include <linux/netdevice.h>
 #include <linux/platform_device.h>
 #include <linux/spinlock.h>
+#include <linux/version.h>
 #include <linux/workqueue.h>
 #include <net/dcbnl.h>
 
@@ -315,6 +316,26 @@ struct seq_file;
 int simnic_mon_init(void);
 void simnic_mon_exit(void);
 int simnic_mon_show(struct seq_file *m, void *v);
+
+/* module.c: pluggable module EEPROM (SFF-8636 on even ports, CMIS on odd) */
+enum simnic_module_field {
+	SIMNIC_MOD_TEMP,     /* milli-degC */
+	SIMNIC_MOD_VCC,      /* uV */
+	SIMNIC_MOD_RX_POWER, /* uW, per lane */
+	SIMNIC_MOD_TX_POWER, /* uW, per lane */
+	SIMNIC_MOD_BIAS,     /* uA, per lane */
+};
+int simnic_get_module_info(struct net_device *dev, struct ethtool_modinfo *modinfo);
+int simnic_get_module_eeprom(struct net_device *dev, struct ethtool_eeprom *ee,
+			     u8 *data);
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(5, 13, 0)
+int simnic_get_module_eeprom_by_page(struct net_device *dev,
+				     const struct ethtool_module_eeprom *req,
+				     struct netlink_ext_ack *extack);
+#endif
+/* lane -1 = all lanes (ignored for temperature and voltage) */
+int simnic_module_set(struct simnic_port *port, enum simnic_module_field field,
+		      int lane, s64 value);
 
 /* ctl.c */
 int simnic_ctl_init(void);

@@ -23,7 +23,7 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // What `mlnx_qos -i <if>` printed in a real capture, read back into the values an IEEE_GET reply
 // carries. mlnx_qos itself fills its output from exactly these attributes when the old MOFED
-// sysfs is absent (kernel-interfaces.md §7.6), so the capture fixes what the reply held.
+// sysfs is absent (docs/kernel-interfaces.md §7.6), so the capture fixes what the reply held.
 
 struct MlnxQosOutput {
   bool dcbx_host = false;        // "DCBX mode: OS controlled" vs "Firmware controlled"

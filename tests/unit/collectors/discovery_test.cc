@@ -227,7 +227,7 @@ std::vector<Device> LagHost() {
 }
 
 TEST(AssembleInventory, MapsTheLagPortToTheReportedSlaveAndToItsBond) {
-  // reference §8.2: PORT_GET on mlx5_bond_0 names a slave PF netdev, not the bond.
+  // docs/kernel-interfaces.md §8.2: PORT_GET on mlx5_bond_0 names a slave PF netdev, not the bond.
   RdmaPort lag = Port(2, "mlx5_bond_0", 8, "eth01");
   Inventory inventory = AssembleInventory(LagHost(), {lag}, true);
 

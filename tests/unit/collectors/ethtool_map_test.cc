@@ -207,7 +207,8 @@ TEST(MapMlx5EthtoolNames, Capture25Kernel44LegacyNames) {
 }
 
 // No real capture has PFC enabled, so the per-priority pause names are built as mlx5 emits them
-// (reference §3.1): each enabled priority's five, then the global five, then the storm pair.
+// (docs/kernel-interfaces.md §3.1): each enabled priority's five, then the global five, then the
+// storm pair.
 TEST(MapMlx5EthtoolNames, PerPriorityPauseNamesAreExact) {
   const std::vector<std::string> names = {
       "rx_prio3_pause",

@@ -40,7 +40,7 @@ using ::testing::Not;
 enum class Op { kCount, kNames, kValues, kDriverInfo };
 
 // How the kernel answers a GSTRINGS/GSTATS whose len/n_stats differs from the current count
-// (reference §4.4).
+// (docs/kernel-interfaces.md §4.4).
 enum class Kernel {
   kLegacy,   // ignores the request and writes the current set (more or fewer entries)
   kChecked,  // 2025 fix: answers 0 entries
@@ -51,9 +51,10 @@ std::string KernelName(const ::testing::TestParamInfo<Kernel>& info) {
 }
 
 // An mlx5 port as ETHTOOL_GSSET_INFO/GSTRINGS/GSTATS see it: the per-priority pause counters exist
-// only for priorities in pfc_en, the global ones only while 802.3x pause is on (reference §3.1),
-// in the driver's group order. Each counter's value is unique to its name (plus a tick that
-// advances per GSTATS), so a value paired with the wrong name is detected.
+// only for priorities in pfc_en, the global ones only while 802.3x pause is on
+// (docs/kernel-interfaces.md §3.1), in the driver's group order. Each counter's value is unique to
+// its name (plus a tick that advances per GSTATS), so a value paired with the wrong name is
+// detected.
 class FakeMlx5Io : public EthtoolIo {
  public:
   explicit FakeMlx5Io(Kernel kernel) : kernel_(kernel) {}

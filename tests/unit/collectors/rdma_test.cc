@@ -159,7 +159,8 @@ TEST(ParseRdmaStatReply, ReturnsEveryLinkOfTheFourPortCapture) {
 }
 
 TEST(ParseRdmaStatReply, ReturnsTheFifteenRxeCountersInOrder) {
-  // rxe_counter_descs[] (drivers/infiniband/sw/rxe/rxe_hw_counters.c), reference §6.
+  // rxe_counter_descs[] (drivers/infiniband/sw/rxe/rxe_hw_counters.c),
+  // docs/kernel-interfaces.md §6.
   const std::vector<std::string> rxe = {"sent_pkts",           "rcvd_pkts",
                                         "duplicate_request",   "out_of_seq_request",
                                         "rcvd_rnr_err",        "send_rnr_err",

@@ -1,6 +1,6 @@
 #pragma once
 
-// Reads `ethtool -S` text: live output and the real captures in ../shared/data/real-captures/
+// Reads `ethtool -S` text: live output and the real captures in tests/fixtures/captures/
 // (provenance header, then the body after the "# ----" marker line; bodies may be indented, lack
 // the "NIC statistics:" line, or hold several grep outputs separated by commands and prose).
 

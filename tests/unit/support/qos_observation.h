@@ -9,7 +9,7 @@
 
 #include <string>
 
-#include "exporter/drift.h"
+#include "exporter/qos/drift.h"
 
 namespace roceqos::qos_test {
 

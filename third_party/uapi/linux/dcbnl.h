@@ -4,7 +4,7 @@
  *
  * Origin: the numeric values and struct layouts of the kernel's include/uapi/linux/dcbnl.h, as
  * synced into iproute2 (iproute2/iproute2 @ee2a4a866256, include/uapi/linux/dcbnl.h) and recorded
- * in the project's shared reference (kernel-interfaces.md §1.3-§1.5). Written out here because
+ * in docs/kernel-interfaces.md §1.3-§1.5. Written out here because
  * Debian bookworm's linux-libc-dev 6.1 lacks DCB_ATTR_DCB_APP (kernel v6.2),
  * DCB_ATTR_DCB_APP_TRUST_TABLE (v6.2), DCB_ATTR_DCB_REWR_TABLE (v6.3) and DCB_APP_SEL_PCP (v6.2).
  * It keeps the system header's include guard and replaces it for this project (the directory is

@@ -294,7 +294,8 @@ TEST(ForEachAttr, VisitsRepeatedTypesInOrderAndStopsAtTheFirstError) {
 }
 
 // The QoS engineer's DCB replies: struct dcbmsg (4-byte family header), DCB_ATTR_IFNAME, a nested
-// DCB_ATTR_IEEE with structs and an APP table list, then DCB_ATTR_DCBX (reference §1.6).
+// DCB_ATTR_IEEE with structs and an APP table list, then DCB_ATTR_DCBX
+// (docs/kernel-interfaces.md §1.6).
 TEST(DcbReplyShape, IsParseableWithTheGenericLayer) {
   Message msg(RTM_GETDCB, 0);
   dcbmsg dcb{};

@@ -1,0 +1,288 @@
+#include "exporter/app/cli.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <ostream>
+
+#include "exporter/core/build_info.h"
+#include "exporter/core/duration.h"
+#include "exporter/render/metrics_doc.h"
+#include "exporter/app/subcommands.h"
+
+namespace roceqos {
+namespace {
+
+constexpr std::string_view kProgram = "roce_qos_exporter";
+
+// The flag values that need more than CLI11's conversion; checked after parsing so every problem
+// is reported the same way.
+Result<void> Validate(Config& config, const std::string& period, const std::string& discovery,
+                      const std::string& qos_poll, const std::string& backoff,
+                      const std::string& max_backoff) {
+  auto invalid = [](std::string message) { return MakeError(EINVAL, std::move(message)); };
+
+  auto parsed_period = ParseDuration(period);
+  if (!parsed_period) return invalid("--sampler.period: " + parsed_period.error().message);
+  if (*parsed_period < std::chrono::milliseconds(10) || *parsed_period > std::chrono::hours(1)) {
+    return invalid(fmt::format("--sampler.period \"{}\" must be between 10ms and 1h", period));
+  }
+  config.sampler_period = *parsed_period;
+
+  auto parsed_discovery = ParseDuration(discovery);
+  if (!parsed_discovery) {
+    return invalid("--sampler.discovery-interval: " + parsed_discovery.error().message);
+  }
+  if (*parsed_discovery < config.sampler_period) {
+    return invalid(
+        fmt::format("--sampler.discovery-interval \"{}\" must not be shorter than --sampler.period",
+                    discovery));
+  }
+  config.discovery_interval = *parsed_discovery;
+
+  auto parsed_poll = ParseDuration(qos_poll);
+  if (!parsed_poll) return invalid("--qos.poll-interval: " + parsed_poll.error().message);
+  if (*parsed_poll < std::chrono::milliseconds(100) || *parsed_poll > std::chrono::hours(1)) {
+    return invalid(
+        fmt::format("--qos.poll-interval \"{}\" must be between 100ms and 1h", qos_poll));
+  }
+  config.qos_poll_interval = *parsed_poll;
+
+  auto parsed_backoff = ParseDuration(backoff);
+  auto parsed_max_backoff = ParseDuration(max_backoff);
+  if (!parsed_backoff) return invalid("--remediation.backoff: " + parsed_backoff.error().message);
+  if (!parsed_max_backoff) {
+    return invalid("--remediation.max-backoff: " + parsed_max_backoff.error().message);
+  }
+  if (*parsed_backoff < std::chrono::seconds(1) || *parsed_max_backoff < *parsed_backoff) {
+    return invalid(fmt::format(
+        "--remediation.backoff \"{}\" must be at least 1s and at most --remediation.max-backoff",
+        backoff));
+  }
+  config.remediation_backoff = std::chrono::duration_cast<std::chrono::seconds>(*parsed_backoff);
+  config.remediation_max_backoff =
+      std::chrono::duration_cast<std::chrono::seconds>(*parsed_max_backoff);
+  if (config.remediation_max_attempts < 1) {
+    return invalid(fmt::format("--remediation.max-attempts {} must be at least 1",
+                               config.remediation_max_attempts));
+  }
+
+  if (!(config.sampler_budget > 0 && config.sampler_budget <= 1)) {
+    return invalid(fmt::format("--sampler.budget {} must be in (0, 1], a share of the period",
+                               config.sampler_budget));
+  }
+
+  const std::string& path = config.telemetry_path;
+  if (path.size() < 2 || path.front() != '/' || path.rfind("/-/", 0) == 0 ||
+      path.find_first_of(" ?#\t") != std::string::npos) {
+    return invalid(fmt::format(
+        "--web.telemetry-path \"{}\" must start with / and not be / or under /-/", path));
+  }
+
+  if (auto listen = CivetListeningPorts(config.listen_address); !listen) return listen.error();
+
+  if (!config.config_path.empty()) {
+    struct stat st {};
+    if (::stat(config.config_path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      return invalid(fmt::format("--config \"{}\": no such file", config.config_path));
+    }
+    if (::access(config.config_path.c_str(), R_OK) != 0) {
+      return invalid(fmt::format("--config \"{}\": not readable", config.config_path));
+    }
+  }
+
+  // Compiles the regexes; a bad one is a usage error now rather than a failure at start.
+  if (auto options = MakeSamplerOptions(config); !options) return options.error();
+  return {};
+}
+
+// --storm.* and --derive.windows (docs/signals.md); ranges as in SONiC's PFC watchdog.
+Result<void> ValidateDerive(Config& config, double threshold, const std::string& detection,
+                            const std::string& restoration, const std::string& windows) {
+  auto invalid = [](std::string message) { return MakeError(EINVAL, std::move(message)); };
+  auto whole_millis = [&](std::string_view flag,
+                          const std::string& text) -> Result<std::chrono::milliseconds> {
+    auto parsed = ParseDuration(text);
+    if (!parsed) return invalid(fmt::format("{}: {}", flag, parsed.error().message));
+    return std::chrono::duration_cast<std::chrono::milliseconds>(*parsed);
+  };
+  auto detection_ms = whole_millis("--storm.detection-time", detection);
+  if (!detection_ms) return detection_ms.error();
+  std::optional<std::chrono::milliseconds> restoration_ms;
+  if (!restoration.empty()) {
+    auto parsed = whole_millis("--storm.restoration-time", restoration);
+    if (!parsed) return parsed.error();
+    restoration_ms = *parsed;
+  }
+  auto storm = MakeStormConfig(threshold, *detection_ms, restoration_ms);
+  if (!storm) return storm.error();
+
+  std::vector<std::chrono::seconds> parsed_windows;
+  size_t start = 0;
+  while (start <= windows.size()) {
+    const size_t comma = std::min(windows.find(',', start), windows.size());
+    const std::string item = windows.substr(start, comma - start);
+    auto d = ParseDuration(item);
+    if (!d) return invalid("--derive.windows: " + d.error().message);
+    if (*d % std::chrono::seconds(1) != std::chrono::nanoseconds(0)) {
+      return invalid(
+          fmt::format("--derive.windows: \"{}\" is not a whole number of seconds", item));
+    }
+    parsed_windows.push_back(std::chrono::duration_cast<std::chrono::seconds>(*d));
+    start = comma + 1;
+  }
+  auto derive = MakeDeriveConfig(std::move(parsed_windows), *storm);
+  if (!derive) return derive.error();
+  config.derive = std::move(derive.value());
+  return {};
+}
+
+}  // namespace
+
+CliOutcome ParseCommandLine(std::span<const char* const> args, std::ostream& out,
+                            std::ostream& err) {
+  CliOutcome outcome;
+  Config& config = outcome.config;
+  std::string period = FormatDuration(config.sampler_period);
+  std::string discovery = FormatDuration(config.discovery_interval);
+  std::string qos_poll = FormatDuration(config.qos_poll_interval);
+  std::string backoff = FormatDuration(config.remediation_backoff);
+  std::string max_backoff = FormatDuration(config.remediation_max_backoff);
+  std::string device_include, device_exclude, raw_include;
+  bool print_metrics_doc = false;
+  double storm_threshold = config.derive.storm.threshold;
+  std::string storm_detection = FormatDuration(config.derive.storm.detection_time);
+  std::string storm_restoration;  // empty: twice the detection time
+  std::string derive_windows;
+  for (auto window : config.derive.windows) {
+    derive_windows += (derive_windows.empty() ? "" : ",") + WindowLabel(window);
+  }
+
+  CLI::App app{
+      "Prometheus exporter and QoS drift alerter for lossless RoCEv2 networks on NVIDIA/Mellanox "
+      "ConnectX (mlx5) NICs. Samples per-priority PFC/ECN/CNP counters every --sampler.period and "
+      "serves them on --web.telemetry-path.",
+      std::string(kProgram)};
+  app.set_version_flag(
+      "--version", fmt::format("{} version {} (revision {})", kProgram, kVersion, kGitRevision));
+
+  app.add_option("--web.listen-address", config.listen_address,
+                 "Address to serve metrics and health on, [IPv4 host]:port")
+      ->capture_default_str();
+  app.add_option("--web.telemetry-path", config.telemetry_path, "Path of the metrics endpoint")
+      ->capture_default_str();
+  app.add_option("--log.level", config.log_level, "Minimum level logged")
+      ->check(CLI::IsMember({"debug", "info", "warn", "error"}))
+      ->capture_default_str();
+  app.add_option("--log.format", config.log_format, "Log line format on stderr")
+      ->check(CLI::IsMember({"logfmt", "json"}))
+      ->capture_default_str();
+  auto* include = app.add_option(
+      "--collector.device-include", device_include,
+      "Regex (full match) of netdevs to sample, instead of the default selection (Mellanox PFs "
+      "and netdevs bound to an RDMA port)");
+  auto* exclude = app.add_option("--collector.device-exclude", device_exclude,
+                                 "Regex (full match) of netdevs never to sample");
+  auto* raw = app.add_option(
+      "--collector.ethtool.raw-include", raw_include,
+      "Regex (full match) of ethtool -S names without a roce_ family to export raw as "
+      "roce_ethtool_stat (off by default)");
+  app.add_option("--sampler.period", period,
+                 "Sample period, Prometheus duration (10ms..1h); lengthened while over budget")
+      ->capture_default_str();
+  app.add_option("--sampler.budget", config.sampler_budget,
+                 "Share of the period that kernel calls of one sample may take, in (0, 1]")
+      ->capture_default_str();
+  app.add_option("--sampler.discovery-interval", discovery,
+                 "How often devices are re-discovered, Prometheus duration")
+      ->capture_default_str();
+  app.add_option("--config", config.config_path,
+                 "Desired QoS policy file (YAML); without it the embedded default policy applies");
+  app.add_option("--remediation", config.remediation,
+                 "Re-apply the policy when the QoS state drifts: off, dry-run (log the plan) or "
+                 "enforce")
+      ->check(CLI::IsMember({"off", "dry-run", "enforce"}))
+      ->capture_default_str();
+  app.add_option("--remediation.backoff", backoff,
+                 "Wait after a remediation attempt; doubles with each attempt that did not hold")
+      ->capture_default_str();
+  app.add_option("--remediation.max-backoff", max_backoff, "Cap of the wait between attempts")
+      ->capture_default_str();
+  app.add_option("--remediation.max-attempts", config.remediation_max_attempts,
+                 "Attempts that did not hold before remediation gives up on a device")
+      ->capture_default_str();
+  app.add_option("--qos.poll-interval", qos_poll,
+                 "How often the QoS state is read in full, besides change notifications; "
+                 "Prometheus duration (100ms..1h)")
+      ->capture_default_str();
+  app.add_flag("--qos.configfs-tos", config.qos_configfs_tos,
+               "Read the RoCE ToS from rdma_cm configfs, creating and removing "
+               "/sys/kernel/config/rdma_cm/<dev> when needed (a side effect; off by default)");
+  app.add_option("--storm.threshold", storm_threshold,
+                 "Paused-time ratio of a sample interval at or above which (with no packet "
+                 "moving on the priority) it counts towards a PFC storm, in (0, 1]")
+      ->capture_default_str();
+  app.add_option("--storm.detection-time", storm_detection,
+                 "How long the storm condition must hold before a PFC storm is declared "
+                 "(100ms..5s)")
+      ->capture_default_str();
+  app.add_option("--storm.restoration-time", storm_restoration,
+                 "How long the storm condition must be absent before the storm is restored "
+                 "(100ms..60s; default twice the detection time)");
+  app.add_option("--derive.windows", derive_windows,
+                 "Sliding windows of the derived peak and ratio gauges, comma-separated whole "
+                 "seconds (1 to 4 windows of 1s..5m); read one at least as long as the scrape "
+                 "interval")
+      ->capture_default_str();
+  app.add_flag("--print-metrics-doc", print_metrics_doc,
+               "Print the metric catalogue (docs/metrics.md) and exit");
+  RegisterSubcommands(app, outcome.subcommand);
+
+  try {
+    app.parse(static_cast<int>(args.size()), args.data());
+  } catch (const CLI::CallForHelp& e) {
+    outcome.exit_code = app.exit(e, out, err);
+    return outcome;
+  } catch (const CLI::CallForAllHelp& e) {
+    outcome.exit_code = app.exit(e, out, err);
+    return outcome;
+  } catch (const CLI::CallForVersion& e) {
+    outcome.exit_code = app.exit(e, out, err);
+    return outcome;
+  } catch (const CLI::ParseError& e) {
+    std::string message = e.what();
+    std::replace(message.begin(), message.end(), '\n', ' ');  // the error is one line
+    err << kProgram << ": " << message << " (see --help)\n";
+    outcome.exit_code = kExitUsage;
+    return outcome;
+  }
+
+  if (include->count() > 0) config.device_include = device_include;
+  if (exclude->count() > 0) config.device_exclude = device_exclude;
+  if (raw->count() > 0) config.raw_include = raw_include;
+  if (auto valid = ValidateDerive(config, storm_threshold, storm_detection, storm_restoration,
+                                  derive_windows);
+      !valid) {
+    err << kProgram << ": " << valid.error().message << " (see --help)\n";
+    outcome.exit_code = kExitUsage;
+    return outcome;
+  }
+  if (auto valid = Validate(config, period, discovery, qos_poll, backoff, max_backoff); !valid) {
+    err << kProgram << ": " << valid.error().message << " (see --help)\n";
+    outcome.exit_code = kExitUsage;
+    return outcome;
+  }
+
+  if (print_metrics_doc) {
+    out << GenerateMetricsDoc();
+    return outcome;
+  }
+  outcome.kind =
+      outcome.subcommand ? CliOutcome::Kind::kSubcommand : CliOutcome::Kind::kRunExporter;
+  return outcome;
+}
+
+}  // namespace roceqos

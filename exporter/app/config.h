@@ -1,0 +1,44 @@
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "collectors/result.h"
+#include "exporter/signals/derive.h"
+#include "exporter/sampling/sampler.h"
+
+namespace roceqos {
+
+/// Everything the command line sets. Defaults are the zero-configuration behaviour.
+struct Config {
+  std::string listen_address = ":9879";       // --web.listen-address, [host]:port
+  std::string telemetry_path = "/metrics";    // --web.telemetry-path
+  std::string log_level = "info";             // --log.level: debug|info|warn|error
+  std::string log_format = "logfmt";          // --log.format: logfmt|json
+  std::optional<std::string> device_include;  // --collector.device-include (full-match regex)
+  std::optional<std::string> device_exclude;  // --collector.device-exclude
+  std::optional<std::string> raw_include;     // --collector.ethtool.raw-include
+  std::chrono::nanoseconds sampler_period = std::chrono::milliseconds(250);  // --sampler.period
+  double sampler_budget = 0.5;                                               // --sampler.budget
+  std::chrono::nanoseconds discovery_interval = std::chrono::seconds(5);
+  std::string config_path;          // --config: policy YAML; empty = the embedded default policy
+  std::string remediation = "off";  // --remediation: off|dry-run|enforce (QoS engine)
+  std::chrono::nanoseconds qos_poll_interval = std::chrono::seconds(5);  // --qos.poll-interval
+  std::chrono::seconds remediation_backoff{30};                          // --remediation.backoff
+  std::chrono::seconds remediation_max_backoff{600};  // --remediation.max-backoff
+  int remediation_max_attempts = 5;                   // --remediation.max-attempts
+  bool qos_configfs_tos = false;  // --qos.configfs-tos: may mkdir rdma_cm/<dev> to read the ToS
+  /// --storm.threshold, --storm.detection-time, --storm.restoration-time, --derive.windows
+  DeriveConfig derive;
+};
+
+/// Sampler options from a validated Config (regexes compiled; they compiled during parsing).
+Result<SamplerOptions> MakeSamplerOptions(const Config& config);
+
+/// --web.listen-address to civetweb's listening_ports syntax: ":9879" -> "9879" (all IPv4
+/// interfaces), "127.0.0.1:9879" unchanged, "localhost:p" -> "127.0.0.1:p". IPv6 is rejected:
+/// Debian's civetweb is built without it (docs/decisions.md, "HTTP: civetweb's C API directly").
+Result<std::string> CivetListeningPorts(std::string_view listen_address);
+
+}  // namespace roceqos

@@ -1,0 +1,1 @@
+#include "exporter/core/build_info.h"

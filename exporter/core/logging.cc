@@ -1,0 +1,169 @@
+#include "exporter/core/logging.h"
+
+#include <fmt/format.h>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <ctime>
+
+#include "exporter/core/log_event.h"
+
+namespace roceqos {
+namespace {
+
+void Append(spdlog::memory_buf_t& dest, std::string_view text) {
+  dest.append(text.data(), text.data() + text.size());
+}
+
+std::string_view LevelName(spdlog::level::level_enum level) {
+  switch (level) {
+    case spdlog::level::trace:
+    case spdlog::level::debug:
+      return "debug";
+    case spdlog::level::info:
+      return "info";
+    case spdlog::level::warn:
+      return "warn";
+    default:
+      return "error";
+  }
+}
+
+void AppendTimestamp(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) {
+  const auto since_epoch = msg.time.time_since_epoch();
+  const std::time_t seconds = std::chrono::duration_cast<std::chrono::seconds>(since_epoch).count();
+  const auto millis =
+      std::chrono::duration_cast<std::chrono::milliseconds>(since_epoch).count() % 1000;
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  fmt::format_to(std::back_inserter(dest), "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+                 utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min,
+                 utc.tm_sec, millis);
+}
+
+// Escapes for a double-quoted logfmt value or a JSON string: both need \" \\ and no raw control
+// characters, so one line stays one line whatever a kernel message contains.
+void AppendQuoted(std::string_view text, spdlog::memory_buf_t& dest) {
+  dest.push_back('"');
+  for (char c : text) {
+    switch (c) {
+      case '"':
+        Append(dest, "\\\"");
+        break;
+      case '\\':
+        Append(dest, "\\\\");
+        break;
+      case '\n':
+        Append(dest, "\\n");
+        break;
+      case '\r':
+        Append(dest, "\\r");
+        break;
+      case '\t':
+        Append(dest, "\\t");
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          fmt::format_to(std::back_inserter(dest), "\\u{:04x}", static_cast<unsigned>(c));
+        } else {
+          dest.push_back(c);
+        }
+    }
+  }
+  dest.push_back('"');
+}
+
+// logfmt leaves a simple value bare and quotes anything with a space, quote, '=' or control byte.
+void AppendLogfmtValue(std::string_view value, spdlog::memory_buf_t& dest) {
+  const bool bare = !value.empty() && value.find_first_of(" \"=\\") == std::string_view::npos &&
+                    std::none_of(value.begin(), value.end(),
+                                 [](char c) { return static_cast<unsigned char>(c) < 0x20; });
+  if (bare) {
+    Append(dest, value);
+  } else {
+    AppendQuoted(value, dest);
+  }
+}
+
+class LogfmtFormatter : public spdlog::formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override {
+    Append(dest, "ts=");
+    AppendTimestamp(msg, dest);
+    Append(dest, " level=");
+    Append(dest, LevelName(msg.level));
+    const DecodedLogRecord record =
+        DecodeLogRecord(std::string_view(msg.payload.data(), msg.payload.size()));
+    Append(dest, " msg=");
+    AppendQuoted(record.msg, dest);
+    for (const auto& [key, value] : record.fields) {
+      dest.push_back(' ');
+      Append(dest, key);
+      dest.push_back('=');
+      AppendLogfmtValue(value, dest);
+    }
+    dest.push_back('\n');
+  }
+  std::unique_ptr<spdlog::formatter> clone() const override {
+    return std::make_unique<LogfmtFormatter>();
+  }
+};
+
+class JsonFormatter : public spdlog::formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override {
+    Append(dest, "{\"ts\":\"");
+    AppendTimestamp(msg, dest);
+    Append(dest, "\",\"level\":\"");
+    Append(dest, LevelName(msg.level));
+    const DecodedLogRecord record =
+        DecodeLogRecord(std::string_view(msg.payload.data(), msg.payload.size()));
+    Append(dest, "\",\"msg\":");
+    AppendQuoted(record.msg, dest);
+    for (const auto& [key, value] : record.fields) {
+      dest.push_back(',');
+      AppendQuoted(key, dest);
+      dest.push_back(':');
+      AppendQuoted(value, dest);
+    }
+    Append(dest, "}\n");
+  }
+  std::unique_ptr<spdlog::formatter> clone() const override {
+    return std::make_unique<JsonFormatter>();
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<spdlog::formatter> MakeLogFormatter(std::string_view format) {
+  if (format == "json") return std::make_unique<JsonFormatter>();
+  return std::make_unique<LogfmtFormatter>();
+}
+
+Result<void> SetupLogging(std::string_view level, std::string_view format) {
+  spdlog::level::level_enum parsed;
+  if (level == "debug") {
+    parsed = spdlog::level::debug;
+  } else if (level == "info") {
+    parsed = spdlog::level::info;
+  } else if (level == "warn") {
+    parsed = spdlog::level::warn;
+  } else if (level == "error") {
+    parsed = spdlog::level::err;
+  } else {
+    return MakeError(EINVAL, fmt::format("unknown log level \"{}\"", level));
+  }
+  if (format != "logfmt" && format != "json") {
+    return MakeError(EINVAL, fmt::format("unknown log format \"{}\"", format));
+  }
+  auto sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
+  sink->set_formatter(MakeLogFormatter(format));
+  auto logger = std::make_shared<spdlog::logger>("roce_qos_exporter", std::move(sink));
+  logger->set_level(parsed);
+  logger->flush_on(spdlog::level::debug);  // stderr: a line must be out before a crash or kill
+  spdlog::set_default_logger(std::move(logger));
+  return {};
+}
+
+}  // namespace roceqos

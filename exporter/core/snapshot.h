@@ -1,0 +1,93 @@
+#pragma once
+
+// The immutable result of one sample. The sampler builds a new Snapshot per sample and publishes
+// it as std::shared_ptr<const Snapshot>; /metrics renders the latest one and never reads the
+// kernel. Large parts that do not change between samples (devices, name sets, name mappings) are
+// shared between snapshots, so a sample copies values, not strings.
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "collectors/device.h"
+#include "collectors/ethtool_map.h"
+
+namespace roceqos {
+
+// Extension points, defined by their owners in their own headers (exporter/qos/qos_state.h,
+// exporter/signals/derived_signals.h) and rendered by metrics_qos.cc / metrics_derived.cc. A
+// std::shared_ptr to an incomplete type is fine to hold and destroy here.
+struct QosDeviceState;        // QoS engineer: observed DCB state + drift for one netdev
+struct QosGlobalState;        // QoS engineer: policy source/reload, monitor, host-wide state
+struct DerivedDeviceSignals;  // signals engineer: windowed rates/peaks + storm state of one netdev
+struct DerivedGlobalState;    // signals engineer: anything not per device
+
+/// ETHTOOL_GSTATS of one netdev with the name mapping of its string-set generation.
+struct EthtoolSample {
+  CounterSet counters;  // names shared per generation, values of this sample
+  /// MapMlx5EthtoolNames(*counters.names), computed once per generation.
+  std::shared_ptr<const std::vector<MappedCounter>> mapped;
+  /// Indices of unmapped names matching --collector.ethtool.raw-include (empty without the flag).
+  std::shared_ptr<const std::vector<uint32_t>> raw_indices;
+  uint64_t string_set_changes = 0;  // generations seen after the first
+  /// Monotonic midpoint of the ETHTOOL_GSTATS call (0 = unknown): the derivation's Δt is taken
+  /// between reads, so a late sampler wake-up does not skew a device's rates and ratios.
+  std::chrono::nanoseconds read_at{0};
+};
+
+/// RDMA_NLDEV_CMD_STAT_GET of one port.
+struct RdmaPortSample {
+  RdmaPort port;
+  CounterSet counters;
+};
+
+struct DeviceSnapshot {
+  std::shared_ptr<const Device> device;  // from the last discovery; shared between samples
+  std::optional<EthtoolSample> ethtool;  // absent when the device has no stats or the read failed
+  std::vector<RdmaPortSample> rdma;      // ports bound to this netdev that were read
+
+  std::shared_ptr<const QosDeviceState> qos;            // filled by the QoS stage, if any
+  std::shared_ptr<const DerivedDeviceSignals> derived;  // filled by the signals stage, if any
+};
+
+/// Per-source bookkeeping for self-metrics.
+struct SourceStatus {
+  double last_duration_seconds = 0;  // wall time of the source's last run
+  bool available = true;
+};
+
+struct SamplerStatus {
+  double configured_period_seconds = 0;
+  double effective_period_seconds = 0;
+  double budget_ratio = 0;
+  double last_kernel_seconds = 0;
+  uint64_t overruns = 0;
+  uint64_t samples = 0;
+};
+
+struct Snapshot {
+  uint64_t sequence = 0;  // 1 for the first published sample
+  std::chrono::system_clock::time_point taken_at{};
+  std::vector<DeviceSnapshot> devices;          // selected devices, sorted by netdev name
+  std::map<std::string, SourceStatus> sources;  // "discovery", "ethtool", "rdma", stage sources
+  /// (source, reason) -> failures since start.
+  std::map<std::pair<std::string, std::string>, uint64_t> errors;
+  SamplerStatus sampler;
+
+  std::shared_ptr<const QosGlobalState> qos;          // filled by the QoS stage, if any
+  std::shared_ptr<const DerivedGlobalState> derived;  // filled by the signals stage, if any
+
+  const DeviceSnapshot* FindDevice(std::string_view netdev) const {
+    for (const DeviceSnapshot& d : devices) {
+      if (d.device && d.device->name == netdev) return &d;
+    }
+    return nullptr;
+  }
+};
+
+}  // namespace roceqos

@@ -1,0 +1,541 @@
+#include "exporter/qos/policy.h"
+
+#include <fmt/format.h>
+#include <linux/dcbnl.h>
+#include <yaml-cpp/yaml.h>
+
+#include <charconv>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace roceqos {
+namespace {
+
+// Internal unwinding from deep inside the document to ParsePolicy, which turns it into an Error.
+struct PolicyError {
+  YAML::Mark mark;
+  std::string what;
+};
+
+[[noreturn]] void Fail(const YAML::Node& node, std::string what) {
+  throw PolicyError{node.Mark(), std::move(what)};
+}
+
+std::string_view NodeKind(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Null:
+      return "null";
+    case YAML::NodeType::Scalar:
+      return node.Tag() == "?" ? "a plain scalar" : "a string";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Map:
+      return "a mapping";
+    default:
+      return "nothing";
+  }
+}
+
+// `null`, `~`, an empty value or the word `unchecked` switch a check off.
+bool IsUnchecked(const YAML::Node& node) {
+  return node.IsNull() || (node.IsScalar() && node.Tag() == "?" && node.Scalar() == "unchecked");
+}
+
+int64_t ParseInt(const YAML::Node& node, int64_t lo, int64_t hi, std::string_view what) {
+  // Quoted scalars are strings: "3" where 3 is meant is a type error, not silently accepted.
+  if (!node.IsScalar() || node.Tag() != "?")
+    Fail(node, fmt::format("{} must be an integer, got {}", what, NodeKind(node)));
+  const std::string& text = node.Scalar();
+  int64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec == std::errc::invalid_argument || end != text.data() + text.size())
+    Fail(node, fmt::format("{} must be an integer, got \"{}\"", what, text));
+  if (ec == std::errc::result_out_of_range || value < lo || value > hi)
+    Fail(node, fmt::format("{} {} is out of range {}..{}", what, text, lo, hi));
+  return value;
+}
+
+std::string ParseString(const YAML::Node& node, std::string_view what) {
+  if (!node.IsScalar())
+    Fail(node, fmt::format("{} must be a string, got {}", what, NodeKind(node)));
+  if (node.Scalar().empty()) Fail(node, fmt::format("{} must not be empty", what));
+  return node.Scalar();
+}
+
+void RequireMap(const YAML::Node& node, std::string_view what) {
+  if (!node.IsMap()) Fail(node, fmt::format("{} must be a mapping, got {}", what, NodeKind(node)));
+}
+
+void RequireList(const YAML::Node& node, std::string_view what, size_t exact_size) {
+  if (!node.IsSequence())
+    Fail(node, fmt::format("{} must be a list, got {}", what, NodeKind(node)));
+  if (exact_size != 0 && node.size() != exact_size)
+    Fail(node,
+         fmt::format("{} must have exactly {} entries, got {}", what, exact_size, node.size()));
+}
+
+// Iterates a mapping, rejecting keys outside `allowed` and duplicate keys (yaml-cpp keeps both).
+template <typename Fn>
+void ForEachKey(const YAML::Node& map, std::string_view where,
+                const std::vector<std::string_view>& allowed, Fn fn) {
+  std::set<std::string> seen;
+  for (const auto& entry : map) {
+    const YAML::Node& key = entry.first;
+    if (!key.IsScalar()) Fail(key, fmt::format("{}: keys must be strings", where));
+    const std::string& name = key.Scalar();
+    bool known = false;
+    for (auto a : allowed) known |= a == name;
+    if (!known) {
+      std::string list;
+      for (auto a : allowed) list += fmt::format("{}{}", list.empty() ? "" : ", ", a);
+      Fail(key, fmt::format("{}: unknown key \"{}\" (expected one of: {})", where, name, list));
+    }
+    if (!seen.insert(name).second) Fail(key, fmt::format("{}: duplicate key \"{}\"", where, name));
+    fn(name, entry.second);
+  }
+}
+
+uint8_t ParsePriorityList(const YAML::Node& node, std::string_view what) {
+  RequireList(node, what, 0);
+  uint8_t mask = 0;
+  for (const auto& item : node) {
+    auto prio = ParseInt(item, 0, 7, fmt::format("{}: priority", what));
+    if (mask & (1u << prio)) Fail(item, fmt::format("{}: priority {} listed twice", what, prio));
+    mask = static_cast<uint8_t>(mask | (1u << prio));
+  }
+  return mask;
+}
+
+template <typename T, size_t N>
+std::array<T, N> ParseFixedList(const YAML::Node& node, std::string_view what, int64_t lo,
+                                int64_t hi, std::string_view item_what) {
+  RequireList(node, what, N);
+  std::array<T, N> out{};
+  for (size_t i = 0; i < N; ++i)
+    out[i] =
+        static_cast<T>(ParseInt(node[i], lo, hi, fmt::format("{}[{}]: {}", what, i, item_what)));
+  return out;
+}
+
+uint8_t ParseTsa(const YAML::Node& node, std::string_view what) {
+  if (node.IsScalar() && node.Tag() == "?") {
+    const std::string& s = node.Scalar();
+    if (s == "strict") return IEEE_8021QAZ_TSA_STRICT;
+    if (s == "cbs") return IEEE_8021QAZ_TSA_CB_SHAPER;
+    if (s == "ets") return IEEE_8021QAZ_TSA_ETS;
+    if (s == "vendor") return IEEE_8021QAZ_TSA_VENDOR;
+  }
+  Fail(node, fmt::format("{} must be one of strict, cbs, ets, vendor", what));
+}
+
+EtsPolicy ParseEts(const YAML::Node& node) {
+  RequireMap(node, "ets");
+  EtsPolicy ets;
+  bool have_tsa = false, have_bw = false;
+  ForEachKey(node, "ets", {"tsa", "bandwidth"}, [&](const std::string& key, const YAML::Node& v) {
+    if (key == "tsa") {
+      RequireList(v, "ets.tsa", kNumTcs);
+      for (int tc = 0; tc < kNumTcs; ++tc)
+        ets.tsa[tc] = ParseTsa(v[tc], fmt::format("ets.tsa[{}]", tc));
+      have_tsa = true;
+    } else {
+      ets.bandwidth = ParseFixedList<uint8_t, kNumTcs>(v, "ets.bandwidth", 0, 100, "percent");
+      have_bw = true;
+    }
+  });
+  if (!have_tsa || !have_bw) Fail(node, "ets needs both tsa and bandwidth (8 entries each)");
+  int sum = 0;
+  bool any_ets = false;
+  for (int tc = 0; tc < kNumTcs; ++tc) {
+    if (ets.tsa[tc] == IEEE_8021QAZ_TSA_ETS) {
+      sum += ets.bandwidth[tc];
+      any_ets = true;
+    } else if (ets.bandwidth[tc] != 0) {
+      // The kernel rejects this too (IEEE 802.1Qaz: bandwidth applies only to ETS TCs).
+      Fail(node, fmt::format("ets.bandwidth[{}] is {} but TC {} is not an ETS TC (must be 0)", tc,
+                             ets.bandwidth[tc], tc));
+    }
+  }
+  if (any_ets && sum != 100)
+    Fail(node, fmt::format("ets.bandwidth of the ETS TCs sums to {}, must be 100", sum));
+  return ets;
+}
+
+BufferPolicy ParseBuffer(const YAML::Node& node) {
+  RequireMap(node, "buffer");
+  BufferPolicy buffer;
+  bool have_map = false;
+  ForEachKey(
+      node, "buffer", {"prio_buffer", "size"}, [&](const std::string& key, const YAML::Node& v) {
+        if (key == "prio_buffer") {
+          buffer.prio_buffer =
+              ParseFixedList<uint8_t, kNumPriorities>(v, "buffer.prio_buffer", 0, 7, "buffer");
+          have_map = true;
+        } else if (!IsUnchecked(v)) {
+          buffer.size = ParseFixedList<uint32_t, 8>(v, "buffer.size", 0, UINT32_MAX, "bytes");
+        }
+      });
+  if (!have_map) Fail(node, "buffer needs prio_buffer (8 entries)");
+  return buffer;
+}
+
+std::map<uint8_t, uint8_t> ParseDscpMap(const YAML::Node& node) {
+  RequireMap(node, "dscp_prio");
+  std::map<uint8_t, uint8_t> out;
+  for (const auto& entry : node) {
+    auto dscp = ParseInt(entry.first, 0, kNumDscp - 1, "dscp_prio: DSCP");
+    auto prio = ParseInt(entry.second, 0, 7, fmt::format("dscp_prio[{}]: priority", dscp));
+    if (!out.emplace(static_cast<uint8_t>(dscp), static_cast<uint8_t>(prio)).second)
+      Fail(entry.first, fmt::format("dscp_prio: DSCP {} listed twice", dscp));
+  }
+  return out;
+}
+
+const std::vector<std::string_view> kPolicyKeys = {
+    "trust", "pfc", "dscp_prio", "prio_tc", "ets", "buffer", "roce_tos", "dcqcn", "tcp_ecn", "mtu"};
+
+// Applies the keys present in `node` on top of `into`; keys absent keep their inherited value.
+void ApplyPolicyFields(const YAML::Node& node, std::string_view where, QosPolicy* into) {
+  RequireMap(node, where);
+  ForEachKey(node, where, kPolicyKeys, [&](const std::string& key, const YAML::Node& v) {
+    bool off = IsUnchecked(v);
+    if (key == "trust") {
+      if (off) {
+        into->trust.reset();
+      } else if (v.IsScalar() && v.Tag() == "?" && v.Scalar() == "dscp") {
+        into->trust = TrustMode::kDscp;
+      } else if (v.IsScalar() && v.Tag() == "?" && v.Scalar() == "pcp") {
+        into->trust = TrustMode::kPcp;
+      } else {
+        Fail(v, "trust must be dscp, pcp or null");
+      }
+    } else if (key == "pfc") {
+      into->pfc = off ? std::nullopt : std::optional<uint8_t>(ParsePriorityList(v, "pfc"));
+    } else if (key == "dscp_prio") {
+      into->dscp_prio = off ? std::nullopt : std::optional(ParseDscpMap(v));
+    } else if (key == "prio_tc") {
+      if (off)
+        into->prio_tc.reset();
+      else
+        into->prio_tc = ParseFixedList<uint8_t, kNumPriorities>(v, "prio_tc", 0, 7, "TC");
+    } else if (key == "ets") {
+      into->ets = off ? std::nullopt : std::optional(ParseEts(v));
+    } else if (key == "buffer") {
+      into->buffer = off ? std::nullopt : std::optional(ParseBuffer(v));
+    } else if (key == "roce_tos") {
+      if (off)
+        into->roce_tos.reset();
+      else
+        into->roce_tos = static_cast<uint8_t>(ParseInt(v, 0, 255, "roce_tos"));
+    } else if (key == "dcqcn") {
+      if (off) {
+        into->dcqcn_np.reset();
+        into->dcqcn_rp.reset();
+        return;
+      }
+      RequireMap(v, "dcqcn");
+      ForEachKey(v, "dcqcn", {"np", "rp"}, [&](const std::string& role, const YAML::Node& p) {
+        std::optional<uint8_t>& field = role == "np" ? into->dcqcn_np : into->dcqcn_rp;
+        field = IsUnchecked(p) ? std::nullopt
+                               : std::optional<uint8_t>(ParsePriorityList(p, "dcqcn." + role));
+      });
+    } else if (key == "tcp_ecn") {
+      if (off)
+        into->tcp_ecn.reset();
+      else
+        into->tcp_ecn = static_cast<int>(ParseInt(v, 0, 2, "tcp_ecn"));
+    } else if (key == "mtu") {
+      if (off)
+        into->mtu.reset();
+      else
+        into->mtu = static_cast<uint32_t>(ParseInt(v, 68, 65535, "mtu"));
+    }
+  });
+}
+
+// Cross-field rules, checked on each effective (merged) policy.
+void ValidateCombination(const QosPolicy& policy, const YAML::Node& node, std::string_view where) {
+  if (policy.trust == TrustMode::kPcp && policy.dscp_prio && !policy.dscp_prio->empty())
+    Fail(node, fmt::format("{}: dscp_prio needs trust dscp (with trust pcp the NIC ignores DSCP; "
+                           "set dscp_prio: null)",
+                           where));
+}
+
+PolicyMatch ParseSelector(const YAML::Node& node, std::string_view where) {
+  RequireMap(node, where);
+  PolicyMatch sel;
+  ForEachKey(
+      node, where, {"netdev", "pci", "rdma_device"},
+      [&](const std::string& key, const YAML::Node& v) {
+        std::string value = ParseString(v, fmt::format("{}.{}", where, key));
+        if (key == "netdev") {
+          try {
+            sel.netdev_compiled = std::make_shared<const std::regex>(
+                value, std::regex::ECMAScript | std::regex::optimize);
+          } catch (const std::regex_error& e) {
+            Fail(v, fmt::format("{}.netdev: bad regular expression \"{}\": {}", where, value,
+                                e.what()));
+          }
+          sel.netdev_regex = value;
+        } else if (key == "pci") {
+          static const std::regex kPci("[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\\.[0-7]");
+          if (!std::regex_match(value, kPci))
+            Fail(v, fmt::format("{}.pci: \"{}\" is not a PCI address like 0000:3b:00.0", where,
+                                value));
+          sel.pci = value;
+        } else {
+          sel.rdma_device = value;
+        }
+      });
+  if (!sel.netdev_regex && !sel.pci && !sel.rdma_device)
+    Fail(node, fmt::format("{} needs at least one of netdev, pci, rdma_device", where));
+  return sel;
+}
+
+PolicySet ParseDocument(const YAML::Node& root, std::string_view source) {
+  if (root.IsNull() || !root.IsDefined()) Fail(root, "empty policy (no YAML document)");
+  RequireMap(root, "policy document");
+  PolicySet set = DefaultPolicy();
+  set.source = std::string(source);
+
+  std::optional<YAML::Node> defaults, devices;  // Node's operator= aliases; copy-construct
+  ForEachKey(root, "policy document", {"version", "defaults", "devices"},
+             [&](const std::string& key, const YAML::Node& v) {
+               if (key == "version") {
+                 if (ParseInt(v, 1, 1, "version") != 1) Fail(v, "version must be 1");
+               } else if (key == "defaults") {
+                 defaults.emplace(v);
+               } else {
+                 devices.emplace(v);
+               }
+             });
+  // `defaults` first whatever the key order: rules inherit from it.
+  if (defaults) {
+    ApplyPolicyFields(*defaults, "defaults", &set.defaults);
+    ValidateCombination(set.defaults, *defaults, "defaults");
+  }
+  if (devices && !devices->IsNull()) {
+    RequireList(*devices, "devices", 0);
+    std::set<std::string> names;
+    for (size_t i = 0; i < devices->size(); ++i) {
+      const YAML::Node item = (*devices)[i];
+      std::string where = fmt::format("devices[{}]", i);
+      RequireMap(item, where);
+      PolicyRule rule;
+      rule.name = where;
+      rule.policy = set.defaults;
+      rule.line = item.Mark().line + 1;
+      bool have_match = false;
+      ForEachKey(item, where, {"name", "match", "policy"},
+                 [&](const std::string& key, const YAML::Node& v) {
+                   if (key == "name") {
+                     rule.name = ParseString(v, where + ".name");
+                   } else if (key == "match") {
+                     rule.match = ParseSelector(v, where + ".match");
+                     have_match = true;
+                   } else if (!v.IsNull()) {
+                     ApplyPolicyFields(v, where + ".policy", &rule.policy);
+                     ValidateCombination(rule.policy, v, where + ".policy");
+                   }
+                 });
+      if (!have_match) Fail(item, fmt::format("{} needs a match", where));
+      if (!names.insert(rule.name).second)
+        Fail(item, fmt::format("{}: rule name \"{}\" used twice", where, rule.name));
+      set.rules.push_back(std::move(rule));
+    }
+  }
+  return set;
+}
+
+std::string Quote(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+bool PolicyMatch::Matches(const Device& device) const {
+  if (netdev_regex) {
+    if (!netdev_compiled || !std::regex_match(device.name, *netdev_compiled)) return false;
+  }
+  if (pci && device.pci_address != *pci) return false;
+  if (rdma_device) {
+    bool found = false;
+    for (const auto& port : device.rdma_ports) found |= port.device == *rdma_device;
+    if (!found) return false;
+  }
+  return netdev_regex || pci || rdma_device;
+}
+
+bool DefaultsApplyTo(const Device& device) {
+  // DCB, buffers and DCQCN are configured on the Mellanox physical function (also when it is a
+  // bond member); a VF, a bond master or a Soft-RoCE netdev has none of it to check.
+  return device.pci_vendor == 0x15b3 &&
+         (device.role == DeviceRole::kPf || device.role == DeviceRole::kBondMember);
+}
+
+std::pair<const QosPolicy*, std::string_view> PolicySet::Resolve(const Device& device) const {
+  for (const auto& rule : rules)
+    if (rule.match.Matches(device)) return {&rule.policy, rule.name};
+  if (DefaultsApplyTo(device)) return {&defaults, "default"};
+  static const QosPolicy kNothingChecked;
+  return {&kNothingChecked, "none"};
+}
+
+PolicySet DefaultPolicy() {
+  PolicySet set;
+  set.source = "embedded default";
+  QosPolicy& p = set.defaults;
+  p.trust = TrustMode::kDscp;
+  p.pfc = 1u << 3;
+  p.dscp_prio = std::map<uint8_t, uint8_t>{{24, 3}, {26, 3}, {48, 6}};
+  p.roce_tos = 106;  // DSCP 26 << 2 | ECT(0)
+  p.dcqcn_np = 1u << 3;
+  p.dcqcn_rp = 1u << 3;
+  p.tcp_ecn = 1;
+  return set;
+}
+
+Result<PolicySet> ParsePolicy(std::string_view yaml_text, std::string_view source) {
+  try {
+    std::vector<YAML::Node> docs = YAML::LoadAll(std::string(yaml_text));
+    if (docs.empty())
+      return MakeError(EINVAL, fmt::format("{}:1:1: empty policy (no YAML document)", source));
+    if (docs.size() > 1)
+      return MakeError(EINVAL, fmt::format("{}:{}:{}: more than one YAML document", source,
+                                           docs[1].Mark().line + 1, docs[1].Mark().column + 1));
+    return ParseDocument(docs[0], source);
+  } catch (const PolicyError& e) {
+    int line = e.mark.is_null() ? 1 : e.mark.line + 1;
+    int column = e.mark.is_null() ? 1 : e.mark.column + 1;
+    return MakeError(EINVAL, fmt::format("{}:{}:{}: {}", source, line, column, e.what));
+  } catch (const YAML::Exception& e) {
+    int line = e.mark.is_null() ? 1 : e.mark.line + 1;
+    int column = e.mark.is_null() ? 1 : e.mark.column + 1;
+    return MakeError(EINVAL,
+                     fmt::format("{}:{}:{}: malformed YAML: {}", source, line, column, e.msg));
+  } catch (const std::exception& e) {
+    return MakeError(EINVAL, fmt::format("{}: {}", source, e.what()));
+  }
+}
+
+Result<PolicySet> LoadPolicyFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return MakeError(errno ? errno : ENOENT, fmt::format("{}: cannot open: {}", path,
+                                                         std::strerror(errno ? errno : ENOENT)));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return MakeError(EIO, fmt::format("{}: read error", path));
+  return ParsePolicy(text.str(), path);
+}
+
+std::string PriorityListText(uint8_t mask) {
+  std::string out = "[";
+  for (int p = 0; p < 8; ++p)
+    if (mask & (1u << p)) out += fmt::format("{}{}", out.size() > 1 ? ", " : "", p);
+  return out + "]";
+}
+
+std::string RenderQosPolicyYaml(const QosPolicy& p, int indent) {
+  std::string pad(static_cast<size_t>(indent), ' ');
+  std::string out;
+  auto line = [&](std::string_view key, const std::string& value) {
+    out += fmt::format("{}{}: {}\n", pad, key, value);
+  };
+  line("trust", p.trust ? std::string(TrustModeName(*p.trust)) : "null");
+  line("pfc", p.pfc ? PriorityListText(*p.pfc) : "null");
+  if (p.dscp_prio) {
+    std::string m = "{";
+    for (const auto& [dscp, prio] : *p.dscp_prio)
+      m += fmt::format("{}{}: {}", m.size() > 1 ? ", " : "", dscp, prio);
+    line("dscp_prio", m + "}");
+  } else {
+    line("dscp_prio", "null");
+  }
+  line("prio_tc", p.prio_tc ? ArrayText(*p.prio_tc) : "null");
+  if (p.ets) {
+    line("ets", fmt::format("{{tsa: {}, bandwidth: {}}}", TsaListText(p.ets->tsa),
+                            ArrayText(p.ets->bandwidth)));
+  } else {
+    line("ets", "null");
+  }
+  if (p.buffer) {
+    line("buffer", fmt::format("{{prio_buffer: {}, size: {}}}", ArrayText(p.buffer->prio_buffer),
+                               p.buffer->size ? ArrayText(*p.buffer->size) : "null"));
+  } else {
+    line("buffer", "null");
+  }
+  line("roce_tos", p.roce_tos ? std::to_string(*p.roce_tos) : "null");
+  if (p.dcqcn_np || p.dcqcn_rp) {
+    line("dcqcn",
+         fmt::format("{{np: {}, rp: {}}}", p.dcqcn_np ? PriorityListText(*p.dcqcn_np) : "null",
+                     p.dcqcn_rp ? PriorityListText(*p.dcqcn_rp) : "null"));
+  } else {
+    line("dcqcn", "null");
+  }
+  line("tcp_ecn", p.tcp_ecn ? std::to_string(*p.tcp_ecn) : "null");
+  line("mtu", p.mtu ? std::to_string(*p.mtu) : "null");
+  return out;
+}
+
+std::string RenderPolicyYaml(const PolicySet& set) {
+  std::string out =
+      "# roce_qos_exporter QoS policy (reference: docs/policy.md).\n"
+      "# null = unchecked: no drift series and never remediated.\n"
+      "version: 1\n"
+      "defaults:\n";
+  out += RenderQosPolicyYaml(set.defaults, 2);
+  if (set.rules.empty()) {
+    out += "# Per-device overrides; the first rule whose match fits a device wins.\n";
+    out += "devices: []\n";
+    return out;
+  }
+  out += "devices:\n";
+  for (const auto& rule : set.rules) {
+    out += fmt::format("  - name: {}\n    match: {{", Quote(rule.name));
+    std::string sel;
+    if (rule.match.netdev_regex) sel += "netdev: " + Quote(*rule.match.netdev_regex);
+    if (rule.match.pci)
+      sel += (sel.empty() ? "" : ", ") + std::string("pci: ") + Quote(*rule.match.pci);
+    if (rule.match.rdma_device)
+      sel +=
+          (sel.empty() ? "" : ", ") + std::string("rdma_device: ") + Quote(*rule.match.rdma_device);
+    out += sel + "}\n    policy:\n";
+    out += RenderQosPolicyYaml(rule.policy, 6);
+  }
+  return out;
+}
+
+std::string TsaListText(const std::array<uint8_t, kNumTcs>& tsa) {
+  std::string out = "[";
+  for (int tc = 0; tc < kNumTcs; ++tc) out += fmt::format("{}{}", tc ? ", " : "", TsaName(tsa[tc]));
+  return out + "]";
+}
+
+std::string Fnv1a64Hex(std::string_view text) {
+  uint64_t hash = 0xcbf29ce484222325ULL;
+  for (unsigned char c : text) {
+    hash ^= c;
+    hash *= 0x100000001b3ULL;
+  }
+  return fmt::format("{:016x}", hash);
+}
+
+std::string PolicyFingerprint(const QosPolicy& policy) {
+  return Fnv1a64Hex(RenderQosPolicyYaml(policy, 0));
+}
+
+}  // namespace roceqos

@@ -1,0 +1,132 @@
+#pragma once
+
+// The QoS engine: keeps the policy, turns change notifications into immediate re-reads, polls
+// every device at --qos.poll-interval as the safety net, evaluates drift, drives remediation,
+// and produces the QoS part of each snapshot. Update() runs on the sampler thread (as a sample
+// stage); OnChange()/ReloadPolicy() may be called from any thread.
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "collectors/device.h"
+#include "collectors/monitor.h"
+#include "exporter/qos/drift.h"
+#include "exporter/qos/policy.h"
+#include "exporter/qos/qos_io.h"
+#include "exporter/qos/qos_state.h"
+#include "exporter/qos/remediate.h"
+
+namespace roceqos {
+
+struct QosEngineOptions {
+  std::string config_path;                                           // empty: embedded default
+  std::chrono::nanoseconds poll_interval = std::chrono::seconds(5);  // --qos.poll-interval
+  RemediationOptions remediation;
+  /// The MOFED/DOCA driver-ready sentinel; remediation waits for it when its directory exists.
+  std::string driver_ready_path = "/run/mellanox/drivers/.driver-ready";
+};
+
+/// Loads the policy named by --config (or the embedded default). Used at start-up, where an
+/// invalid policy refuses to start, and by reloads.
+Result<std::shared_ptr<const PolicySet>> LoadPolicy(const std::string& config_path);
+
+class QosEngine {
+ public:
+  using SteadyClock = std::chrono::steady_clock;
+  using SystemClock = std::chrono::system_clock;
+
+  QosEngine(QosEngineOptions options, std::shared_ptr<const PolicySet> policy,
+            std::unique_ptr<QosReader> reader, std::unique_ptr<QosWriter> writer);
+
+  /// Re-reads --config. A policy that does not validate is rejected as a whole: the last good one
+  /// stays in force, the failure is logged and exported. Thread-safe.
+  Result<void> ReloadPolicy();
+
+  /// What a notification asks of the sampler: a sample now (a DCB change to re-read, a device
+  /// added or removed) and whether it needs a discovery first.
+  struct ChangeResponse {
+    bool sample = false;
+    bool discovery = false;
+    /// Netdevs whose DCB configuration changed: a PFC change can rewrite mlx5's ethtool string
+    /// set without changing its size, so their names must be re-read before the next values.
+    std::vector<std::string> dcb_changed;
+  };
+  /// A notification from the change monitor. Thread-safe. DCB events are re-read at the next
+  /// Update; link events of devices selected at the last Update need nothing (their DCB state
+  /// notifies on its own); other link events ask for a discovery.
+  ChangeResponse OnChange(const ChangeEvent& event);
+  void SetMonitorRunning(bool running);
+
+  struct DeviceInput {
+    std::shared_ptr<const Device> device;
+    std::shared_ptr<const QosDeviceState> previous;  // from the last snapshot; null if new
+    bool pfc_storm = false;                          // from the storm state machine
+  };
+  struct Output {
+    std::vector<std::shared_ptr<const QosDeviceState>> devices;  // parallel to the input
+    std::shared_ptr<const QosGlobalState> global;
+    std::chrono::nanoseconds kernel_time{};  // time spent reading and writing
+    std::vector<Error> errors;               // one per failed source read
+  };
+
+  /// One pass on the sampler thread: re-reads the devices that changed or are due, reuses the
+  /// previous state of the others (same pointer: nothing copied).
+  Output Update(const std::vector<DeviceInput>& devices);
+
+  RemediationMode remediation_mode() const { return options_.remediation.mode; }
+  std::shared_ptr<const PolicySet> policy() const;
+
+ private:
+  std::shared_ptr<const QosDeviceState> UpdateDevice(const DeviceInput& input,
+                                                     const PolicySet& policy, uint64_t generation,
+                                                     std::optional<SteadyClock::time_point> event,
+                                                     bool poll_due, const Observed<int>& tcp_ecn,
+                                                     bool driver_ready, Output& out);
+  bool DriverReady() const;
+
+  QosEngineOptions options_;
+  std::unique_ptr<QosReader> reader_;
+  std::unique_ptr<QosWriter> writer_;
+  Remediator remediator_;
+  DriftTracker tracker_;  // sampler thread only
+
+  mutable std::mutex mu_;  // guards everything below
+  std::shared_ptr<const PolicySet> policy_;
+  uint64_t policy_generation_ = 1;
+  uint64_t applied_generation_ = 1;  // the generation the remediator last saw (sampler thread)
+  QosGlobalState global_;
+  std::map<std::string, SteadyClock::time_point> pending_;  // netdev -> first unserved event
+  std::set<std::string> known_devices_;                     // selected at the last Update
+  bool resync_ = false;
+};
+
+/// The change-monitor thread: waits on RTNLGRP_DCB/RTNLGRP_LINK and hands each event to the
+/// engine, then, when the engine asks for it, calls `wake(discovery_wanted)` so the sampler takes
+/// a sample at once instead of at the end of its period (the < 100 ms detection path).
+class QosMonitorThread {
+ public:
+  using Wake = std::function<void(const QosEngine::ChangeResponse&)>;
+  QosMonitorThread(QosEngine* engine, Wake wake);
+  ~QosMonitorThread();
+  /// False (and logged) when the monitor socket cannot be opened: polling still works.
+  bool Start();
+  void Stop();
+
+ private:
+  void Run();
+  QosEngine* engine_;
+  Wake wake_;
+  std::unique_ptr<ChangeMonitor> monitor_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+}  // namespace roceqos

@@ -1,0 +1,68 @@
+#include "exporter/qos/qos_io.h"
+
+#include <linux/netlink.h>
+
+namespace roceqos {
+
+ObservedQos ReadObservedQos(QosReader& reader, const Device& device, const Observed<int>& tcp_ecn) {
+  ObservedQos o;
+  o.dcb = reader.ReadDcb(device.name);
+  o.dcqcn = reader.ReadDcqcn(device.name);
+  for (const auto& port : device.rdma_ports) {
+    PortTos tos;
+    tos.device = port.device;
+    tos.port = port.port;
+    tos.tos = reader.ReadRoceTos(port.device, port.port);
+    o.roce_tos.push_back(std::move(tos));
+  }
+  o.tcp_ecn = tcp_ecn;
+  o.mtu = device.mtu != 0 ? Observed<uint32_t>::Ok(device.mtu) : Observed<uint32_t>::Absent();
+  o.pfc_storm_timeout_ms = reader.ReadStormTimeout(device.name);
+  return o;
+}
+
+ObservedQos RereadDcb(QosReader& reader, const Device& device, ObservedQos previous) {
+  previous.dcb = reader.ReadDcb(device.name);
+  if (device.mtu != 0) previous.mtu = Observed<uint32_t>::Ok(device.mtu);
+  return previous;
+}
+
+Result<std::unique_ptr<KernelQosReader>> KernelQosReader::Open(HostPaths paths,
+                                                               bool configfs_mkdir) {
+  auto socket = netlink::Socket::Open(NETLINK_ROUTE);
+  if (!socket) return socket.error();
+  return std::unique_ptr<KernelQosReader>(
+      new KernelQosReader(std::move(*socket), std::move(paths), configfs_mkdir));
+}
+
+KernelQosReader::KernelQosReader(netlink::Socket socket, HostPaths paths, bool configfs_mkdir)
+    : socket_(std::move(socket)), dcb_(&socket_), host_(std::move(paths), configfs_mkdir) {}
+
+Observed<QosState> KernelQosReader::ReadDcb(const std::string& netdev) {
+  auto state = dcb_.Read(netdev);
+  if (!state) return Observed<QosState>::Failed(state.error().message, state.error().errnum);
+  if (!state->has_value()) return Observed<QosState>::Absent();
+  return Observed<QosState>::Ok(std::move(**state));
+}
+
+Result<void> KernelQosWriter::SetDcb(const std::string& netdev, const DcbWrite& write) {
+  return reader_->dcb().Set(netdev, write);
+}
+
+Result<void> KernelQosWriter::DeleteDcbApps(const std::string& netdev,
+                                            const std::vector<DcbApp>& apps) {
+  return reader_->dcb().DeleteApps(netdev, apps);
+}
+
+Result<void> KernelQosWriter::WriteDcqcn(const std::string& netdev, bool np, int prio,
+                                         bool enable) {
+  return reader_->host().WriteDcqcnEnable(netdev, np, prio, enable);
+}
+
+Result<void> KernelQosWriter::WriteTcpEcn(int value) { return reader_->host().WriteTcpEcn(value); }
+
+Result<void> KernelQosWriter::WriteRoceTos(const std::string& rdma_device, uint32_t port, int tos) {
+  return reader_->host().WriteMofedTrafficClass(rdma_device, port, tos);
+}
+
+}  // namespace roceqos

@@ -1,0 +1,32 @@
+#pragma once
+
+// The QoS engine as a sample stage: runs on the sampler thread after the counters of a sample,
+// fills DeviceSnapshot::qos and Snapshot::qos_global. Add it after the signals stage so the storm
+// state of the same sample guards remediation.
+
+#include <functional>
+#include <memory>
+#include <string_view>
+
+#include "exporter/qos/qos_engine.h"
+#include "exporter/sampling/sampler.h"
+
+namespace roceqos {
+
+class QosStage : public SampleStage {
+ public:
+  /// Whether a device is in an active PFC storm, from what earlier stages put in the draft
+  /// (DeviceSnapshot::derived). Default: never (no storm input wired).
+  using StormProbe = std::function<bool(const DeviceSnapshot&)>;
+
+  QosStage(QosEngine* engine, StormProbe storm = {}) : engine_(engine), storm_(std::move(storm)) {}
+
+  std::string_view Source() const override { return "qos"; }
+  void Run(StageContext& ctx, Snapshot& draft) override;
+
+ private:
+  QosEngine* engine_;
+  StormProbe storm_;
+};
+
+}  // namespace roceqos

@@ -1,0 +1,48 @@
+#pragma once
+
+// The QoS part of a published snapshot (the extension points snapshot.h declares): what was
+// observed for one netdev, its drift against its effective policy and the remediation state, plus
+// the host-wide QoS status. Immutable once published; rendered by metrics_qos.cc.
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "exporter/qos/drift.h"
+#include "exporter/qos/remediate.h"
+
+namespace roceqos {
+
+struct QosDeviceState {
+  ObservedQos observed;
+  DeviceDrift drift;
+  std::string policy_rule;  // the policy rule that chose the effective policy ("default")
+  std::string policy_hash;  // PolicyFingerprint of the effective policy
+  std::string state_hash;   // StateFingerprint of the observation
+  std::map<QosField, uint64_t> drift_events;
+  std::chrono::system_clock::time_point last_change{};  // last change of the observed state
+  std::chrono::steady_clock::time_point polled_at{};    // last full read of every source
+  uint64_t policy_generation = 0;                       // the policy this was evaluated against
+  std::optional<RemediationState> remediation;          // nullopt when --remediation=off
+  std::map<std::pair<QosField, std::string>, uint64_t> remediation_counts;  // (field, result)
+};
+
+struct QosGlobalState {
+  std::string policy_source;  // "embedded default" or the --config path
+  bool policy_reload_success = true;
+  std::chrono::system_clock::time_point policy_reload_time{};  // last reload attempt (or start)
+  std::string policy_reload_error;                             // the rejection, when it failed
+  RemediationMode remediation_mode = RemediationMode::kOff;
+  /// Kernel notification received -> snapshot with the re-read state ready to publish.
+  std::optional<double> last_detection_latency_seconds;
+  double max_detection_latency_seconds = 0;
+  uint64_t change_notifications = 0;  // DCB + link notifications that named a selected device
+  uint64_t monitor_resyncs = 0;       // notification overflows (ENOBUFS): full re-reads
+  bool monitor_running = false;       // false: polling only (the monitor could not start)
+  Observed<int> tcp_ecn;              // host-wide, from the last poll
+};
+
+}  // namespace roceqos

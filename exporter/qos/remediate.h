@@ -1,0 +1,174 @@
+#pragma once
+
+// Remediation (off by default): puts a drifted device back to its policy through the kernel
+// interfaces `dcb`/`mlnx_qos` use, guarded so it is safe to leave on in a fleet. Decisions are
+// made from plain values (DeviceContext, ObservedQos, DeviceDrift) so tests need no kernel.
+// Reference: docs/policy.md "Remediation".
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "collectors/dcb.h"
+#include "collectors/device.h"
+#include "exporter/qos/drift.h"
+#include "exporter/qos/policy.h"
+
+namespace roceqos {
+
+enum class RemediationMode : uint8_t { kOff, kDryRun, kEnforce };
+Result<RemediationMode> ParseRemediationMode(std::string_view text);  // off|dry-run|enforce
+std::string_view RemediationModeName(RemediationMode mode);
+
+/// One write. DCB writes go through RTM_SETDCB; the rest are sysfs/procfs writes.
+struct RemediationAction {
+  enum class Kind : uint8_t { kDcbSet, kDcbDeleteApps, kDcqcnEnable, kTcpEcn, kRoceTos };
+  QosField field = QosField::kPfc;
+  Kind kind = Kind::kDcbSet;
+  DcbWrite dcb;     // kDcbSet: the parts to set; kDcbDeleteApps: dcb.apps to delete
+  bool np = false;  // kDcqcnEnable: notification (true) or reaction point
+  int prio = 0;     // kDcqcnEnable
+  bool enable = false;
+  int value = 0;            // kTcpEcn, kRoceTos
+  std::string rdma_device;  // kRoceTos
+  uint32_t port = 0;        // kRoceTos
+  std::string old_value;    // for the audit log
+  std::string new_value;
+  std::string side_effect;  // disruption the write causes, logged before it is made
+};
+
+/// The writes that bring `observed` to `policy` for the drifted fields, in execution order:
+/// ETS (prio_tc/ets), PFC, buffer, new DSCP APP entries, then the deletion of entries they
+/// replace (add before delete, as `dcb app replace` does), then DCQCN, ToS and tcp_ecn. Fields
+/// that are absent, unreadable, or not remediable (mtu) get no action.
+std::vector<RemediationAction> PlanRemediation(const QosPolicy& policy, const ObservedQos& observed,
+                                               const DeviceDrift& drift);
+
+/// "<field>: <old> -> <new>" for logs and dry-run.
+std::string DescribeAction(const RemediationAction& action);
+
+/// Where the writes go. The kernel implementation wraps DcbClient and HostReader.
+class QosWriter {
+ public:
+  virtual ~QosWriter() = default;
+  virtual Result<void> SetDcb(const std::string& netdev, const DcbWrite& write) = 0;
+  virtual Result<void> DeleteDcbApps(const std::string& netdev,
+                                     const std::vector<DcbApp>& apps) = 0;
+  virtual Result<void> WriteDcqcn(const std::string& netdev, bool np, int prio, bool enable) = 0;
+  virtual Result<void> WriteTcpEcn(int value) = 0;
+  virtual Result<void> WriteRoceTos(const std::string& rdma_device, uint32_t port, int tos) = 0;
+};
+
+/// What the guardrails look at, gathered by the caller from discovery, the filesystem and the
+/// storm state machine.
+struct DeviceContext {
+  std::string netdev;
+  DeviceRole role = DeviceRole::kOther;
+  bool oper_up = false;
+  std::vector<std::string> rdma_devices;  // RDMA devices bound to the netdev
+  bool driver_ready = true;  // /run/mellanox/drivers/.driver-ready present, or no such directory
+  bool pfc_storm = false;    // any priority of the device in an active PFC storm
+};
+
+enum class RemediationState : uint8_t {
+  kInSync,        // nothing to do
+  kActed,         // writes were made in this step
+  kBackoff,       // drift, waiting for the next allowed attempt
+  kGaveUp,        // too many attempts that did not hold; alert and leave it to a human
+  kDryRun,        // drift, plan logged, nothing written
+  kObserveOnly,   // drift only in fields remediation does not touch (absent, unreadable, mtu)
+  kBlockedNotPf,  // VF, SF, veth, ...: never written
+  kBlockedBond,   // bond member or mlx5_bond_* (RoCE LAG): never written
+  kBlockedDown,   // link not up
+  kBlockedDriverNotReady,  // the driver-ready sentinel is missing
+  kBlockedStorm,           // a PFC storm is active: changing PFC now would make it worse
+};
+std::string_view RemediationStateName(RemediationState state);
+inline constexpr RemediationState kAllRemediationStates[] = {
+    RemediationState::kInSync,       RemediationState::kActed,
+    RemediationState::kBackoff,      RemediationState::kGaveUp,
+    RemediationState::kDryRun,       RemediationState::kObserveOnly,
+    RemediationState::kBlockedNotPf, RemediationState::kBlockedBond,
+    RemediationState::kBlockedDown,  RemediationState::kBlockedDriverNotReady,
+    RemediationState::kBlockedStorm};
+
+/// The guardrail verdict alone: a blocked state, or nullopt when writes are allowed.
+std::optional<RemediationState> CheckGuardrails(const DeviceContext& context);
+
+struct RemediationOptions {
+  RemediationMode mode = RemediationMode::kOff;
+  std::chrono::seconds base_backoff{30};    // wait after the first attempt; doubles per attempt
+  std::chrono::seconds max_backoff{600};    // cap of the wait
+  int max_attempts = 5;                     // attempts before giving up
+  std::chrono::seconds stable_reset{3600};  // in sync this long: attempts start from zero again
+};
+
+/// Result labels of roce_qos_remediations_total.
+inline constexpr std::string_view kResultSuccess = "success";    // written and read back equal
+inline constexpr std::string_view kResultFailed = "failed";      // the write itself failed
+inline constexpr std::string_view kResultMismatch = "mismatch";  // written, read back different
+inline constexpr std::string_view kResultDryRun = "dry_run";     // planned only
+
+struct ActionRecord {
+  QosField field;
+  std::string description;  // DescribeAction
+  std::string_view result;
+  std::string error;
+};
+
+/// Per-device remediation state machine: rate limit with exponential back-off, give-up after
+/// max_attempts, audit log and counters. Not thread-safe; owned by the sampler thread.
+class Remediator {
+ public:
+  using Clock = std::chrono::steady_clock;
+  /// Re-reads the device after writes (verification and the add-before-delete step).
+  using Reread = std::function<ObservedQos()>;
+
+  struct DeviceStatus {
+    RemediationState state = RemediationState::kInSync;
+    int attempts = 0;  // since the last stable in-sync period
+    bool gave_up = false;
+    std::optional<Clock::time_point> next_allowed;
+    std::optional<Clock::time_point> in_sync_since;
+    std::vector<Clock::time_point> attempt_times;  // for tests and the log (last 16 kept)
+    std::map<std::pair<QosField, std::string>, uint64_t> counts;  // (field, result) -> n
+    std::string last_dry_run_plan;
+  };
+
+  Remediator(RemediationOptions options, QosWriter* writer);
+
+  /// One decision for one device, at the time the drift was evaluated. Returns the state and
+  /// the actions taken (or planned, in dry-run).
+  RemediationState Step(const DeviceContext& context, const QosPolicy& policy,
+                        const ObservedQos& observed, const DeviceDrift& drift,
+                        Clock::time_point now, const Reread& reread,
+                        std::vector<ActionRecord>* records = nullptr);
+
+  const DeviceStatus* Status(const std::string& netdev) const;
+  /// A new policy: give-up states and back-off start over (the old attempts were for another
+  /// target).
+  void ResetAll();
+  /// Drops devices that vanished.
+  void Retain(const std::vector<std::string>& present);
+  RemediationMode mode() const { return options_.mode; }
+
+ private:
+  void Execute(const std::string& netdev, const QosPolicy& policy,
+               std::vector<RemediationAction> plan, const Reread& reread,
+               std::vector<ActionRecord>* records, DeviceStatus* status);
+
+  RemediationOptions options_;
+  QosWriter* writer_;
+  std::map<std::string, DeviceStatus> devices_;
+};
+
+/// True when the process has CAP_NET_ADMIN in its effective set (capget(2)); enforce mode
+/// refuses to start without it.
+bool HasNetAdminCapability();
+
+}  // namespace roceqos

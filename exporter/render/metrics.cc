@@ -1,0 +1,32 @@
+#include "exporter/render/metrics.h"
+
+#include <string>
+
+namespace roceqos {
+
+std::string_view IndexLabel(int index, std::string& storage) {
+  static constexpr std::string_view kDigits[] = {"0", "1", "2", "3", "4", "5", "6", "7"};
+  if (index >= 0 && index < 8) return kDigits[index];
+  storage = std::to_string(index);
+  return storage;
+}
+
+Families RenderSnapshot(const Snapshot* snapshot) {
+  Families out;
+  if (snapshot != nullptr) {
+    RenderEthtoolCounters(*snapshot, out);
+    RenderRdmaCounters(*snapshot, out);
+    RenderDeviceInfo(*snapshot, out);
+    RenderQos(*snapshot, out);
+    RenderDerived(*snapshot, out);
+  }
+  RenderSelf(snapshot, out);
+  return out;
+}
+
+std::vector<prometheus::MetricFamily> SnapshotCollectable::Collect() const {
+  const std::shared_ptr<const Snapshot> snapshot = latest_ ? latest_() : nullptr;
+  return RenderSnapshot(snapshot.get());
+}
+
+}  // namespace roceqos

@@ -1,0 +1,52 @@
+// Inventory: selected netdevs and the RDMA ports bound to them.
+
+#include <string>
+
+#include "exporter/render/metric_family_builder.h"
+#include "exporter/render/metrics.h"
+
+namespace roceqos {
+namespace {
+
+// enum ib_port_state (rdma/ib_verbs.h), as `rdma link` prints it.
+std::string_view PortStateName(uint8_t state) {
+  switch (state) {
+    case 0:
+      return "nop";
+    case 1:
+      return "down";
+    case 2:
+      return "init";
+    case 3:
+      return "armed";
+    case 4:
+      return "active";
+    case 5:
+      return "active_defer";
+    default:
+      return "unknown";
+  }
+}
+
+}  // namespace
+
+void RenderDeviceInfo(const Snapshot& snapshot, Families& out) {
+  FamilyBuilder netdev_info(FindMetric("roce_netdev_info"));
+  FamilyBuilder device_info(FindMetric("roce_device_info"));
+  for (const DeviceSnapshot& snap : snapshot.devices) {
+    if (!snap.device) continue;
+    const Device& d = *snap.device;
+    const std::string_view role = DeviceRoleName(d.role);
+    const std::string_view pci = d.pci_address;
+    netdev_info.Add({d.name, d.driver, pci, role, d.oper_state, d.master}, 1);
+    for (const RdmaPort& port : d.rdma_ports) {
+      device_info.Add({port.device, std::to_string(port.port), d.name, pci, role,
+                       PortStateName(port.port_state)},
+                      1);
+    }
+  }
+  netdev_info.AppendTo(out);
+  device_info.AppendTo(out);
+}
+
+}  // namespace roceqos

@@ -1,0 +1,116 @@
+#include "exporter/render/metrics_doc.h"
+
+#include <fmt/format.h>
+
+#include <vector>
+
+#include "exporter/render/metric_table.h"
+
+namespace roceqos {
+namespace {
+
+struct Area {
+  std::string_view id;
+  std::string_view title;
+  std::string_view intro;
+};
+
+constexpr Area kAreas[] = {
+    {"ethtool", "Port counters (ethtool)",
+     "One `ETHTOOL_GSTATS` per selected netdev per sample. The mlx5 `ethtool -S` names are mapped "
+     "once per string-set generation (collectors/ethtool_map.h). Per-priority pause counters "
+     "exist only while PFC is enabled on the priority, so their series come and go with the PFC "
+     "configuration; `roce_tc_*` are indexed by traffic class although mlx5 names them `prio`."},
+    {"rdma", "RDMA port counters",
+     "One `RDMA_NLDEV_CMD_STAT_GET` per RDMA port bound to a selected netdev per sample, the same "
+     "values as `rdma statistic show link <dev>/<port>`. The four DCQCN counters have their own "
+     "families; every other hw counter is `roce_rdma_hw_counter_total{counter=\"<kernel name>\"}`. "
+     "Nothing is exported when the kernel has no RDMA netlink "
+     "(`roce_exporter_source_available{source=\"rdma\"} 0`)."},
+    {"device", "Inventory",
+     "From discovery (every `--sampler.discovery-interval`, and at once when a device vanishes)."},
+    {"derived", "Derived signals (sampler)",
+     "Computed on the sampler thread from consecutive samples (`--sampler.period`), which a "
+     "scrape cannot see: per-interval peaks over sliding windows (`window` label, "
+     "`--derive.windows`, default `15s` and `1m`; read a window at least as long as your scrape "
+     "interval), PFC-to-ECN ratios and the PFC storm state machine. Exact definitions: "
+     "[signals.md](signals.md)."},
+    {"self", "Exporter self-metrics",
+     "`source` is one of `discovery`, `ethtool`, `rdma` (and the sources of later sample stages); "
+     "`reason` is one of `device_gone`, `not_supported`, `permission`, `unavailable`, `busy`, "
+     "`malformed`, `exception`, `other`."},
+};
+
+std::string_view KindName(MetricKind kind) {
+  switch (kind) {
+    case MetricKind::kCounter:
+      return "counter";
+    case MetricKind::kGauge:
+      return "gauge";
+    case MetricKind::kUntyped:
+      break;
+  }
+  return "untyped";
+}
+
+std::string EscapeCell(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+void AppendArea(std::string& out, std::string_view id, std::string_view title,
+                std::string_view intro) {
+  out += fmt::format("\n## {}\n\n", title);
+  if (!intro.empty()) out += fmt::format("{}\n\n", intro);
+  out += "| Metric | Type | Labels | Help | Source |\n|---|---|---|---|---|\n";
+  for (const MetricDef& def : AllMetrics()) {
+    if (def.area != id) continue;
+    std::string labels;
+    for (size_t i = 0; i < def.label_count(); ++i) {
+      labels += fmt::format("{}`{}`", i ? ", " : "", def.labels[i]);
+    }
+    out += fmt::format("| `{}` | {} | {} | {} | {} |\n", def.name, KindName(def.kind), labels,
+                       EscapeCell(def.help), EscapeCell(def.source));
+  }
+}
+
+}  // namespace
+
+std::string GenerateMetricsDoc() {
+  std::string out =
+      "# Metrics\n\n"
+      "<!-- Generated from exporter/render/metric_table.h; do not edit. Regenerate with:\n"
+      "     build/roce_qos_exporter --print-metrics-doc > docs/metrics.md -->\n\n"
+      "Every family served on `/metrics` (Prometheus text format 0.0.4). Raw kernel counters are "
+      "counters (`_total`) in base units (seconds, bytes); a family appears only while it has "
+      "series, and a device that leaves the selection or vanishes takes its series with it.\n\n"
+      "Labels: `netdev` network interface, `device` RDMA device, `port` RDMA port (1-based), "
+      "`prio` priority 0-7, `tc` traffic class 0-7, `direction` `rx` or `tx`, `window` sliding "
+      "window of a derived signal (`15s`, `1m`).\n\n"
+      "Counters exist at 0 from the moment their label set is known, so `rate()` and "
+      "`increase()` read 0 rather than nothing (an absent series means the device or the exporter "
+      "is gone, not that nothing happened): `roce_exporter_collect_errors_total` for every "
+      "`reason` of every source that has run; `roce_qos_drift_events_total` for every field the "
+      "device's policy checks; `roce_pfc_storms_total` for every priority and direction whose "
+      "pause counters exist or whose PFC is on; `roce_qos_remediations_total`, once remediation "
+      "is on, for every field the policy checks that remediation can write (not `mtu`, nothing "
+      "the device lacks) with each result of the mode (`success`, `failed`, `mismatch` in "
+      "enforce, `dry_run` in dry-run). No other label values are made up in advance.\n";
+  for (const Area& area : kAreas) AppendArea(out, area.id, area.title, area.intro);
+  // Areas added later (QoS, derived signals) appear even before they get an intro here.
+  std::vector<std::string_view> extra;
+  for (const MetricDef& def : AllMetrics()) {
+    bool known = false;
+    for (const Area& area : kAreas) known = known || area.id == def.area;
+    for (std::string_view e : extra) known = known || e == def.area;
+    if (!known) extra.push_back(def.area);
+  }
+  for (std::string_view id : extra) AppendArea(out, id, id, "");
+  return out;
+}
+
+}  // namespace roceqos

@@ -1,0 +1,61 @@
+// The exporter's own health: build, per-source durations/errors/availability, sampler budget.
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string_view>
+#include <utility>
+
+#include "exporter/core/build_info.h"
+#include "exporter/core/error_reason.h"
+#include "exporter/render/metric_family_builder.h"
+#include "exporter/render/metrics.h"
+
+namespace roceqos {
+
+void RenderSelf(const Snapshot* snapshot, Families& out) {
+  FamilyBuilder build(FindMetric("roce_exporter_build_info"));
+  build.Add({kVersion, kGitRevision}, 1);
+  build.AppendTo(out);
+  if (snapshot == nullptr) return;
+
+  FamilyBuilder duration(FindMetric("roce_exporter_collect_duration_seconds"));
+  FamilyBuilder available(FindMetric("roce_exporter_source_available"));
+  for (const auto& [source, status] : snapshot->sources) {
+    duration.Add({source}, status.last_duration_seconds);
+    available.Add({source}, status.available ? 1 : 0);
+  }
+  // Counters exist at 0 from the moment their label set is known (docs/metrics.md): every reason
+  // of the closed set for every source that has run, so rate() reads 0 instead of nothing.
+  std::map<std::pair<std::string_view, std::string_view>, uint64_t> error_counts;
+  for (const auto& [source, status] : snapshot->sources) {
+    for (std::string_view reason : kErrorReasons) error_counts[{source, reason}] = 0;
+  }
+  for (const auto& [key, count] : snapshot->errors) error_counts[{key.first, key.second}] = count;
+  FamilyBuilder errors(FindMetric("roce_exporter_collect_errors_total"));
+  for (const auto& [key, count] : error_counts) {
+    errors.Add({key.first, key.second}, static_cast<double>(count));
+  }
+  const SamplerStatus& s = snapshot->sampler;
+  FamilyBuilder period(FindMetric("roce_exporter_sample_period_seconds"));
+  period.Add({}, s.effective_period_seconds);
+  FamilyBuilder configured(FindMetric("roce_exporter_configured_sample_period_seconds"));
+  configured.Add({}, s.configured_period_seconds);
+  FamilyBuilder budget(FindMetric("roce_exporter_sample_budget_ratio"));
+  budget.Add({}, s.budget_ratio);
+  FamilyBuilder kernel(FindMetric("roce_exporter_sample_kernel_seconds"));
+  kernel.Add({}, s.last_kernel_seconds);
+  FamilyBuilder overruns(FindMetric("roce_exporter_sample_overruns_total"));
+  overruns.Add({}, static_cast<double>(s.overruns));
+  FamilyBuilder samples(FindMetric("roce_exporter_samples_total"));
+  samples.Add({}, static_cast<double>(s.samples));
+  FamilyBuilder taken(FindMetric("roce_exporter_last_sample_timestamp_seconds"));
+  taken.Add({}, std::chrono::duration<double>(snapshot->taken_at.time_since_epoch()).count());
+
+  for (FamilyBuilder* f : {&duration, &errors, &available, &period, &configured, &budget, &kernel,
+                           &overruns, &samples, &taken}) {
+    f->AppendTo(out);
+  }
+}
+
+}  // namespace roceqos

@@ -1,0 +1,444 @@
+#include "exporter/sampling/sampler.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <exception>
+
+#include "exporter/core/error_reason.h"
+
+namespace roceqos {
+namespace {
+
+using std::chrono::nanoseconds;
+
+nanoseconds SteadyNow() { return std::chrono::steady_clock::now().time_since_epoch(); }
+
+double Seconds(nanoseconds d) { return std::chrono::duration<double>(d).count(); }
+
+/// Runs a source call, turning an escaping exception into an Error: a collector that throws
+/// (bad_alloc in a reply buffer, a bug) fails that read, not the sampler.
+template <typename T, typename F>
+Result<T> Guard(F&& call) {
+  try {
+    return call();
+  } catch (const std::exception& e) {
+    return MakeError(kErrnoException, fmt::format("exception: {}", e.what()));
+  }
+}
+
+nanoseconds MaxPeriod(const SamplerOptions& options) {
+  return options.max_period.count() > 0 ? options.max_period : options.period * 16;
+}
+
+}  // namespace
+
+Sampler::Sampler(SamplerOptions options, SamplerSources sources, Clock clock)
+    : options_(std::move(options)),
+      sources_(std::move(sources)),
+      clock_(clock ? std::move(clock) : Clock(SteadyNow)),
+      selector_(sources_.selected_by_default, options_.device_include, options_.device_exclude),
+      controller_(options_.period, options_.budget, MaxPeriod(options_)) {
+  sources_status_[std::string(kSourceDiscovery)] = {};
+  sources_status_[std::string(kSourceEthtool)] = {};
+  sources_status_[std::string(kSourceRdma)] = {};
+}
+
+Sampler::~Sampler() { Stop(); }
+
+void Sampler::AddStage(std::unique_ptr<SampleStage> stage) { stages_.push_back(std::move(stage)); }
+
+template <typename F>
+auto Sampler::Timed(nanoseconds& accumulator, F&& call) {
+  const nanoseconds start = clock_();
+  auto result = call();
+  accumulator += clock_() - start;
+  return result;
+}
+
+void Sampler::CountError(std::string_view source, std::string_view reason) {
+  ++errors_[{std::string(source), std::string(reason)}];
+}
+
+void Sampler::Discover(nanoseconds now) {
+  last_discovery_ = now;
+  discovered_once_ = true;
+  discovery_requested_.store(false);
+  if (!sources_.inventory) return;
+
+  nanoseconds spent{};
+  Result<Inventory> inventory = Timed(
+      spent, [&] { return Guard<Inventory>([&] { return sources_.inventory->Discover(); }); });
+  SourceStatus& status = sources_status_[std::string(kSourceDiscovery)];
+  status.last_duration_seconds = Seconds(spent);
+  if (!inventory.ok()) {
+    // Keep sampling the devices found last time; a failed dump says nothing about them.
+    const std::string_view reason = ErrorReason(inventory.error());
+    CountError(kSourceDiscovery, reason);
+    status.available = reason != "unavailable";
+    fault_log_.Fault("discovery", reason, inventory.error().message, spdlog::level::err);
+    return;
+  }
+  status.available = true;
+  fault_log_.Ok("discovery");
+  rdma_netlink_available_ = inventory->rdma_netlink_available;
+  if (inventory->rdma_error) {
+    // The netdevs are complete; only the RDMA port list is missing until the next discovery.
+    const std::string_view reason = ErrorReason(*inventory->rdma_error);
+    CountError(kSourceRdma, reason);
+    fault_log_.Fault("discovery.rdma", reason, inventory->rdma_error->message, spdlog::level::err);
+  } else {
+    fault_log_.Ok("discovery.rdma");
+  }
+
+  std::vector<std::shared_ptr<const Device>> next;
+  for (Device& device : inventory->devices) {
+    if (!selector_.Selected(device)) continue;
+    // Keep the previous object while the device is unchanged so snapshots keep sharing it.
+    auto old = std::find_if(selected_.begin(), selected_.end(),
+                            [&](const auto& d) { return d->name == device.name; });
+    if (old != selected_.end() && **old == device) {
+      next.push_back(*old);
+    } else {
+      next.push_back(std::make_shared<const Device>(std::move(device)));
+    }
+  }
+  std::sort(next.begin(), next.end(),
+            [](const auto& a, const auto& b) { return a->name < b->name; });
+
+  for (const auto& old : selected_) {
+    auto now_there =
+        std::find_if(next.begin(), next.end(), [&](const auto& d) { return d->name == old->name; });
+    // A device re-created under the same name (new ifindex) may have another string set.
+    if (now_there == next.end() || (*now_there)->ifindex != old->ifindex) {
+      if (sources_.ethtool) sources_.ethtool->Forget(old->name);
+      name_mappings_.erase(old->name);
+      fault_log_.Forget("ethtool " + old->name);
+      if (now_there == next.end()) spdlog::info("device {} left the selection", old->name);
+    }
+  }
+  for (const auto& device : next) {
+    auto was_there = std::find_if(selected_.begin(), selected_.end(),
+                                  [&](const auto& d) { return d->name == device->name; });
+    if (was_there == selected_.end()) {
+      spdlog::info("selected device {} (driver={}, role={}, rdma_ports={})", device->name,
+                   device->driver.empty() ? "unknown" : device->driver,
+                   DeviceRoleName(device->role), device->rdma_ports.size());
+    }
+  }
+  selected_ = std::move(next);
+  EnsureRdma();
+}
+
+void Sampler::EnsureRdma() {
+  if (rdma_ || !sources_.open_rdma) return;
+  if (!rdma_netlink_available_) {
+    // Discovery already said so (once per process).
+    fault_log_.Fault("rdma", "unavailable",
+                     "the kernel has no RDMA netlink; RDMA port counters are not exported",
+                     spdlog::level::debug);
+    return;
+  }
+  Result<std::unique_ptr<RdmaCollector>> opened =
+      Guard<std::unique_ptr<RdmaCollector>>([&] { return sources_.open_rdma(); });
+  if (!opened.ok()) {
+    const std::string_view reason = ErrorReason(opened.error());
+    // A kernel without RDMA netlink is a property of the host, shown by the availability gauge;
+    // anything else (EPERM, ...) is a failure worth counting.
+    if (reason != "unavailable") CountError(kSourceRdma, reason);
+    fault_log_.Fault("rdma", reason,
+                     opened.error().message + "; RDMA port counters are not exported",
+                     reason == "unavailable" ? spdlog::level::info : spdlog::level::warn);
+    return;
+  }
+  rdma_ = std::move(opened.value());
+  fault_log_.Ok("rdma");
+}
+
+const Sampler::NameMapping& Sampler::MappingFor(
+    const std::string& netdev, const std::shared_ptr<const std::vector<std::string>>& names) {
+  NameMapping& m = name_mappings_[netdev];
+  if (m.names == names) return m;
+  const bool same_content = m.names && *m.names == *names;
+  const bool first = !m.names;
+  m.names = names;
+  if (same_content) return m;  // a re-read that produced the same set: keep the mapping
+  if (!first) ++m.changes;
+
+  std::vector<MappedCounter> mapped;
+  if (sources_.map_ethtool_names) mapped = sources_.map_ethtool_names(*names);
+  // The mapper works on the same vector, but an index past the end would make the renderer read
+  // out of bounds: drop it here, once per generation.
+  std::erase_if(mapped, [&](const MappedCounter& c) { return c.source_index >= names->size(); });
+  // Two names mapped to the same series would make the exposition invalid; keep the first.
+  std::vector<MappedCounter> unique;
+  unique.reserve(mapped.size());
+  for (const MappedCounter& c : mapped) {
+    const bool duplicate = std::any_of(unique.begin(), unique.end(), [&](const MappedCounter& u) {
+      return u.counter == c.counter && u.direction == c.direction && u.index == c.index;
+    });
+    if (!duplicate) unique.push_back(c);
+  }
+  mapped = std::move(unique);
+
+  std::vector<uint32_t> raw;
+  if (options_.raw_include) {
+    std::vector<bool> is_mapped(names->size(), false);
+    for (const MappedCounter& c : mapped) is_mapped[c.source_index] = true;
+    for (uint32_t i = 0; i < names->size(); ++i) {
+      if (!is_mapped[i] && std::regex_match((*names)[i], *options_.raw_include)) raw.push_back(i);
+    }
+  }
+  m.mapped = std::make_shared<const std::vector<MappedCounter>>(std::move(mapped));
+  m.raw_indices = std::make_shared<const std::vector<uint32_t>>(std::move(raw));
+  if (!first) {
+    spdlog::info("ethtool string set of {} changed: {} statistics, {} mapped", netdev,
+                 names->size(), m.mapped->size());
+  }
+  return m;
+}
+
+void Sampler::SampleEthtool(DeviceSnapshot& out, bool& device_gone, nanoseconds& spent) {
+  if (!sources_.ethtool) return;
+  const Device& device = *out.device;
+  const std::string key = "ethtool " + device.name;
+  const nanoseconds before = clock_();
+  Result<CounterSet> sample = Timed(spent, [&] {
+    return Guard<CounterSet>([&] { return sources_.ethtool->Sample(device.name); });
+  });
+  const nanoseconds read_at = before + (clock_() - before) / 2;
+  if (!sample.ok()) {
+    if (sample.error().NotSupported()) {
+      // EOPNOTSUPP: the device has no statistics (absent, not failed).
+      fault_log_.Fault(key, "not_supported", "no ethtool statistics", spdlog::level::debug);
+      return;
+    }
+    const std::string_view reason = ErrorReason(sample.error());
+    CountError(kSourceEthtool, reason);
+    if (reason == "device_gone") {
+      device_gone = true;
+      discovery_requested_.store(true);
+      spdlog::info("device {} vanished: {}", device.name, sample.error().message);
+      return;
+    }
+    fault_log_.Fault(key, reason, sample.error().message);
+    return;
+  }
+  CounterSet& counters = sample.value();
+  if (!counters.names || counters.names->size() != counters.values.size()) {
+    CountError(kSourceEthtool, "malformed");
+    fault_log_.Fault(
+        key, "malformed",
+        fmt::format("{} names for {} values", counters.names ? counters.names->size() : 0,
+                    counters.values.size()));
+    return;
+  }
+  fault_log_.Ok(key);
+  const NameMapping& mapping = MappingFor(device.name, counters.names);
+  out.ethtool = EthtoolSample{std::move(counters), mapping.mapped, mapping.raw_indices,
+                              mapping.changes, read_at};
+}
+
+void Sampler::SampleRdma(DeviceSnapshot& out, std::vector<std::pair<std::string, uint32_t>>& seen,
+                         nanoseconds& spent) {
+  if (!rdma_) return;
+  for (const RdmaPort& port : out.device->rdma_ports) {
+    std::pair<std::string, uint32_t> id{port.device, port.port};
+    // A LAG port is listed on the bond; never read (and export) one port twice per sample.
+    if (std::find(seen.begin(), seen.end(), id) != seen.end()) continue;
+    seen.push_back(id);
+    const std::string key = fmt::format("rdma {}/{}", port.device, port.port);
+    Result<CounterSet> sample =
+        Timed(spent, [&] { return Guard<CounterSet>([&] { return rdma_->ReadCounters(port); }); });
+    if (!sample.ok()) {
+      if (sample.error().NotSupported()) {
+        fault_log_.Fault(key, "not_supported", "no hw counters", spdlog::level::debug);
+        continue;
+      }
+      const std::string_view reason = ErrorReason(sample.error());
+      CountError(kSourceRdma, reason);
+      if (reason == "device_gone") discovery_requested_.store(true);
+      fault_log_.Fault(key, reason, sample.error().message);
+      continue;
+    }
+    CounterSet& counters = sample.value();
+    if (!counters.names || counters.names->size() != counters.values.size()) {
+      CountError(kSourceRdma, "malformed");
+      fault_log_.Fault(key, "malformed", "hw counter names and values differ in number");
+      continue;
+    }
+    fault_log_.Ok(key);
+    out.rdma.push_back(RdmaPortSample{port, std::move(counters)});
+  }
+}
+
+void Sampler::InvalidateEthtoolNames(std::span<const std::string> netdevs) {
+  if (!sources_.ethtool) return;
+  for (const std::string& netdev : netdevs) sources_.ethtool->Invalidate(netdev);
+}
+
+void Sampler::SampleOnce() {
+  std::vector<std::string> stale_names;
+  {
+    std::lock_guard lock(mu_);
+    stale_names.swap(stale_names_);
+  }
+  // The collector is not thread-safe: Wake() only queues, the sampler thread invalidates.
+  InvalidateEthtoolNames(stale_names);
+  const nanoseconds now = clock_();
+  if (!discovered_once_ || discovery_requested_.load() ||
+      now - last_discovery_ >= options_.discovery_interval) {
+    Discover(now);
+  }
+
+  auto snapshot = std::make_shared<Snapshot>();
+  snapshot->devices.reserve(selected_.size());
+  nanoseconds ethtool_spent{};
+  nanoseconds rdma_spent{};
+  std::vector<std::pair<std::string, uint32_t>> seen_ports;
+  for (const auto& device : selected_) {
+    DeviceSnapshot out;
+    out.device = device;
+    bool gone = false;
+    SampleEthtool(out, gone, ethtool_spent);
+    if (gone) continue;  // no series for a device that no longer exists
+    SampleRdma(out, seen_ports, rdma_spent);
+    snapshot->devices.push_back(std::move(out));
+  }
+  nanoseconds kernel_time = ethtool_spent + rdma_spent;
+  sources_status_[std::string(kSourceEthtool)] = {Seconds(ethtool_spent), true};
+  sources_status_[std::string(kSourceRdma)] = {Seconds(rdma_spent),
+                                               rdma_ != nullptr && rdma_netlink_available_};
+
+  const std::shared_ptr<const Snapshot> previous = latest_.load();
+  stage_sample_due_.reset();
+  for (const auto& stage : stages_) {
+    StageContext ctx;
+    ctx.previous = previous.get();
+    ctx.now = now;
+    const nanoseconds start = clock_();
+    try {
+      stage->Run(ctx, *snapshot);
+    } catch (const std::exception& e) {
+      ctx.errors.emplace_back("exception");
+      fault_log_.Fault(std::string(stage->Source()), "exception", e.what(), spdlog::level::err);
+    }
+    sources_status_[std::string(stage->Source())] = {Seconds(clock_() - start), ctx.available};
+    kernel_time += ctx.kernel_time;
+    for (const std::string& reason : ctx.errors) CountError(stage->Source(), reason);
+    InvalidateEthtoolNames(ctx.invalidate_ethtool_names);
+    if (ctx.sample_again_at && (!stage_sample_due_ || *ctx.sample_again_at < *stage_sample_due_)) {
+      stage_sample_due_ = ctx.sample_again_at;
+    }
+  }
+
+  if (controller_.Record(kernel_time)) {
+    fault_log_.Fault("sampler", "budget_overrun",
+                     fmt::format("kernel calls took {:.3f}s, over {:.0f}% of the period; sample "
+                                 "period lengthened to {:.3f}s",
+                                 Seconds(kernel_time), controller_.budget() * 100,
+                                 Seconds(controller_.effective())));
+  } else if (controller_.effective() == controller_.configured()) {
+    fault_log_.Ok("sampler");
+  }
+
+  snapshot->sequence = ++sequence_;
+  snapshot->taken_at = std::chrono::system_clock::now();
+  snapshot->sources = sources_status_;
+  snapshot->errors = errors_;
+  snapshot->sampler = SamplerStatus{
+      .configured_period_seconds = Seconds(controller_.configured()),
+      .effective_period_seconds = Seconds(controller_.effective()),
+      .budget_ratio = controller_.budget(),
+      .last_kernel_seconds = Seconds(kernel_time),
+      .overruns = controller_.overruns(),
+      .samples = sequence_,
+  };
+  Publish(std::move(snapshot));
+}
+
+void Sampler::Publish(std::shared_ptr<const Snapshot> snapshot) {
+  const uint64_t sequence = snapshot->sequence;
+  latest_.store(snapshot);
+  if (publish_hook_) publish_hook_(*snapshot);
+  {
+    std::lock_guard lock(mu_);
+    published_sequence_ = sequence;
+  }
+  cv_.notify_all();
+}
+
+bool Sampler::WaitForSequence(uint64_t sequence,
+                              std::chrono::steady_clock::time_point deadline) const {
+  std::unique_lock lock(mu_);
+  return cv_.wait_until(lock, deadline, [&] { return published_sequence_ >= sequence || stop_; }) &&
+         published_sequence_ >= sequence;
+}
+
+void Sampler::Start() {
+  std::lock_guard lock(mu_);
+  if (thread_.joinable()) return;
+  stop_ = false;
+  thread_ = std::thread([this] { Run(); });
+}
+
+void Sampler::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
+}
+
+void Sampler::Wake(bool discovery, std::span<const std::string> stale_names) {
+  if (discovery) discovery_requested_.store(true);
+  {
+    std::lock_guard lock(mu_);
+    wake_ = true;
+    stale_names_.insert(stale_names_.end(), stale_names.begin(), stale_names.end());
+  }
+  cv_.notify_all();
+}
+
+void Sampler::Run() {
+  using Steady = std::chrono::steady_clock;
+  auto next = Steady::now();
+  for (;;) {
+    const auto started = Steady::now();
+    try {
+      SampleOnce();
+    } catch (const std::exception& e) {
+      // Thread boundary: a sample that throws is lost, the sampler is not.
+      CountError(kSourceSampler, "exception");
+      fault_log_.Fault("sampler thread", "exception", e.what(), spdlog::level::err);
+    }
+    const auto period = controller_.effective();
+    // A wake-up never starts a sample sooner than this after the previous one.
+    const auto gap = std::clamp<std::chrono::nanoseconds>(
+        period / 10, std::chrono::milliseconds(10), std::chrono::milliseconds(100));
+    next += period;
+    const auto now = Steady::now();
+    if (next < now) next = now;  // late: start at once, but never burst to catch up
+    if (stage_sample_due_) {
+      // A stage asked for an earlier sample; the cadence restarts from it.
+      const auto wanted =
+          now + std::max<std::chrono::nanoseconds>(*stage_sample_due_ - clock_(), {});
+      next = std::min(next, std::max(wanted, started + gap));
+    }
+    std::unique_lock lock(mu_);
+    if (cv_.wait_until(lock, next, [&] { return stop_ || wake_; }) && !stop_) {
+      // Woken by a change notification: sample now, but not sooner after the last sample than
+      // the gap, and keep the cadence from there.
+      wake_ = false;
+      const auto earliest = started + gap;
+      if (cv_.wait_until(lock, earliest, [&] { return stop_; })) return;
+      next = std::max(Steady::now(), earliest);
+      continue;
+    }
+    if (stop_) return;
+  }
+}
+
+}  // namespace roceqos

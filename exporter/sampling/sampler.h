@@ -1,0 +1,181 @@
+#pragma once
+
+// The sampler: one thread that reads every selected device once per period and publishes an
+// immutable Snapshot. Discovery runs at a slower cadence (and on demand, e.g. when a device
+// vanished mid-sample). Each sample costs one ETHTOOL_GSTATS per selected netdev and one
+// RDMA_NLDEV_CMD_STAT_GET per bound RDMA port; the time spent in those calls is held within a
+// share of the period by PeriodController.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <regex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "exporter/sampling/device_selector.h"
+#include "exporter/core/fault_log.h"
+#include "exporter/sampling/period_controller.h"
+#include "exporter/core/snapshot.h"
+#include "exporter/sampling/sources.h"
+
+namespace roceqos {
+
+struct SamplerOptions {
+  std::chrono::nanoseconds period = std::chrono::milliseconds(250);
+  double budget = 0.5;  // share of the effective period kernel calls may take, (0, 1]
+  /// Cap of the backed-off period; zero means 16 × period.
+  std::chrono::nanoseconds max_period{0};
+  std::chrono::nanoseconds discovery_interval = std::chrono::seconds(5);
+  std::optional<std::regex> device_include;
+  std::optional<std::regex> device_exclude;
+  std::optional<std::regex> raw_include;  // opt-in raw ethtool names
+};
+
+/// What a stage may report back to the sampler about its run.
+struct StageContext {
+  const Snapshot* previous = nullptr;  // the last published snapshot; null before the first
+  std::chrono::nanoseconds now{};      // monotonic time of this sample
+  /// Time the stage spent in kernel calls; it counts against the sampler budget.
+  std::chrono::nanoseconds kernel_time{};
+  /// One entry per failure, by reason (error_reason.h); counted under the stage's source.
+  std::vector<std::string> errors;
+  bool available = true;  // roce_exporter_source_available{source=Source()}
+  /// Netdevs whose ethtool names must be re-read at their next sample (e.g. PFC was changed:
+  /// mlx5 reorders its string set without always changing the count).
+  std::vector<std::string> invalidate_ethtool_names;
+  /// Monotonic time (the sampler's clock) by which the stage wants the next sample, e.g. when a
+  /// suspected PFC storm can be confirmed. Honoured when earlier than the next periodic sample,
+  /// never sooner than the wake-up gap (see Wake); the cadence then restarts from that sample.
+  std::optional<std::chrono::nanoseconds> sample_again_at;
+};
+
+/// Extension point for work that belongs to every sample but not to the counter sources: the
+/// QoS engineer's DCB poll + drift (fills DeviceSnapshot::qos), the signals engineer's windowed
+/// rates and storm state machine (fills DeviceSnapshot::derived). Stages run on the sampler
+/// thread, in the order added, after the counters of the sample were read and before it is
+/// published; their wall time is roce_exporter_collect_duration_seconds{source=Source()}.
+class SampleStage {
+ public:
+  virtual ~SampleStage() = default;
+  virtual std::string_view Source() const = 0;
+  virtual void Run(StageContext& ctx, Snapshot& draft) = 0;
+};
+
+class Sampler {
+ public:
+  /// Monotonic time source; tests inject one that fake sources advance.
+  using Clock = std::function<std::chrono::nanoseconds()>;
+
+  Sampler(SamplerOptions options, SamplerSources sources, Clock clock = {});
+  ~Sampler();
+  Sampler(const Sampler&) = delete;
+  Sampler& operator=(const Sampler&) = delete;
+
+  /// Adds a stage; call before Start().
+  void AddStage(std::unique_ptr<SampleStage> stage);
+
+  /// Called on the sampler thread after each publish (systemd READY=1/WATCHDOG=1). Set before
+  /// Start(); must be quick and must not throw.
+  void SetPublishHook(std::function<void(const Snapshot&)> hook) {
+    publish_hook_ = std::move(hook);
+  }
+
+  /// Takes one sample on the calling thread and publishes it. Not to be called concurrently with
+  /// itself or with a running thread; the thread loop, tests and benchmarks use it.
+  void SampleOnce();
+
+  /// Starts the sampling thread (first sample immediately); Stop() joins it. Idempotent.
+  void Start();
+  void Stop();
+
+  /// Makes the next sample re-run discovery. Thread-safe.
+  void RequestDiscovery() { discovery_requested_.store(true); }
+
+  /// Takes the next sample now instead of at the end of the period (a change notification
+  /// arrived), optionally with a discovery. Thread-safe. A wake-up never starts a sample sooner
+  /// than a tenth of the effective period (clamped to 10..100 ms) after the previous one, so a
+  /// notification storm cannot turn the sampler into a busy loop. The ethtool names of
+  /// `stale_names` (netdevs whose DCB changed) are re-read before their next values.
+  void Wake(bool discovery, std::span<const std::string> stale_names = {});
+
+  /// The latest published snapshot; null before the first. Thread-safe, never blocks on sampling.
+  std::shared_ptr<const Snapshot> Latest() const { return latest_.load(); }
+
+  /// Waits until a snapshot with sequence >= `sequence` is published or `deadline` passes.
+  bool WaitForSequence(uint64_t sequence, std::chrono::steady_clock::time_point deadline) const;
+
+ private:
+  struct NameMapping {
+    std::shared_ptr<const std::vector<std::string>> names;  // keeps the pointer key alive
+    std::shared_ptr<const std::vector<MappedCounter>> mapped;
+    std::shared_ptr<const std::vector<uint32_t>> raw_indices;
+    uint64_t changes = 0;
+  };
+
+  void Discover(std::chrono::nanoseconds now);
+  void EnsureRdma();
+  void SampleEthtool(DeviceSnapshot& out, bool& device_gone, std::chrono::nanoseconds& spent);
+  void SampleRdma(DeviceSnapshot& out, std::vector<std::pair<std::string, uint32_t>>& seen,
+                  std::chrono::nanoseconds& spent);
+  const NameMapping& MappingFor(const std::string& netdev,
+                                const std::shared_ptr<const std::vector<std::string>>& names);
+  void CountError(std::string_view source, std::string_view reason);
+  void InvalidateEthtoolNames(std::span<const std::string> netdevs);
+  void Publish(std::shared_ptr<const Snapshot> snapshot);
+  void Run();
+
+  template <typename F>
+  auto Timed(std::chrono::nanoseconds& accumulator, F&& call);
+
+  SamplerOptions options_;
+  SamplerSources sources_;
+  Clock clock_;
+  DeviceSelector selector_;
+  PeriodController controller_;
+  FaultLog fault_log_;
+  std::vector<std::unique_ptr<SampleStage>> stages_;
+  std::function<void(const Snapshot&)> publish_hook_;
+
+  // Sampler-thread state.
+  std::vector<std::shared_ptr<const Device>> selected_;  // sorted by name
+  bool discovered_once_ = false;
+  std::chrono::nanoseconds last_discovery_{};
+  std::unique_ptr<RdmaCollector> rdma_;
+  bool rdma_netlink_available_ = true;
+  std::unordered_map<std::string, NameMapping> name_mappings_;
+  std::map<std::pair<std::string, std::string>, uint64_t> errors_;
+  std::map<std::string, SourceStatus> sources_status_;
+  uint64_t sequence_ = 0;
+  std::optional<std::chrono::nanoseconds> stage_sample_due_;  // earliest sample_again_at
+
+  std::atomic<bool> discovery_requested_{false};
+  std::atomic<std::shared_ptr<const Snapshot>> latest_;
+
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;  // signalled on publish and on stop
+  bool stop_ = false;
+  bool wake_ = false;
+  std::vector<std::string> stale_names_;  // from Wake(), applied at the start of the next sample
+  uint64_t published_sequence_ = 0;
+  std::thread thread_;
+};
+
+/// Source names used in self-metrics.
+inline constexpr std::string_view kSourceDiscovery = "discovery";
+inline constexpr std::string_view kSourceEthtool = "ethtool";
+inline constexpr std::string_view kSourceRdma = "rdma";
+inline constexpr std::string_view kSourceSampler = "sampler";
+
+}  // namespace roceqos

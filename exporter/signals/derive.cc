@@ -1,0 +1,507 @@
+#include "exporter/signals/derive.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <limits>
+
+#include "exporter/core/ring_buffer.h"
+
+namespace roceqos {
+namespace {
+
+namespace slot = signal_slot;
+
+constexpr size_t kPauseSeries = 2 * kPrioCount;  // index: DirectionOffset(direction) + prio
+constexpr std::array<Direction, 2> kDirections{Direction::kRx, Direction::kTx};
+
+// No NIC counter counts faster than this: 800 Gb/s of minimum-size frames is ~1.2e9/s. A faster
+// step means a bogus read, so the interval is dropped instead of publishing an absurd rate.
+constexpr double kMaxPlausibleEventsPerSecond = 1e10;
+
+Direction Opposite(Direction direction) {
+  return direction == Direction::kTx ? Direction::kRx : Direction::kTx;
+}
+
+std::bitset<slot::kCount> RdmaSlots() {
+  std::bitset<slot::kCount> mask;
+  mask.set(slot::kNpCnpSent);
+  mask.set(slot::kNpEcnMarkedRocePackets);
+  mask.set(slot::kRpCnpHandled);
+  return mask;
+}
+
+bool IsDurationSlot(size_t index) {
+  return index >= slot::PauseDurationMicros(Direction::kRx, 0) &&
+         index < slot::PrioPackets(Direction::kRx, 0);
+}
+
+int64_t BucketIndex(SampleTime time) {
+  // Floor division: monotonic timestamps are positive in practice, but tests may use any epoch.
+  const int64_t bucket = std::chrono::duration_cast<SampleTime>(kWindowBucket).count();
+  const int64_t t = time.count();
+  return t >= 0 ? t / bucket : -((-t + bucket - 1) / bucket);
+}
+
+// Per-second aggregate of the intervals that ended in that second; windows are built from these.
+struct Bucket {
+  int64_t index = 0;
+  std::array<float, kPauseSeries> rate_peak{};
+  std::array<float, kPauseSeries> ratio_peak{};
+  uint64_t lossless_pauses = 0;  // counted only in intervals whose ECN counters are valid
+  uint64_t ecn_events = 0;
+  uint64_t cnp_sent = 0;
+  uint64_t ecn_marked = 0;
+  bool ecn_known = false;
+  bool cnp_known = false;
+};
+
+struct WindowAccumulator {
+  std::array<float, kPauseSeries> rate_peak{};
+  std::array<float, kPauseSeries> ratio_peak{};
+  uint64_t lossless_pauses = 0;
+  uint64_t ecn_events = 0;
+  uint64_t cnp_sent = 0;
+  uint64_t ecn_marked = 0;
+  bool ecn_known = false;
+  bool cnp_known = false;
+
+  void Add(const Bucket& bucket) {
+    for (size_t i = 0; i < kPauseSeries; ++i) {
+      rate_peak[i] = std::max(rate_peak[i], bucket.rate_peak[i]);
+      ratio_peak[i] = std::max(ratio_peak[i], bucket.ratio_peak[i]);
+    }
+    lossless_pauses += bucket.lossless_pauses;
+    ecn_events += bucket.ecn_events;
+    cnp_sent += bucket.cnp_sent;
+    ecn_marked += bucket.ecn_marked;
+    ecn_known |= bucket.ecn_known;
+    cnp_known |= bucket.cnp_known;
+  }
+};
+
+EcnWindowSignals EcnSignals(const WindowAccumulator& acc) {
+  EcnWindowSignals out;
+  out.known = acc.ecn_known;
+  out.lossless_pause_frames = acc.lossless_pauses;
+  out.ecn_events = acc.ecn_events;
+  out.pfc_to_ecn_ratio = static_cast<double>(acc.lossless_pauses) /
+                         static_cast<double>(std::max<uint64_t>(acc.ecn_events, 1));
+  out.ecn_silent = acc.ecn_known && acc.lossless_pauses > 0 && acc.ecn_events == 0;
+  out.cnp_known = acc.cnp_known;
+  out.cnp_sent = acc.cnp_sent;
+  out.ecn_marked = acc.ecn_marked;
+  out.cnp_to_ecn_ratio = static_cast<double>(acc.cnp_sent) /
+                         static_cast<double>(std::max<uint64_t>(acc.ecn_marked, 1));
+  return out;
+}
+
+}  // namespace
+
+unsigned SignalSlotWidthBits(size_t /*slot*/) { return 64; }
+
+CounterStep StepCounter(uint64_t previous, uint64_t current, unsigned width_bits) {
+  if (current >= previous) return {CounterStep::Kind::kForward, current - previous};
+  if (width_bits >= 64 || width_bits == 0) return {CounterStep::Kind::kReset, 0};
+  const uint64_t range = uint64_t{1} << width_bits;
+  if (previous >= range) return {CounterStep::Kind::kReset, 0};  // not a value of that width
+  const uint64_t modular = range - previous + current;
+  if (modular <= range / 4) return {CounterStep::Kind::kWrapped, modular};
+  return {CounterStep::Kind::kReset, 0};
+}
+
+uint8_t DeviceSample::LosslessPrios() const {
+  if (lossless_prios) return *lossless_prios;
+  uint8_t mask = 0;
+  for (int prio = 0; prio < kPrioCount; ++prio) {
+    for (Direction direction : kDirections) {
+      if (present.test(slot::PauseFrames(direction, prio)) ||
+          present.test(slot::PauseDurationMicros(direction, prio))) {
+        mask = static_cast<uint8_t>(mask | (1u << prio));
+      }
+    }
+  }
+  return mask;
+}
+
+void FillFromEthtool(const CounterSet& counters, std::span<const MappedCounter> mapping,
+                     DeviceSample& sample) {
+  for (const MappedCounter& mapped : mapping) {
+    if (mapped.source_index >= counters.values.size()) continue;
+    const uint64_t value = counters.values[mapped.source_index];
+    const bool per_prio = mapped.index >= 0 && mapped.index < kPrioCount;
+    const bool directed = mapped.direction == Direction::kRx || mapped.direction == Direction::kTx;
+    switch (mapped.counter) {
+      case PortCounter::kPauseFrames:
+        if (per_prio && directed)
+          sample.Set(slot::PauseFrames(mapped.direction, mapped.index), value);
+        break;
+      case PortCounter::kPauseDurationMicros:
+        if (per_prio && directed) {
+          sample.Set(slot::PauseDurationMicros(mapped.direction, mapped.index), value);
+        }
+        break;
+      case PortCounter::kPrioPackets:
+        if (per_prio && directed)
+          sample.Set(slot::PrioPackets(mapped.direction, mapped.index), value);
+        break;
+      case PortCounter::kPauseStormWarningEvents:
+        sample.Set(slot::kStormWarningEvents, value);
+        break;
+      case PortCounter::kPauseStormErrorEvents:
+        sample.Set(slot::kStormErrorEvents, value);
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+void RdmaSignalIndex::Fill(const CounterSet& counters, DeviceSample& sample) {
+  if (counters.names != indexed_names_) {
+    indexed_names_ = counters.names;
+    positions_ = {-1, -1, -1};
+    if (indexed_names_) {
+      const auto& names = *indexed_names_;
+      for (size_t i = 0; i < names.size(); ++i) {
+        if (names[i] == "np_cnp_sent") positions_[0] = static_cast<int32_t>(i);
+        if (names[i] == "np_ecn_marked_roce_packets") positions_[1] = static_cast<int32_t>(i);
+        if (names[i] == "rp_cnp_handled") positions_[2] = static_cast<int32_t>(i);
+      }
+    }
+  }
+  constexpr std::array<size_t, 3> kSlots{slot::kNpCnpSent, slot::kNpEcnMarkedRocePackets,
+                                         slot::kRpCnpHandled};
+  for (size_t i = 0; i < kSlots.size(); ++i) {
+    const int32_t position = positions_[i];
+    if (position >= 0 && static_cast<size_t>(position) < counters.values.size()) {
+      sample.Set(kSlots[i], counters.values[static_cast<size_t>(position)]);
+    }
+  }
+}
+
+std::string_view DiscardReasonName(DiscardReason reason) {
+  switch (reason) {
+    case DiscardReason::kCounterReset:
+      return "counter_reset";
+    case DiscardReason::kIdentityChange:
+      return "identity_change";
+    case DiscardReason::kClock:
+      return "clock";
+    case DiscardReason::kImplausible:
+      return "implausible";
+  }
+  return "unknown";
+}
+
+Result<DeriveConfig> MakeDeriveConfig(std::vector<std::chrono::seconds> windows,
+                                      StormConfig storm) {
+  if (windows.empty() || windows.size() > kMaxWindows) {
+    return MakeError(EINVAL, "--derive.windows: give 1 to " + std::to_string(kMaxWindows) +
+                                 " windows, got " + std::to_string(windows.size()));
+  }
+  for (auto window : windows) {
+    if (window < kWindowBucket || window > kMaxWindow) {
+      return MakeError(EINVAL, "--derive.windows: " + std::to_string(window.count()) +
+                                   "s is outside 1s.." + WindowLabel(kMaxWindow));
+    }
+  }
+  std::sort(windows.begin(), windows.end());
+  if (std::adjacent_find(windows.begin(), windows.end()) != windows.end()) {
+    return MakeError(EINVAL, "--derive.windows: a window is listed twice");
+  }
+  return DeriveConfig{std::move(windows), storm};
+}
+
+std::string WindowLabel(std::chrono::seconds window) {
+  const auto s = window.count();
+  if (s > 0 && s % 60 == 0) return std::to_string(s / 60) + "m";
+  return std::to_string(s) + "s";
+}
+
+bool DeviceSignals::AnyStorm() const {
+  return std::any_of(storms.begin(), storms.end(), [](const StormSignals& s) { return s.stormed; });
+}
+
+const DeviceSignals* DerivedSignals::Find(std::string_view netdev) const {
+  auto it =
+      std::lower_bound(devices.begin(), devices.end(), netdev,
+                       [](const DeviceSignals& d, std::string_view n) { return d.netdev < n; });
+  return it != devices.end() && it->netdev == netdev ? &*it : nullptr;
+}
+
+struct SignalDeriver::DeviceState {
+  explicit DeviceState(size_t bucket_capacity) : buckets(bucket_capacity) {}
+
+  std::optional<DeviceSample> last;
+  RingBuffer<Bucket> buckets;
+  std::array<StormDetector, kPauseSeries> storms;
+  std::array<uint64_t, kDiscardReasonCount> discarded{};
+  std::optional<SampleTime> sample_due;  // NextSampleDue() of this device
+
+  void RequestSampleBy(SampleTime time) {
+    if (!sample_due || time < *sample_due) sample_due = time;
+  }
+};
+
+SignalDeriver::SignalDeriver(DeriveConfig config) : config_(std::move(config)) {
+  if (config_.windows.empty()) config_.windows.push_back(std::chrono::seconds(60));
+  if (config_.windows.size() > kMaxWindows) config_.windows.resize(kMaxWindows);
+}
+
+SignalDeriver::~SignalDeriver() = default;
+
+void SignalDeriver::Forget(std::string_view netdev) {
+  auto it = devices_.find(netdev);
+  if (it != devices_.end()) devices_.erase(it);
+}
+
+void SignalDeriver::RetainOnly(std::span<const std::string> present) {
+  for (auto it = devices_.begin(); it != devices_.end();) {
+    if (std::find(present.begin(), present.end(), it->first) == present.end()) {
+      it = devices_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void SignalDeriver::Observe(const std::string& netdev, const DeviceSample& sample) {
+  auto it = devices_.find(netdev);
+  if (it == devices_.end()) {
+    // Buckets cover ages 0..window/bucket: the longest window plus the current partial second.
+    const size_t capacity = static_cast<size_t>(config_.windows.back() / kWindowBucket) + 1;
+    it = devices_.emplace(netdev, std::make_unique<DeviceState>(capacity)).first;
+  }
+  DeviceState& state = *it->second;
+  state.sample_due.reset();
+  if (!state.last) {
+    state.last = sample;
+    return;
+  }
+  const DeviceSample& previous = *state.last;
+  const StormConfig& storm_config = config_.storm;
+
+  std::optional<DiscardReason> discard;
+  std::array<uint64_t, slot::kCount> delta{};
+  std::bitset<slot::kCount> valid = previous.present & sample.present;
+  static const std::bitset<slot::kCount> kRdmaSlots = RdmaSlots();
+  if (!sample.identity.SameRdma(previous.identity)) valid &= ~kRdmaSlots;
+  const double seconds = std::chrono::duration<double>(sample.time - previous.time).count();
+  if (sample.time <= previous.time) {
+    discard = DiscardReason::kClock;
+  } else if (!sample.identity.SamePort(previous.identity)) {
+    discard = DiscardReason::kIdentityChange;
+  } else {
+    for (size_t i = 0; i < slot::kCount && !discard; ++i) {
+      if (!valid.test(i)) continue;
+      const CounterStep step =
+          StepCounter(previous.values[i], sample.values[i], SignalSlotWidthBits(i));
+      if (step.kind == CounterStep::Kind::kReset) {
+        discard = DiscardReason::kCounterReset;
+      } else if (!IsDurationSlot(i) &&
+                 static_cast<double>(step.delta) / seconds > kMaxPlausibleEventsPerSecond) {
+        discard = DiscardReason::kImplausible;
+      }
+      delta[i] = step.delta;
+    }
+  }
+
+  if (discard) {
+    ++state.discarded[static_cast<size_t>(*discard)];
+    // The detectors must not bridge a gap they cannot see: an unknown interval breaks both the
+    // detection and the restoration run.
+    if (sample.time > previous.time) {
+      for (auto& detector : state.storms) {
+        (void)detector.Observe({previous.time, sample.time, StormVerdict::kUnknown, false},
+                               storm_config);
+      }
+    }
+    spdlog::debug("derive {}: interval discarded ({})", netdev, DiscardReasonName(*discard));
+    state.last = sample;
+    return;
+  }
+
+  const int64_t bucket_index = BucketIndex(sample.time);
+  if (state.buckets.empty() || state.buckets.Newest().index != bucket_index) {
+    state.buckets.Push(Bucket{.index = bucket_index});
+  }
+  Bucket& bucket = state.buckets.Newest();
+  const uint8_t lossless = sample.LosslessPrios();
+  const double micros = seconds * 1e6;
+
+  // NIC stall detector (tx_pause_storm_*_events): port-wide, so it is attributed to the
+  // priorities that transmitted pause in this interval, or to every lossless one if none did.
+  const bool stall_event =
+      (valid.test(slot::kStormWarningEvents) && delta[slot::kStormWarningEvents] > 0) ||
+      (valid.test(slot::kStormErrorEvents) && delta[slot::kStormErrorEvents] > 0);
+  uint8_t stall_prios = 0;
+  if (stall_event) {
+    for (int prio = 0; prio < kPrioCount; ++prio) {
+      const size_t frames = slot::PauseFrames(Direction::kTx, prio);
+      const size_t duration = slot::PauseDurationMicros(Direction::kTx, prio);
+      if ((valid.test(frames) && delta[frames] > 0) ||
+          (valid.test(duration) && delta[duration] > 0)) {
+        stall_prios = static_cast<uint8_t>(stall_prios | (1u << prio));
+      }
+    }
+    if (stall_prios == 0) stall_prios = lossless;
+  }
+
+  uint64_t lossless_pauses = 0;
+  for (Direction direction : kDirections) {
+    for (int prio = 0; prio < kPrioCount; ++prio) {
+      const size_t series = signal_slot::DirectionOffset(direction) + static_cast<size_t>(prio);
+      const size_t frames = slot::PauseFrames(direction, prio);
+      const size_t duration = slot::PauseDurationMicros(direction, prio);
+      if (valid.test(frames)) {
+        const auto rate = static_cast<float>(static_cast<double>(delta[frames]) / seconds);
+        bucket.rate_peak[series] = std::max(bucket.rate_peak[series], rate);
+        if (lossless & (1u << prio)) lossless_pauses += delta[frames];
+      }
+
+      StormInterval interval{previous.time, sample.time, StormVerdict::kUnknown, false};
+      bool paused_at_least_detection_time = false;
+      if (valid.test(duration)) {
+        // Firmware updates the duration counter on its own schedule, so one interval can show a
+        // little more pause than wall time: clamp to [0, 1].
+        const double ratio = std::clamp(static_cast<double>(delta[duration]) / micros, 0.0, 1.0);
+        bucket.ratio_peak[series] = std::max(bucket.ratio_peak[series], static_cast<float>(ratio));
+        // Paused in `direction` means the traffic flowing the other way is held: rx pauses stop
+        // our transmit, tx pauses stop what the peer sends us.
+        const size_t progress = slot::PrioPackets(Opposite(direction), prio);
+        const bool no_progress = !valid.test(progress) || delta[progress] == 0;
+        interval.verdict = ratio >= storm_config.threshold && no_progress ? StormVerdict::kCondition
+                                                                          : StormVerdict::kClear;
+        paused_at_least_detection_time =
+            static_cast<double>(delta[duration]) >=
+            std::chrono::duration<double, std::micro>(storm_config.detection_time).count();
+      }
+      interval.ground_truth_event = direction == Direction::kTx && (stall_prios & (1u << prio));
+      StormDetector& detector = state.storms[series];
+      const StormDetector::Transition transition = detector.Observe(interval, storm_config);
+      if (auto due = detector.detection_due(storm_config)) {
+        state.RequestSampleBy(*due);
+      } else if (!detector.stormed() && paused_at_least_detection_time) {
+        // The pause may be the tail of a storm that began inside this interval, after packets
+        // that moved earlier in it: the next interval can prove the storm after one detection
+        // time, while the next periodic sample could be up to a period later.
+        state.RequestSampleBy(sample.time + storm_config.detection_time);
+      }
+      switch (transition) {
+        case StormDetector::Transition::kStarted:
+          spdlog::warn("PFC storm on {} prio {} {}{}", netdev, prio, DirectionName(direction),
+                       interval.ground_truth_event ? " (NIC stall detector)" : "");
+          break;
+        case StormDetector::Transition::kRestored:
+          spdlog::info("PFC storm restored on {} prio {} {} after {:.3f}s", netdev, prio,
+                       DirectionName(direction),
+                       std::chrono::duration<double>(*detector.last_episode_duration()).count());
+          break;
+        case StormDetector::Transition::kNone:
+          break;
+      }
+    }
+  }
+
+  if (valid.test(slot::kNpEcnMarkedRocePackets) && valid.test(slot::kRpCnpHandled)) {
+    bucket.ecn_known = true;
+    bucket.lossless_pauses += lossless_pauses;
+    bucket.ecn_events += delta[slot::kNpEcnMarkedRocePackets] + delta[slot::kRpCnpHandled];
+  }
+  if (valid.test(slot::kNpCnpSent) && valid.test(slot::kNpEcnMarkedRocePackets)) {
+    bucket.cnp_known = true;
+    bucket.cnp_sent += delta[slot::kNpCnpSent];
+    bucket.ecn_marked += delta[slot::kNpEcnMarkedRocePackets];
+  }
+  state.last = sample;
+}
+
+std::optional<SampleTime> SignalDeriver::NextSampleDue(SampleTime now) const {
+  std::optional<SampleTime> earliest;
+  for (const auto& [netdev, state] : devices_) {
+    const std::optional<SampleTime>& due = state->sample_due;
+    if (due && *due > now && (!earliest || *due < *earliest)) {
+      earliest = state->sample_due;
+    }
+  }
+  return earliest;
+}
+
+DerivedSignals SignalDeriver::Signals() const {
+  DerivedSignals out;
+  out.windows = config_.windows;
+  out.devices.reserve(devices_.size());
+  for (const auto& [netdev, state] : devices_) out.devices.push_back(BuildSignals(netdev, *state));
+  return out;
+}
+
+std::optional<DeviceSignals> SignalDeriver::SignalsOf(std::string_view netdev) const {
+  auto it = devices_.find(netdev);
+  if (it == devices_.end()) return std::nullopt;
+  return BuildSignals(it->first, *it->second);
+}
+
+DeviceSignals SignalDeriver::BuildSignals(const std::string& netdev,
+                                          const DeviceState& state) const {
+  const size_t window_count = config_.windows.size();
+  std::array<int64_t, kMaxWindows> spans{};
+  for (size_t w = 0; w < window_count; ++w) spans[w] = config_.windows[w] / kWindowBucket;
+
+  const DeviceSample& latest = *state.last;
+  DeviceSignals device;
+  device.netdev = netdev;
+  device.rdma_device = latest.rdma_device;
+  device.rdma_port = latest.rdma_port;
+  device.discarded_intervals = state.discarded;
+
+  // Windows are ascending, so one pass from the newest bucket yields each window in turn.
+  std::array<WindowAccumulator, kMaxWindows> windows{};
+  WindowAccumulator running;
+  size_t next_window = 0;
+  const int64_t now_index = BucketIndex(latest.time);
+  state.buckets.VisitNewestFirst([&](const Bucket& bucket) {
+    const int64_t age = now_index - bucket.index;
+    while (next_window < window_count && age > spans[next_window]) {
+      windows[next_window++] = running;
+    }
+    if (next_window == window_count) return false;
+    running.Add(bucket);
+    return true;
+  });
+  while (next_window < window_count) windows[next_window++] = running;
+
+  const uint8_t lossless = latest.LosslessPrios();
+  for (int prio = 0; prio < kPrioCount; ++prio) {
+    for (Direction direction : kDirections) {
+      const size_t series = signal_slot::DirectionOffset(direction) + static_cast<size_t>(prio);
+      const bool counters = latest.present.test(slot::PauseFrames(direction, prio)) ||
+                            latest.present.test(slot::PauseDurationMicros(direction, prio));
+      if (counters) {
+        PauseSignals& pause = device.pause.emplace_back();
+        pause.prio = static_cast<uint8_t>(prio);
+        pause.direction = direction;
+        for (size_t w = 0; w < window_count; ++w) {
+          pause.rate_peak[w] = windows[w].rate_peak[series];
+          pause.paused_ratio_peak[w] = windows[w].ratio_peak[series];
+        }
+      }
+      const StormDetector& detector = state.storms[series];
+      if (counters || (lossless & (1u << prio)) || detector.stormed() || detector.episodes() > 0) {
+        StormSignals& storm = device.storms.emplace_back();
+        storm.prio = static_cast<uint8_t>(prio);
+        storm.direction = direction;
+        storm.stormed = detector.stormed();
+        storm.episodes = detector.episodes();
+        if (auto duration = detector.last_episode_duration()) {
+          storm.last_episode_seconds = std::chrono::duration<double>(*duration).count();
+        }
+      }
+    }
+  }
+  for (size_t w = 0; w < window_count; ++w) device.ecn[w] = EcnSignals(windows[w]);
+  return device;
+}
+
+}  // namespace roceqos

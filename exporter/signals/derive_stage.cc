@@ -1,0 +1,65 @@
+#include "exporter/signals/derive_stage.h"
+
+#include <algorithm>
+
+#include "exporter/signals/derived_signals.h"
+
+namespace roceqos {
+namespace {
+
+std::shared_ptr<const std::vector<std::string>> WindowLabels(const DeriveConfig& config) {
+  auto labels = std::make_shared<std::vector<std::string>>();
+  for (auto window : config.windows) labels->push_back(WindowLabel(window));
+  return labels;
+}
+
+}  // namespace
+
+DeriveStage::DeriveStage(DeriveConfig config)
+    : deriver_(std::move(config)), window_labels_(WindowLabels(deriver_.config())) {}
+
+void DeriveStage::Run(StageContext& ctx, Snapshot& draft) {
+  std::vector<std::string> present;
+  present.reserve(draft.devices.size());
+  for (DeviceSnapshot& device : draft.devices) {
+    if (!device.device) continue;
+    const std::string& netdev = device.device->name;
+    present.push_back(netdev);
+    // A failed ethtool read leaves the device without a sample this time: the next successful
+    // one forms a longer interval, and the signals published meanwhile are those of the last
+    // successful sample (the storm state does not flap off because one read failed).
+    if (device.ethtool) {
+      DeviceSample sample;
+      // The time of the device's own read: a sampler thread that wakes late (a loaded host, a
+      // slow device before this one) must not turn into a rate or ratio error.
+      const auto read_at = device.ethtool->read_at;
+      sample.time = read_at.count() != 0 ? read_at : ctx.now;
+      sample.identity.ifindex = device.device->ifindex;
+      sample.identity.ethtool_generation = device.ethtool->string_set_changes;
+      if (device.ethtool->mapped) {
+        FillFromEthtool(device.ethtool->counters, *device.ethtool->mapped, sample);
+      }
+      // The PF's own RDMA port; with several (not seen on mlx5 PFs) the first one in port order.
+      if (!device.rdma.empty()) {
+        const RdmaPortSample& port = device.rdma.front();
+        sample.identity.rdma_device_index = port.port.device_index;
+        sample.identity.rdma_port = port.port.port;
+        sample.rdma_device = port.port.device;
+        sample.rdma_port = port.port.port;
+        rdma_indexes_[netdev].Fill(port.counters, sample);
+      }
+      deriver_.Observe(netdev, sample);
+    }
+    if (auto signals = deriver_.SignalsOf(netdev)) {
+      device.derived = std::make_shared<const DerivedDeviceSignals>(
+          DerivedDeviceSignals{std::move(*signals), window_labels_});
+    }
+  }
+  deriver_.RetainOnly(present);
+  ctx.sample_again_at = deriver_.NextSampleDue(ctx.now);
+  std::erase_if(rdma_indexes_, [&](const auto& entry) {
+    return std::find(present.begin(), present.end(), entry.first) == present.end();
+  });
+}
+
+}  // namespace roceqos

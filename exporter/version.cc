@@ -1,1 +1,0 @@
-#include "exporter/build_info.h"

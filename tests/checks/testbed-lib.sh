@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The exposition helpers of tests/testbed/guest/lib.sh (metric_series, metric_from, metric_label,
+# metric), without the VM: every testbed scenario's verdict goes through them, so a helper that
+# silently finds nothing turns an assertion into a skip or a false failure. Runs the cases under
+# dash (Debian's /bin/sh) and, when installed, busybox sh (the guest's shell) against
+# tests/checks/lib/testbed-lib.prom; `scrape` is stubbed to copy that file.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+
+cases() {
+  cat <<'CASES'
+set -u
+lib=$1 fixture=$2
+TESTBED_WORK=$(mktemp -d)
+trap 'rm -rf "$TESTBED_WORK"' EXIT
+. "$lib"
+scrape() { cp "$fixture" "${1:-$METRICS}"; }
+failures=0
+check() {  # check WHAT EXPECTED ACTUAL
+  if [ "$2" = "$3" ]; then echo "ok: $1"; else
+    echo "FAIL: $1: expected '$2', got '$3'" >&2; failures=$((failures + 1)); fi
+}
+# Unlabelled series (the bug: `read _l _v` shifted the value of " 42" into the label field).
+check "metric_from unlabelled" 42 "$(metric_from "$fixture" roce_exporter_samples_total)"
+check "metric unlabelled" 42 "$(metric roce_exporter_samples_total)"
+check "metric_from unlabelled, timestamp ignored" 1.5e+06 \
+  "$(metric_from "$fixture" roce_exporter_up_seconds)"
+check "metric_series unlabelled" " 42" "$(metric_series "$fixture" roce_exporter_samples_total)"
+check "unlabelled series has no labels to match" 1 \
+  "$(metric_from "$fixture" roce_exporter_samples_total netdev=sim0 >/dev/null; echo $?)"
+# Labelled series: label order in the exposition does not matter; all pairs must match.
+check "metric_from labelled rx" 7 \
+  "$(metric_from "$fixture" roce_pfc_pause_frames_total netdev=sim0 direction=rx)"
+check "metric_from labelled tx (labels in another order)" 9 \
+  "$(metric_from "$fixture" roce_pfc_pause_frames_total prio=3 netdev=sim0 direction=tx)"
+check "metric labelled" 11 "$(metric roce_pfc_pause_frames_total netdev=sim1)"
+check "metric_series sorts labels" "direction=tx,netdev=sim0,prio=3 9" \
+  "$(metric_series "$fixture" roce_pfc_pause_frames_total | sed -n 2p)"
+check "no matching series is status 1" 1 \
+  "$(metric_from "$fixture" roce_pfc_pause_frames_total netdev=sim9 >/dev/null; echo $?)"
+check "unknown name is status 1" 1 "$(metric_from "$fixture" roce_nope_total >/dev/null; echo $?)"
+check "several matches fail the scenario" "FAIL: metric roce_pfc_pause_frames_total{netdev=sim0} matches several series" \
+  "$( (metric_from "$fixture" roce_pfc_pause_frames_total netdev=sim0) 2>&1 >/dev/null)"
+check "metric_label" mlx5_1 "$(metric_label "$fixture" roce_device_info device netdev=sim1)"
+exit "$failures"
+CASES
+}
+
+status=0
+shells=(dash)
+command -v busybox >/dev/null && shells+=("busybox sh")
+for shell in "${shells[@]}"; do
+  echo "== $shell"
+  $shell -c "$(cases)" testbed-lib "$root/tests/testbed/guest/lib.sh" \
+    "$root/tests/checks/lib/testbed-lib.prom" || status=1
+done
+exit "$status"

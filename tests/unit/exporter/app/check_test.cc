@@ -1,0 +1,251 @@
+#include "exporter/app/check.h"
+
+#include <gtest/gtest.h>
+#include <linux/dcbnl.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace roceqos {
+namespace {
+
+// A host with configurable per-device observations.
+class FakeReader : public QosReader {
+ public:
+  std::map<std::string, Observed<QosState>> dcb;
+  std::map<std::string, DcqcnState> dcqcn;
+  std::map<std::string, RoceTosState> tos;
+  Observed<int> tcp_ecn = Observed<int>::Ok(1);
+  int tcp_ecn_reads = 0;
+
+  Observed<QosState> ReadDcb(const std::string& netdev) override {
+    auto it = dcb.find(netdev);
+    return it == dcb.end() ? Observed<QosState>::Absent() : it->second;
+  }
+  DcqcnState ReadDcqcn(const std::string& netdev) override { return dcqcn[netdev]; }
+  RoceTosState ReadRoceTos(const std::string& dev, uint32_t port) override {
+    return tos[dev + "/" + std::to_string(port)];
+  }
+  Observed<int> ReadTcpEcn() override {
+    ++tcp_ecn_reads;
+    return tcp_ecn;
+  }
+  Observed<uint16_t> ReadStormTimeout(const std::string&) override {
+    return Observed<uint16_t>::Ok(8000);
+  }
+
+  // A NIC configured like capture 07 (trust dscp, PFC 3) with MOFED DCQCN on 3 and ToS 106.
+  void AddGoodNic(const std::string& netdev, const std::string& rdma) {
+    QosState s;
+    s.pfc = PfcState{8, 0x08, 0, 7};
+    for (uint16_t d = 0; d < 64; ++d)
+      s.apps.push_back(DcbApp{IEEE_8021QAZ_APP_SEL_DSCP, static_cast<uint8_t>(d / 8), d});
+    dcb[netdev] = Observed<QosState>::Ok(s);
+    DcqcnState e;
+    for (int p = 0; p < 8; ++p) {
+      e.np_enabled[p] = Observed<bool>::Ok(p == 3);
+      e.rp_enabled[p] = Observed<bool>::Ok(p == 3);
+    }
+    dcqcn[netdev] = e;
+    tos[rdma + "/1"].mofed_tclass = Observed<std::optional<uint8_t>>::Ok(106);
+  }
+};
+
+Device Nic(const std::string& name, const std::string& rdma, const std::string& pci) {
+  Device d;
+  d.name = name;
+  d.pci_address = pci;
+  d.pci_vendor = 0x15b3;
+  d.role = DeviceRole::kPf;
+  d.oper_state = "up";
+  d.mtu = 4200;
+  RdmaPort port;
+  port.device = rdma;
+  port.port = 1;
+  port.netdev = name;
+  d.rdma_ports.push_back(port);
+  return d;
+}
+
+Inventory TwoNics() {
+  Inventory inv;
+  inv.devices.push_back(Nic("ens1f1np1", "mlx5_1", "0000:3b:00.1"));
+  inv.devices.push_back(Nic("ens1f0np0", "mlx5_0", "0000:3b:00.0"));
+  Device veth;
+  veth.name = "veth0";
+  veth.kind = "veth";
+  inv.devices.push_back(veth);
+  return inv;
+}
+
+struct CheckRun {
+  int code;
+  std::string out, err;
+};
+
+CheckRun Check(FakeReader& reader, CheckOptions options = {}, Result<Inventory> inv = TwoNics()) {
+  std::ostringstream out, err;
+  int code = RunCheckWith(options, inv, reader, out, err);
+  return {code, out.str(), err.str()};
+}
+
+TEST(Check, AllInSyncExitsZeroAndListsEveryCheckedField) {
+  FakeReader reader;
+  reader.AddGoodNic("ens1f0np0", "mlx5_0");
+  reader.AddGoodNic("ens1f1np1", "mlx5_1");
+  CheckRun r = Check(reader);
+  EXPECT_EQ(r.code, kCheckInSync) << r.out << r.err;
+  EXPECT_NE(r.out.find("ens1f0np0 (pf 0000:3b:00.0, mlx5_0/1, up): in sync"), std::string::npos)
+      << r.out;
+  for (const char* field :
+       {"trust", "pfc", "dscp_prio", "roce_tos", "dcqcn_np", "dcqcn_rp", "tcp_ecn"})
+    EXPECT_NE(r.out.find(std::string("  ") + field), std::string::npos) << field;
+  EXPECT_EQ(r.out.find("veth0"), std::string::npos) << "veth is not a RoCE device";
+  EXPECT_NE(r.out.find("2 devices checked: 2 in sync, 0 with drift, 0 unknown"), std::string::npos);
+  EXPECT_LT(r.out.find("ens1f0np0"), r.out.find("ens1f1np1")) << "sorted by name";
+  EXPECT_EQ(reader.tcp_ecn_reads, 1) << "host-wide sysctl read once, not per device";
+}
+
+TEST(Check, PfcOffOnPriority3ExplainsWhyAndExitsOne) {
+  FakeReader reader;
+  reader.AddGoodNic("ens1f0np0", "mlx5_0");
+  reader.AddGoodNic("ens1f1np1", "mlx5_1");
+  reader.dcb["ens1f1np1"].value.pfc->enabled_mask = 0;
+  CheckRun r = Check(reader);
+  EXPECT_EQ(r.code, kCheckDrift);
+  EXPECT_NE(r.out.find("ens1f1np1 (pf 0000:3b:00.1, mlx5_1/1, up): DRIFT in 1 of 7 fields"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("pfc        DRIFT       expected [3]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("actual   []"), std::string::npos);
+  EXPECT_NE(r.out.find("why: PFC off on priority 3: RoCE traffic there becomes lossy; expect "
+                       "packet drops (rx_prio3_discards), retransmissions and out_of_sequence"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("2 devices checked: 1 in sync, 1 with drift"), std::string::npos);
+}
+
+TEST(Check, NoDcbCannotBeVerifiedAndIsNotDrift) {
+  std::string path =
+      ::testing::TempDir() + "/check_veth_rule_" + std::to_string(getpid()) + ".yaml";
+  std::ofstream(path) << "devices:\n  - {name: soft-roce, match: {netdev: veth0}}\n";
+  FakeReader reader;
+  reader.AddGoodNic("ens1f0np0", "mlx5_0");
+  CheckOptions options;
+  options.config_path = path;
+  options.netdevs = {"ens1f0np0", "veth0"};
+  CheckRun r = Check(reader, options);
+  std::filesystem::remove(path);
+  EXPECT_EQ(r.code, kCheckInSync) << r.out;
+  EXPECT_NE(r.out.find("policy rule \"soft-roce\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("trust      UNVERIFIED"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("veth0 (other, ?): in sync (6 fields cannot be verified on this device)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("no DCB on this device (EOPNOTSUPP)"), std::string::npos);
+}
+
+TEST(Check, DevicesTheDefaultsDoNotCoverAreReportedButNotChecked) {
+  FakeReader reader;
+  reader.AddGoodNic("ens1f0np0", "mlx5_0");
+  CheckOptions options;
+  options.netdevs = {"ens1f0np0", "veth0"};
+  CheckRun r = Check(reader, options);
+  EXPECT_EQ(r.code, kCheckInSync) << r.out;
+  EXPECT_NE(r.out.find("policy rule \"none\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(the policy checks no field of this device)"), std::string::npos);
+}
+
+TEST(Check, UnreadableOnlyIsAnErrorNotInSync) {
+  FakeReader reader;
+  reader.AddGoodNic("ens1f0np0", "mlx5_0");
+  reader.AddGoodNic("ens1f1np1", "mlx5_1");
+  reader.tcp_ecn = Observed<int>::Failed("open /proc/sys/net/ipv4/tcp_ecn: Permission denied");
+  CheckRun r = Check(reader);
+  EXPECT_EQ(r.code, kCheckError);
+  EXPECT_NE(r.out.find("UNKNOWN (1 unreadable)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Permission denied"), std::string::npos);
+}
+
+TEST(Check, BadPolicyFileChecksNothingAndExitsTwo) {
+  std::string path =
+      ::testing::TempDir() + "/check_bad_policy_" + std::to_string(getpid()) + ".yaml";
+  std::ofstream(path) << "defaults:\n  pfc: [3, 9]\n";
+  FakeReader reader;
+  reader.AddGoodNic("ens1f0np0", "mlx5_0");
+  CheckOptions options;
+  options.config_path = path;
+  CheckRun r = Check(reader, options);
+  std::filesystem::remove(path);
+  EXPECT_EQ(r.code, kCheckError);
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  EXPECT_NE(r.err.find(path + ":2:12: pfc: priority 9 is out of range 0..7"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(reader.tcp_ecn_reads, 0) << "nothing read with an invalid policy";
+}
+
+TEST(Check, PolicyFileRulesApplyPerDevice) {
+  std::string path = ::testing::TempDir() + "/check_rules_" + std::to_string(getpid()) + ".yaml";
+  std::ofstream(path) << "devices:\n  - name: storage\n    match: {pci: \"0000:3b:00.1\"}\n"
+                         "    policy: {pfc: [3, 4]}\n";
+  FakeReader reader;
+  reader.AddGoodNic("ens1f0np0", "mlx5_0");
+  reader.AddGoodNic("ens1f1np1", "mlx5_1");
+  CheckOptions options;
+  options.config_path = path;
+  CheckRun r = Check(reader, options);
+  std::filesystem::remove(path);
+  EXPECT_EQ(r.code, kCheckDrift);
+  EXPECT_NE(r.out.find("policy rule \"storage\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("PFC off on priority 4"), std::string::npos);
+  EXPECT_NE(r.out.find("1 with drift"), std::string::npos);
+}
+
+TEST(Check, DiscoveryFailureAndUnknownNetdevAreErrors) {
+  FakeReader reader;
+  CheckRun r =
+      Check(reader, {}, Result<Inventory>(MakeError(ETIMEDOUT, "RTM_GETLINK dump: timed out")));
+  EXPECT_EQ(r.code, kCheckError);
+  EXPECT_NE(r.err.find("device discovery failed: RTM_GETLINK dump: timed out"), std::string::npos);
+
+  CheckOptions options;
+  options.netdevs = {"eth9"};
+  r = Check(reader, options);
+  EXPECT_EQ(r.code, kCheckError);
+  EXPECT_NE(r.err.find("no network device \"eth9\""), std::string::npos);
+}
+
+TEST(Check, NoRoceDeviceIsSaidPlainly) {
+  FakeReader reader;
+  Inventory inv;
+  Device lo;
+  lo.name = "lo";
+  inv.devices.push_back(lo);
+  CheckRun r = Check(reader, {}, inv);
+  EXPECT_EQ(r.code, kCheckInSync);
+  EXPECT_NE(r.out.find("no RoCE device selected"), std::string::npos);
+}
+
+TEST(Check, ColourOnlyWhenAsked) {
+  FakeReader reader;
+  reader.AddGoodNic("ens1f0np0", "mlx5_0");
+  reader.AddGoodNic("ens1f1np1", "mlx5_1");
+  EXPECT_EQ(Check(reader).out.find("\033["), std::string::npos);
+  CheckOptions options;
+  options.color = true;
+  EXPECT_NE(Check(reader, options).out.find("\033[32m"), std::string::npos);
+}
+
+TEST(PolicyShowDefault, PrintsADocumentThatValidatesToTheDefault) {
+  std::ostringstream out;
+  EXPECT_EQ(RunPolicyShowDefault(out), 0);
+  auto parsed = ParsePolicy(out.str(), "show-default");
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  EXPECT_EQ(parsed->defaults, DefaultPolicy().defaults);
+}
+
+}  // namespace
+}  // namespace roceqos

@@ -1,0 +1,213 @@
+#include "exporter/app/cli.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "exporter/render/metrics_doc.h"
+
+namespace roceqos {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+struct Parsed {
+  CliOutcome outcome;
+  std::string out;
+  std::string err;
+};
+
+Parsed Parse(std::vector<const char*> args) {
+  args.insert(args.begin(), "roce_qos_exporter");
+  std::ostringstream out, err;
+  Parsed p{ParseCommandLine(args, out, err), "", ""};
+  p.out = out.str();
+  p.err = err.str();
+  return p;
+}
+
+// A usage error: exit code 2 and exactly one line on stderr that names the program.
+void ExpectUsageError(const Parsed& p, const std::string& mentions) {
+  EXPECT_EQ(p.outcome.kind, CliOutcome::Kind::kExit);
+  EXPECT_EQ(p.outcome.exit_code, kExitUsage);
+  EXPECT_THAT(p.err, StartsWith("roce_qos_exporter: "));
+  EXPECT_EQ(std::count(p.err.begin(), p.err.end(), '\n'), 1) << p.err;
+  EXPECT_THAT(p.err, HasSubstr(mentions));
+  EXPECT_TRUE(p.out.empty());
+}
+
+TEST(Cli, ZeroConfigurationRunsWithDefaults) {
+  Parsed p = Parse({});
+  ASSERT_EQ(p.outcome.kind, CliOutcome::Kind::kRunExporter) << p.err;
+  const Config& c = p.outcome.config;
+  EXPECT_EQ(c.listen_address, ":9879");
+  EXPECT_EQ(c.telemetry_path, "/metrics");
+  EXPECT_EQ(c.log_level, "info");
+  EXPECT_EQ(c.log_format, "logfmt");
+  EXPECT_EQ(c.sampler_period, std::chrono::milliseconds(250));
+  EXPECT_EQ(c.sampler_budget, 0.5);
+  EXPECT_FALSE(c.device_include.has_value());
+  EXPECT_FALSE(c.raw_include.has_value());
+  EXPECT_TRUE(c.config_path.empty());
+}
+
+TEST(Cli, AcceptsEveryFlagInBothSyntaxes) {
+  Parsed p =
+      Parse({"--web.listen-address=127.0.0.1:9100", "--web.telemetry-path", "/m",
+             "--log.level=debug", "--log.format=json", "--collector.device-include=^veth.*",
+             "--collector.device-exclude", "lo", "--collector.ethtool.raw-include=rx_.*",
+             "--sampler.period=1s", "--sampler.budget", "0.25", "--sampler.discovery-interval=1m"});
+  ASSERT_EQ(p.outcome.kind, CliOutcome::Kind::kRunExporter) << p.err;
+  const Config& c = p.outcome.config;
+  EXPECT_EQ(c.listen_address, "127.0.0.1:9100");
+  EXPECT_EQ(c.telemetry_path, "/m");
+  EXPECT_EQ(c.log_level, "debug");
+  EXPECT_EQ(c.log_format, "json");
+  EXPECT_EQ(c.device_include, "^veth.*");
+  EXPECT_EQ(c.device_exclude, "lo");
+  EXPECT_EQ(c.raw_include, "rx_.*");
+  EXPECT_EQ(c.sampler_period, std::chrono::seconds(1));
+  EXPECT_EQ(c.sampler_budget, 0.25);
+  EXPECT_EQ(c.discovery_interval, std::chrono::minutes(1));
+}
+
+TEST(Cli, HelpAndVersionPrintToStdoutAndExitZero) {
+  Parsed help = Parse({"--help"});
+  EXPECT_EQ(help.outcome.kind, CliOutcome::Kind::kExit);
+  EXPECT_EQ(help.outcome.exit_code, 0);
+  for (const char* flag : {"--web.listen-address", "--web.telemetry-path", "--log.level",
+                           "--log.format", "--collector.device-include",
+                           "--collector.device-exclude", "--collector.ethtool.raw-include",
+                           "--sampler.period", "--sampler.budget", "--config", "check", "policy"}) {
+    EXPECT_THAT(help.out, HasSubstr(flag));
+  }
+  Parsed version = Parse({"--version"});
+  EXPECT_EQ(version.outcome.kind, CliOutcome::Kind::kExit);
+  EXPECT_EQ(version.outcome.exit_code, 0);
+  EXPECT_THAT(version.out, StartsWith("roce_qos_exporter version "));
+}
+
+TEST(Cli, UnknownFlagIsAUsageError) {
+  ExpectUsageError(Parse({"--web.listen-adress=:1"}), "--web.listen-adress");
+  ExpectUsageError(Parse({"stray"}), "stray");
+}
+
+TEST(Cli, BadDurationsAreUsageErrors) {
+  ExpectUsageError(Parse({"--sampler.period=5x"}), "\"5x\"");
+  ExpectUsageError(Parse({"--sampler.period=250"}), "--sampler.period");
+  ExpectUsageError(Parse({"--sampler.period=1ms"}), "between 10ms and 1h");
+  ExpectUsageError(Parse({"--sampler.period=2h"}), "between 10ms and 1h");
+  ExpectUsageError(Parse({"--sampler.discovery-interval=100ms"}), "--sampler.discovery-interval");
+}
+
+TEST(Cli, BadRegexesAreUsageErrors) {
+  ExpectUsageError(Parse({"--collector.device-include=("}), "--collector.device-include");
+  ExpectUsageError(Parse({"--collector.device-exclude=[a"}), "--collector.device-exclude");
+  ExpectUsageError(Parse({"--collector.ethtool.raw-include=*x"}),
+                   "--collector.ethtool.raw-include");
+}
+
+TEST(Cli, BadValuesAreUsageErrors) {
+  ExpectUsageError(Parse({"--sampler.budget=0"}), "--sampler.budget");
+  ExpectUsageError(Parse({"--sampler.budget=1.5"}), "--sampler.budget");
+  ExpectUsageError(Parse({"--sampler.budget=half"}), "--sampler.budget");
+  ExpectUsageError(Parse({"--log.level=verbose"}), "--log.level");
+  ExpectUsageError(Parse({"--log.format=xml"}), "--log.format");
+  ExpectUsageError(Parse({"--remediation=always"}), "--remediation");
+  ExpectUsageError(Parse({"--web.listen-address=[::]:9879"}), "IPv6");
+  ExpectUsageError(Parse({"--web.listen-address=9879"}), "[host]:port");
+  ExpectUsageError(Parse({"--web.listen-address=:99999"}), "port");
+  ExpectUsageError(Parse({"--web.listen-address=example.org:80"}), "IPv4");
+  ExpectUsageError(Parse({"--web.telemetry-path=metrics"}), "--web.telemetry-path");
+  ExpectUsageError(Parse({"--web.telemetry-path=/-/healthy"}), "--web.telemetry-path");
+  ExpectUsageError(Parse({"--config=/nonexistent/policy.yaml"}), "/nonexistent/policy.yaml");
+  ExpectUsageError(Parse({"--config=/tmp"}), "no such file");
+}
+
+TEST(Cli, ConfigPathOfAnExistingFileIsStored) {
+  char path[] = "/tmp/roceqos_cli_test_XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  Parsed p = Parse({"--config", path});
+  EXPECT_EQ(p.outcome.kind, CliOutcome::Kind::kRunExporter) << p.err;
+  EXPECT_EQ(p.outcome.config.config_path, path);
+  std::remove(path);
+}
+
+TEST(Cli, SubcommandsParseWithGlobalFlags) {
+  char path[] = "/tmp/roceqos_cli_check_XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  const std::string rule = "devices:\n  - {name: loopback, match: {netdev: lo}}\n";
+  ASSERT_EQ(write(fd, rule.data(), rule.size()), static_cast<ssize_t>(rule.size()));
+  close(fd);
+  Parsed check = Parse({"check", "--sampler.period=1s", "--config", path, "--netdev", "lo"});
+  ASSERT_EQ(check.outcome.kind, CliOutcome::Kind::kSubcommand) << check.err;
+  EXPECT_EQ(check.outcome.config.sampler_period, std::chrono::seconds(1));
+  std::ostringstream out, err;
+  // Loopback has no DCB: the rule's DCB fields cannot be verified there, which is not drift.
+  const int status = check.outcome.subcommand(check.outcome.config, out, err);
+  std::remove(path);
+  EXPECT_THAT(out.str(), HasSubstr("lo ("));
+  EXPECT_THAT(out.str(), HasSubstr("trust      UNVERIFIED"));
+  EXPECT_THAT(out.str(), HasSubstr("cannot be verified on this device"));
+  // Only tcp_ecn (host-wide, readable here) can differ; the unverifiable DCB fields never count.
+  std::ifstream tcp_ecn("/proc/sys/net/ipv4/tcp_ecn");
+  int host_tcp_ecn = -1;
+  tcp_ecn >> host_tcp_ecn;
+  if (host_tcp_ecn == 1) {
+    EXPECT_EQ(status, 0) << out.str() << err.str();
+  } else {
+    EXPECT_EQ(status, 1) << out.str() << err.str();
+    EXPECT_THAT(out.str(), HasSubstr("DRIFT in 1 of "));
+  }
+
+  Parsed show = Parse({"policy", "show-default"});
+  ASSERT_EQ(show.outcome.kind, CliOutcome::Kind::kSubcommand) << show.err;
+  std::ostringstream yaml, none;
+  EXPECT_EQ(show.outcome.subcommand(show.outcome.config, yaml, none), 0);
+  EXPECT_THAT(yaml.str(), HasSubstr("pfc: [3]"));
+  ExpectUsageError(Parse({"policy"}), "roce_qos_exporter: ");
+  ExpectUsageError(Parse({"policy", "bogus"}), "subcommand");
+}
+
+TEST(Cli, QosFlags) {
+  Parsed p = Parse({"--qos.poll-interval=2s", "--qos.configfs-tos"});
+  ASSERT_EQ(p.outcome.kind, CliOutcome::Kind::kRunExporter) << p.err;
+  EXPECT_EQ(p.outcome.config.qos_poll_interval, std::chrono::seconds(2));
+  EXPECT_TRUE(p.outcome.config.qos_configfs_tos);
+  EXPECT_EQ(Parse({}).outcome.config.qos_poll_interval, std::chrono::seconds(5));
+  ExpectUsageError(Parse({"--qos.poll-interval=10ms"}), "--qos.poll-interval");
+  ExpectUsageError(Parse({"--qos.poll-interval=soon"}), "--qos.poll-interval");
+}
+
+TEST(Cli, RemediationTuningFlags) {
+  Parsed p = Parse({"--remediation=dry-run", "--remediation.backoff=2s",
+                    "--remediation.max-backoff=1m", "--remediation.max-attempts=3"});
+  ASSERT_EQ(p.outcome.kind, CliOutcome::Kind::kRunExporter) << p.err;
+  EXPECT_EQ(p.outcome.config.remediation_backoff, std::chrono::seconds(2));
+  EXPECT_EQ(p.outcome.config.remediation_max_backoff, std::chrono::seconds(60));
+  EXPECT_EQ(p.outcome.config.remediation_max_attempts, 3);
+  ExpectUsageError(Parse({"--remediation.backoff=11m"}), "--remediation.backoff");
+  ExpectUsageError(Parse({"--remediation.backoff=500ms"}), "--remediation.backoff");
+  ExpectUsageError(Parse({"--remediation.max-attempts=0"}), "--remediation.max-attempts");
+}
+
+TEST(Cli, PrintsTheMetricsDoc) {
+  Parsed p = Parse({"--print-metrics-doc"});
+  EXPECT_EQ(p.outcome.kind, CliOutcome::Kind::kExit);
+  EXPECT_EQ(p.outcome.exit_code, 0);
+  EXPECT_EQ(p.out, GenerateMetricsDoc());
+}
+
+}  // namespace
+}  // namespace roceqos

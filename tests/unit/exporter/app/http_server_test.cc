@@ -1,0 +1,145 @@
+#include "exporter/app/http_server.h"
+
+#include <arpa/inet.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace roceqos {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+// Sends raw bytes to 127.0.0.1:port and returns everything the server answers until it closes.
+std::string Exchange(int port, const std::string& request) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return "";
+  timeval timeout{10, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string response;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
+    size_t sent = 0;
+    while (sent < request.size()) {
+      const ssize_t n = send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+      if (n <= 0) break;
+      sent += static_cast<size_t>(n);
+    }
+    char buf[4096];
+    ssize_t n;
+    while ((n = recv(fd, buf, sizeof(buf), 0)) > 0) response.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return response;
+}
+
+std::string Get(int port, const std::string& method, const std::string& path) {
+  return Exchange(port, method + " " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+}
+
+// One server for the suite: civetweb's mg_stop() takes ~2 s (its master thread polls with a 2 s
+// quantum), too slow to pay per test.
+class HttpServerTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    std::vector<HttpRoute> routes;
+    routes.push_back({"/metrics", {"GET"}, [](const HttpRequest&) {
+                        HttpResponse r;
+                        r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+                        r.body = "up 1\n";
+                        return r;
+                      }});
+    routes.push_back({"/-/reload", {"POST"}, [](const HttpRequest&) {
+                        HttpResponse r;
+                        r.body = "reloaded\n";
+                        return r;
+                      }});
+    routes.push_back({"/boom", {"GET"}, [](const HttpRequest&) -> HttpResponse {
+                        throw std::runtime_error("handler bug");
+                      }});
+    auto server = HttpServer::Start(HttpOptions{.listening_ports = "127.0.0.1:0"}, routes);
+    ASSERT_TRUE(server.ok()) << server.error().message;
+    server_ = std::move(server.value()).release();
+    ASSERT_FALSE(server_->ListeningPorts().empty());
+    port_ = server_->ListeningPorts()[0];
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+  void SetUp() override { ASSERT_GT(port_, 0) << "the suite's server did not start"; }
+
+  static inline HttpServer* server_ = nullptr;
+  static inline int port_ = 0;
+};
+
+TEST_F(HttpServerTest, ServesARouteWithItsContentType) {
+  const std::string r = Get(port_, "GET", "/metrics");
+  EXPECT_THAT(r, StartsWith("HTTP/1.1 200 OK\r\n"));
+  EXPECT_THAT(r, HasSubstr("Content-Type: text/plain; version=0.0.4; charset=utf-8\r\n"));
+  EXPECT_THAT(r, HasSubstr("Content-Length: 5\r\n"));
+  EXPECT_THAT(r, ::testing::EndsWith("\r\n\r\nup 1\n"));
+}
+
+TEST_F(HttpServerTest, QueryStringsDoNotChangeTheRoute) {
+  EXPECT_THAT(Get(port_, "GET", "/metrics?x=1"), StartsWith("HTTP/1.1 200 OK\r\n"));
+}
+
+TEST_F(HttpServerTest, HeadAnswersLikeGetWithoutBody) {
+  const std::string r = Get(port_, "HEAD", "/metrics");
+  EXPECT_THAT(r, StartsWith("HTTP/1.1 200 OK\r\n"));
+  EXPECT_THAT(r, ::testing::EndsWith("\r\n\r\n"));
+}
+
+TEST_F(HttpServerTest, UnknownPathsAre404) {
+  EXPECT_THAT(Get(port_, "GET", "/nope"), StartsWith("HTTP/1.1 404 "));
+  EXPECT_THAT(Get(port_, "GET", "/metrics/extra"), StartsWith("HTTP/1.1 404 "));
+  EXPECT_THAT(Get(port_, "GET", "/"), StartsWith("HTTP/1.1 404 ")) << "no route for / here";
+}
+
+TEST_F(HttpServerTest, WrongMethodsAre405WithAllow) {
+  const std::string r = Get(port_, "POST", "/metrics");
+  EXPECT_THAT(r, StartsWith("HTTP/1.1 405 "));
+  EXPECT_THAT(r, HasSubstr("Allow: GET, HEAD\r\n"));
+  EXPECT_THAT(Get(port_, "DELETE", "/metrics"), StartsWith("HTTP/1.1 405 "));
+  EXPECT_THAT(Get(port_, "GET", "/-/reload"), StartsWith("HTTP/1.1 405 "));
+  EXPECT_THAT(Exchange(port_, "POST /-/reload HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"),
+              StartsWith("HTTP/1.1 200 "));
+}
+
+TEST_F(HttpServerTest, AThrowingHandlerIsA500AndTheServerStaysUp) {
+  EXPECT_THAT(Get(port_, "GET", "/boom"), StartsWith("HTTP/1.1 500 "));
+  EXPECT_THAT(Get(port_, "GET", "/metrics"), StartsWith("HTTP/1.1 200 "));
+}
+
+TEST_F(HttpServerTest, MalformedAndOversizedRequestsGet4xx) {
+  const std::string huge(64 * 1024, 'a');
+  const std::string big_header =
+      Exchange(port_, "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: " + huge + "\r\n\r\n");
+  EXPECT_THAT(big_header, ::testing::MatchesRegex("HTTP/1\\.[01] 4[0-9][0-9] (.|\r|\n)*"));
+  const std::string garbage = Exchange(port_, "\x01\x02 garbage\r\n\r\n");
+  EXPECT_THAT(garbage, ::testing::MatchesRegex("HTTP/1\\.[01] 4[0-9][0-9] (.|\r|\n)*"));
+  EXPECT_THAT(Get(port_, "GET", "/metrics"), StartsWith("HTTP/1.1 200 ")) << "still serving";
+}
+
+TEST(HttpServer, ABusyPortIsAnErrorNotACrash) {
+  auto first = HttpServer::Start(HttpOptions{.listening_ports = "127.0.0.1:0"}, {});
+  ASSERT_TRUE(first.ok());
+  const int port = first.value()->ListeningPorts()[0];
+  auto second =
+      HttpServer::Start(HttpOptions{.listening_ports = "127.0.0.1:" + std::to_string(port)}, {});
+  ASSERT_FALSE(second.ok());
+  EXPECT_THAT(second.error().message, HasSubstr(std::to_string(port)));
+}
+
+}  // namespace
+}  // namespace roceqos

@@ -1,0 +1,376 @@
+#include "exporter/qos/qos_engine.h"
+
+#include <gtest/gtest.h>
+#include <linux/dcbnl.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+
+#include "tests/unit/support/netns.h"
+
+namespace roceqos {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A fake host whose device state the test edits; counts reads per source.
+class FakeHost : public QosReader, public QosWriter {
+ public:
+  std::map<std::string, QosState> dcb;
+  Observed<int> tcp_ecn = Observed<int>::Ok(1);
+  std::map<std::string, int> dcb_reads, dcqcn_reads;
+  int tcp_ecn_reads = 0;
+  std::vector<std::string> writes;
+
+  void AddNic(const std::string& netdev) {
+    QosState s;
+    s.pfc = PfcState{8, 0x08, 0, 7};
+    for (uint16_t d = 0; d < 64; ++d)
+      s.apps.push_back(DcbApp{IEEE_8021QAZ_APP_SEL_DSCP, static_cast<uint8_t>(d / 8), d});
+    dcb[netdev] = s;
+  }
+
+  Observed<QosState> ReadDcb(const std::string& netdev) override {
+    ++dcb_reads[netdev];
+    auto it = dcb.find(netdev);
+    return it == dcb.end() ? Observed<QosState>::Absent() : Observed<QosState>::Ok(it->second);
+  }
+  DcqcnState ReadDcqcn(const std::string& netdev) override {
+    ++dcqcn_reads[netdev];
+    DcqcnState s;
+    for (int p = 0; p < 8; ++p) {
+      s.np_enabled[p] = Observed<bool>::Ok(p == 3);
+      s.rp_enabled[p] = Observed<bool>::Ok(p == 3);
+    }
+    return s;
+  }
+  RoceTosState ReadRoceTos(const std::string&, uint32_t) override {
+    RoceTosState s;
+    s.mofed_tclass = Observed<std::optional<uint8_t>>::Ok(106);
+    return s;
+  }
+  Observed<int> ReadTcpEcn() override {
+    ++tcp_ecn_reads;
+    return tcp_ecn;
+  }
+  Observed<uint16_t> ReadStormTimeout(const std::string&) override {
+    return Observed<uint16_t>::Absent();
+  }
+
+  Result<void> SetDcb(const std::string& netdev, const DcbWrite& w) override {
+    writes.push_back("set " + netdev);
+    if (w.pfc) dcb[netdev].pfc = w.pfc;
+    return {};
+  }
+  Result<void> DeleteDcbApps(const std::string&, const std::vector<DcbApp>&) override { return {}; }
+  Result<void> WriteDcqcn(const std::string&, bool, int, bool) override { return {}; }
+  Result<void> WriteTcpEcn(int v) override {
+    writes.push_back("tcp_ecn");
+    tcp_ecn = Observed<int>::Ok(v);
+    return {};
+  }
+  Result<void> WriteRoceTos(const std::string&, uint32_t, int) override { return {}; }
+};
+
+// The engine owns its reader/writer; the test keeps a pointer to inspect the fake.
+struct Harness {
+  FakeHost* host;
+  std::unique_ptr<QosEngine> engine;
+  std::vector<std::shared_ptr<const QosDeviceState>> last;
+  std::vector<std::shared_ptr<const Device>> devices;
+
+  explicit Harness(QosEngineOptions options = {}, std::string_view policy_yaml = "") {
+    auto owned = std::make_unique<FakeHost>();
+    host = owned.get();
+    struct Writer : QosWriter {
+      FakeHost* h;
+      explicit Writer(FakeHost* x) : h(x) {}
+      Result<void> SetDcb(const std::string& n, const DcbWrite& w) override {
+        return h->SetDcb(n, w);
+      }
+      Result<void> DeleteDcbApps(const std::string& n, const std::vector<DcbApp>& a) override {
+        return h->DeleteDcbApps(n, a);
+      }
+      Result<void> WriteDcqcn(const std::string& n, bool np, int p, bool e) override {
+        return h->WriteDcqcn(n, np, p, e);
+      }
+      Result<void> WriteTcpEcn(int v) override { return h->WriteTcpEcn(v); }
+      Result<void> WriteRoceTos(const std::string& d, uint32_t p, int t) override {
+        return h->WriteRoceTos(d, p, t);
+      }
+    };
+    std::shared_ptr<const PolicySet> policy =
+        policy_yaml.empty()
+            ? std::make_shared<const PolicySet>(DefaultPolicy())
+            : std::make_shared<const PolicySet>(*ParsePolicy(policy_yaml, "t.yaml"));
+    engine = std::make_unique<QosEngine>(options, policy, std::move(owned),
+                                         std::make_unique<Writer>(host));
+  }
+
+  void AddDevice(const std::string& name) {
+    host->AddNic(name);
+    auto d = std::make_shared<Device>();
+    d->name = name;
+    d->role = DeviceRole::kPf;
+    d->pci_vendor = 0x15b3;
+    d->oper_state = "up";
+    d->mtu = 1500;
+    RdmaPort port;
+    port.device = "mlx5_" + std::to_string(devices.size());
+    port.port = 1;
+    d->rdma_ports.push_back(port);
+    devices.push_back(d);
+    last.push_back(nullptr);
+  }
+
+  QosEngine::Output Step(bool storm = false) {
+    std::vector<QosEngine::DeviceInput> in;
+    for (size_t i = 0; i < devices.size(); ++i) in.push_back({devices[i], last[i], storm});
+    auto out = engine->Update(in);
+    last = out.devices;
+    return out;
+  }
+};
+
+ChangeEvent DcbEvent(const std::string& netdev,
+                     std::chrono::steady_clock::time_point t = std::chrono::steady_clock::now()) {
+  ChangeEvent e;
+  e.kind = ChangeEvent::Kind::kDcb;
+  e.netdev = netdev;
+  e.received = t;
+  return e;
+}
+
+QosEngineOptions LongPoll() {
+  QosEngineOptions o;
+  o.poll_interval = 1h;  // only notifications trigger reads in these tests
+  return o;
+}
+
+TEST(QosEngine, FirstPassReadsEverySourceOnceThenReusesTheState) {
+  Harness h(LongPoll());
+  h.AddDevice("sim0");
+  h.AddDevice("sim1");
+  auto out = h.Step();
+  ASSERT_EQ(out.devices.size(), 2u);
+  EXPECT_TRUE(out.devices[0]->drift.InSync());
+  EXPECT_EQ(h.host->dcb_reads["sim0"], 1);
+  EXPECT_EQ(h.host->dcqcn_reads["sim1"], 1);
+  EXPECT_EQ(h.host->tcp_ecn_reads, 1);  // host-wide, once per pass
+  auto first = out.devices;
+
+  out = h.Step();
+  EXPECT_EQ(out.devices[0], first[0]) << "unchanged devices keep the same immutable state";
+  EXPECT_EQ(h.host->dcb_reads["sim0"], 1);
+  EXPECT_EQ(h.host->tcp_ecn_reads, 1);
+}
+
+TEST(QosEngine, NotificationReReadsOnlyThatDevicesDcbAndMeasuresLatency) {
+  Harness h(LongPoll());
+  h.AddDevice("sim0");
+  h.AddDevice("sim1");
+  h.Step();
+  auto before = h.last;
+
+  h.host->dcb["sim0"].pfc->enabled_mask = 0;  // `dcb pfc set dev sim0 prio-pfc 3:off`
+  const auto received = std::chrono::steady_clock::now();
+  h.engine->OnChange(DcbEvent("sim0", received));
+  auto out = h.Step();
+  const auto after = std::chrono::steady_clock::now();
+
+  EXPECT_EQ(h.host->dcb_reads["sim0"], 2);
+  EXPECT_EQ(h.host->dcqcn_reads["sim0"], 1) << "a DCB notification re-reads DCB only";
+  EXPECT_EQ(h.host->dcb_reads["sim1"], 1);
+  EXPECT_EQ(out.devices[1], before[1]);
+  const FieldVerdict* pfc = out.devices[0]->drift.Find(QosField::kPfc);
+  ASSERT_NE(pfc, nullptr);
+  EXPECT_EQ(pfc->status, FieldStatus::kDrift);
+  EXPECT_EQ(out.devices[0]->drift_events.at(QosField::kPfc), 1u);
+
+  ASSERT_TRUE(out.global->last_detection_latency_seconds);
+  double latency = *out.global->last_detection_latency_seconds;
+  EXPECT_GT(latency, 0);
+  EXPECT_LE(latency, std::chrono::duration<double>(after - received).count());
+  EXPECT_EQ(out.global->max_detection_latency_seconds, latency);
+  EXPECT_EQ(out.global->change_notifications, 1u);
+}
+
+TEST(QosEngine, OnlyDcbChangesAndNewOrRemovedNetdevsWakeTheSampler) {
+  Harness h(LongPoll());
+  h.AddDevice("sim0");
+  h.Step();
+  ChangeEvent e = DcbEvent("sim0");
+  e.kind = ChangeEvent::Kind::kLink;
+  QosEngine::ChangeResponse r = h.engine->OnChange(e);
+  EXPECT_FALSE(r.sample) << "a flap of a known device changes no DCB state";
+  EXPECT_FALSE(r.discovery);
+  e.netdev = "sim7";
+  r = h.engine->OnChange(e);
+  EXPECT_TRUE(r.sample && r.discovery) << "a new netdev needs a discovery";
+  e.kind = ChangeEvent::Kind::kLinkRemoved;
+  e.netdev = "sim0";
+  r = h.engine->OnChange(e);
+  EXPECT_TRUE(r.sample && r.discovery);
+  EXPECT_TRUE(r.dcb_changed.empty()) << "a link event names no DCB change";
+  r = h.engine->OnChange(DcbEvent("sim0"));
+  EXPECT_TRUE(r.sample);
+  EXPECT_FALSE(r.discovery);
+  EXPECT_EQ(r.dcb_changed, std::vector<std::string>{"sim0"}) << "its ethtool names may change";
+  h.Step();
+  EXPECT_EQ(h.host->dcb_reads["sim0"], 2) << "only the DCB event re-read the device";
+  e.kind = ChangeEvent::Kind::kLink;
+  h.engine->OnChange(e);
+  h.Step();
+  EXPECT_EQ(h.host->dcb_reads["sim0"], 2) << "a link event of a known device reads nothing";
+}
+
+TEST(QosEngine, PollCatchesChangesWithoutNotification) {
+  QosEngineOptions o;
+  o.poll_interval = 0s;  // every pass polls
+  Harness h(o);
+  h.AddDevice("sim0");
+  h.Step();
+  h.host->tcp_ecn = Observed<int>::Ok(0);  // sysctl changed: no netlink notification exists
+  auto out = h.Step();
+  EXPECT_EQ(out.devices[0]->drift.Find(QosField::kTcpEcn)->status, FieldStatus::kDrift);
+  EXPECT_FALSE(out.global->last_detection_latency_seconds) << "no notification was involved";
+}
+
+TEST(QosEngine, ResyncAfterOverflowReReadsEverything) {
+  Harness h(LongPoll());
+  h.AddDevice("sim0");
+  h.Step();
+  ChangeEvent resync;
+  resync.kind = ChangeEvent::Kind::kResync;
+  EXPECT_TRUE(h.engine->OnChange(resync).discovery);
+  auto out = h.Step();
+  EXPECT_EQ(h.host->dcqcn_reads["sim0"], 2);
+  EXPECT_EQ(out.global->monitor_resyncs, 1u);
+}
+
+TEST(QosEngine, RejectedReloadKeepsTheLastGoodPolicyAndSaysSo) {
+  std::string path =
+      ::testing::TempDir() + "/qos_engine_reload_" + std::to_string(getpid()) + ".yaml";
+  std::ofstream(path) << "defaults: {pfc: [3]}\n";
+  QosEngineOptions o = LongPoll();
+  o.config_path = path;
+  auto initial = LoadPolicy(path);
+  ASSERT_TRUE(initial.ok());
+  Harness h(o);
+  h.AddDevice("sim0");
+  h.Step();
+
+  std::ofstream(path) << "defaults: {pfc: [3, 9]}\n";  // invalid
+  auto r = h.engine->ReloadPolicy();
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find(":1:"), std::string::npos) << r.error().message;
+  auto out = h.Step();
+  EXPECT_FALSE(out.global->policy_reload_success);
+  EXPECT_NE(out.global->policy_reload_error.find("out of range"), std::string::npos);
+  EXPECT_EQ(h.engine->policy()->defaults.pfc, 0x08);
+  EXPECT_TRUE(out.devices[0]->drift.InSync());
+
+  std::ofstream(path) << "defaults: {pfc: [4]}\n";  // valid, different
+  ASSERT_TRUE(h.engine->ReloadPolicy().ok());
+  out = h.Step();
+  EXPECT_TRUE(out.global->policy_reload_success);
+  EXPECT_EQ(out.global->policy_source, path);
+  EXPECT_EQ(out.devices[0]->drift.Find(QosField::kPfc)->status, FieldStatus::kDrift)
+      << "a new policy re-evaluates every device at once";
+  EXPECT_EQ(h.host->dcb_reads["sim0"], 1) << "without re-reading it";
+  std::filesystem::remove(path);
+}
+
+TEST(QosEngine, EnforcePublishesTheStateAfterTheWrites) {
+  QosEngineOptions o = LongPoll();
+  o.remediation.mode = RemediationMode::kEnforce;
+  Harness h(o);
+  h.AddDevice("sim0");
+  h.host->dcb["sim0"].pfc->enabled_mask = 0;
+  auto out = h.Step();
+  EXPECT_EQ(h.host->writes, (std::vector<std::string>{"set sim0"}));
+  EXPECT_EQ(out.devices[0]->remediation, RemediationState::kActed);
+  EXPECT_TRUE(out.devices[0]->drift.InSync());
+  EXPECT_EQ(out.devices[0]->remediation_counts.at({QosField::kPfc, "success"}), 1u);
+  EXPECT_EQ(out.devices[0]->drift_events.at(QosField::kPfc), 1u)
+      << "fixed before it was published, but it did drift";
+}
+
+TEST(QosEngine, StormFromTheSnapshotBlocksRemediation) {
+  QosEngineOptions o = LongPoll();
+  o.remediation.mode = RemediationMode::kEnforce;
+  Harness h(o);
+  h.AddDevice("sim0");
+  h.host->dcb["sim0"].pfc->enabled_mask = 0;
+  auto out = h.Step(/*storm=*/true);
+  EXPECT_TRUE(h.host->writes.empty());
+  EXPECT_EQ(out.devices[0]->remediation, RemediationState::kBlockedStorm);
+}
+
+TEST(QosEngine, DriverReadySentinelIsWaitedForWhereItsDirectoryExists) {
+  std::string dir = ::testing::TempDir() + "/qos_engine_drivers_" + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  QosEngineOptions o = LongPoll();
+  o.remediation.mode = RemediationMode::kEnforce;
+  o.poll_interval = 0s;
+  o.driver_ready_path = dir + "/.driver-ready";
+  Harness h(o);
+  h.AddDevice("sim0");
+  h.host->dcb["sim0"].pfc->enabled_mask = 0;
+  EXPECT_EQ(h.Step().devices[0]->remediation, RemediationState::kBlockedDriverNotReady);
+  EXPECT_TRUE(h.host->writes.empty());
+  std::ofstream(dir + "/.driver-ready") << "";
+  EXPECT_EQ(h.Step().devices[0]->remediation, RemediationState::kActed);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(QosEngine, OffModeHasNoRemediationState) {
+  Harness h(LongPoll());
+  h.AddDevice("sim0");
+  h.host->dcb["sim0"].pfc->enabled_mask = 0;
+  auto out = h.Step();
+  EXPECT_FALSE(out.devices[0]->remediation);
+  EXPECT_TRUE(h.host->writes.empty());
+}
+
+TEST(QosEngine, FailedReadIsReportedAsAnErrorReason) {
+  Harness h(LongPoll());
+  h.AddDevice("sim0");
+  h.host->tcp_ecn = Observed<int>::Failed("open /proc/sys/net/ipv4/tcp_ecn: EACCES", EACCES);
+  auto out = h.Step();
+  ASSERT_EQ(out.errors.size(), 1u);
+  EXPECT_EQ(out.errors[0].errnum, EACCES);
+  EXPECT_NE(out.errors[0].message.find("tcp_ecn"), std::string::npos);
+}
+
+// The real monitor thread: a link change in a private namespace reaches the engine and wakes the
+// sampler.
+TEST(QosMonitorThreadKernel, LinkChangeReachesTheEngineAndWakesTheSampler) {
+  std::string why;
+  auto ns = testing::PrivateNetns::Create("qosmon", &why);
+  if (!ns) GTEST_SKIP() << why;
+  Harness h(LongPoll());
+  std::mutex mu;
+  std::condition_variable cv;
+  bool woke = false, discovery = false;
+  QosMonitorThread thread(h.engine.get(), [&](const QosEngine::ChangeResponse& r) {
+    std::lock_guard lock(mu);
+    woke = true;
+    discovery |= r.discovery;
+    cv.notify_all();
+  });
+  bool started = false;
+  ASSERT_TRUE(ns->Run([&] { started = thread.Start(); }, &why)) << why;
+  ASSERT_TRUE(started);
+  ASSERT_TRUE(ns->Ip("link add qeng0 type veth peer name qeng1"));
+  std::unique_lock lock(mu);
+  EXPECT_TRUE(cv.wait_for(lock, 10s, [&] { return woke && discovery; }));
+  lock.unlock();
+  thread.Stop();
+}
+
+}  // namespace
+}  // namespace roceqos

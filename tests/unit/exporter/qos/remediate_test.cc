@@ -1,0 +1,523 @@
+#include "exporter/qos/remediate.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <linux/capability.h>
+#include <linux/dcbnl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "tests/unit/support/qos_observation.h"
+
+namespace roceqos {
+namespace {
+
+using namespace std::chrono_literals;
+using TimePoint = Remediator::Clock::time_point;
+
+const QosPolicy kPolicy = DefaultPolicy().defaults;
+
+// The default policy, satisfied.
+ObservedQos Good() { return qos_test::DefaultPolicyObservation(); }
+
+DeviceContext UpPf() {
+  DeviceContext c;
+  c.netdev = "sim0";
+  c.role = DeviceRole::kPf;
+  c.oper_up = true;
+  c.rdma_devices = {"mlx5_0"};
+  return c;
+}
+
+// A device that behaves like mlx5 behind the writer interface: one priority per DSCP (setapp
+// replaces), delapp of a mapping that is not there fails with ENOENT, last DSCP entry removed ->
+// PCP trust (no entries). `ignore_writes` simulates a write that does not take.
+class FakeNic : public QosWriter {
+ public:
+  ObservedQos state = Good();
+  bool ignore_writes = false;
+  bool mlx5_app_semantics = true;
+  std::optional<Error> fail_next;
+  std::vector<std::string> calls;
+
+  Result<void> SetDcb(const std::string& netdev, const DcbWrite& w) override {
+    calls.push_back("set " + netdev + Parts(w));
+    if (auto e = Fail()) return *e;
+    if (ignore_writes) return {};
+    QosState& s = state.dcb.value;
+    if (w.ets) s.ets = w.ets;
+    if (w.pfc) s.pfc = w.pfc;
+    if (w.buffer) s.buffer = w.buffer;
+    for (const auto& app : w.apps) {
+      if (mlx5_app_semantics)
+        std::erase_if(s.apps, [&](const DcbApp& a) { return a.protocol == app.protocol; });
+      if (std::find(s.apps.begin(), s.apps.end(), app) == s.apps.end()) s.apps.push_back(app);
+    }
+    std::sort(s.apps.begin(), s.apps.end());
+    return {};
+  }
+  Result<void> DeleteDcbApps(const std::string& netdev, const std::vector<DcbApp>& apps) override {
+    calls.push_back("del " + netdev + " " + std::to_string(apps.size()));
+    if (auto e = Fail()) return *e;
+    if (ignore_writes) return {};
+    for (const auto& app : apps) {
+      auto it = std::find(state.dcb.value.apps.begin(), state.dcb.value.apps.end(), app);
+      if (it == state.dcb.value.apps.end()) return MakeError(ENOENT, "no such app");
+      state.dcb.value.apps.erase(it);
+    }
+    return {};
+  }
+  Result<void> WriteDcqcn(const std::string& netdev, bool np, int prio, bool enable) override {
+    calls.push_back(fmt::format("dcqcn {} {} {} {}", netdev, np ? "np" : "rp", prio, enable));
+    if (auto e = Fail()) return *e;
+    if (!ignore_writes)
+      (np ? state.dcqcn.np_enabled : state.dcqcn.rp_enabled)[prio] = Observed<bool>::Ok(enable);
+    return {};
+  }
+  Result<void> WriteTcpEcn(int value) override {
+    calls.push_back(fmt::format("tcp_ecn {}", value));
+    if (auto e = Fail()) return *e;
+    if (!ignore_writes) state.tcp_ecn = Observed<int>::Ok(value);
+    return {};
+  }
+  Result<void> WriteRoceTos(const std::string& dev, uint32_t port, int tos) override {
+    calls.push_back(fmt::format("tos {}/{} {}", dev, port, tos));
+    if (auto e = Fail()) return *e;
+    if (!ignore_writes)
+      state.roce_tos[0].tos.mofed_tclass =
+          Observed<std::optional<uint8_t>>::Ok(static_cast<uint8_t>(tos));
+    return {};
+  }
+
+  Remediator::Reread Reader() {
+    return [this] { return state; };
+  }
+
+ private:
+  static std::string Parts(const DcbWrite& w) {
+    std::string s;
+    if (w.ets) s += " ets";
+    if (w.pfc) s += fmt::format(" pfc={:#04x}", w.pfc->enabled_mask);
+    if (w.buffer) s += " buffer";
+    if (!w.apps.empty()) s += fmt::format(" apps={}", w.apps.size());
+    return s;
+  }
+  std::optional<Error> Fail() {
+    auto e = fail_next;
+    fail_next.reset();
+    return e;
+  }
+};
+
+RemediationOptions Enforce() {
+  RemediationOptions o;
+  o.mode = RemediationMode::kEnforce;
+  return o;
+}
+
+RemediationState StepOnce(Remediator& r, FakeNic& nic, TimePoint now,
+                          std::vector<ActionRecord>* records = nullptr,
+                          DeviceContext context = UpPf()) {
+  ObservedQos observed = nic.state;
+  return r.Step(context, kPolicy, observed, EvaluateDrift(kPolicy, observed), now, nic.Reader(),
+                records);
+}
+
+const TimePoint t0 = TimePoint(1000s);
+
+// ---------------------------------------------------------------------------------------------
+// Guardrails
+
+TEST(Guardrails, OnlyUpPhysicalFunctionsOutsideBondsStormsAndDriverLoads) {
+  EXPECT_EQ(CheckGuardrails(UpPf()), std::nullopt);
+  struct Case {
+    const char* name;
+    std::function<void(DeviceContext&)> change;
+    RemediationState expected;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"vf", [](DeviceContext& x) { x.role = DeviceRole::kVf; },
+            RemediationState::kBlockedNotPf},
+           {"other", [](DeviceContext& x) { x.role = DeviceRole::kOther; },
+            RemediationState::kBlockedNotPf},
+           {"bond member", [](DeviceContext& x) { x.role = DeviceRole::kBondMember; },
+            RemediationState::kBlockedBond},
+           {"bond master", [](DeviceContext& x) { x.role = DeviceRole::kBond; },
+            RemediationState::kBlockedBond},
+           {"lag device", [](DeviceContext& x) { x.rdma_devices = {"mlx5_bond_0"}; },
+            RemediationState::kBlockedBond},
+           {"down", [](DeviceContext& x) { x.oper_up = false; }, RemediationState::kBlockedDown},
+           {"driver", [](DeviceContext& x) { x.driver_ready = false; },
+            RemediationState::kBlockedDriverNotReady},
+           {"storm", [](DeviceContext& x) { x.pfc_storm = true; }, RemediationState::kBlockedStorm},
+       }) {
+    DeviceContext ctx = UpPf();
+    c.change(ctx);
+    EXPECT_EQ(CheckGuardrails(ctx), c.expected) << c.name;
+  }
+}
+
+TEST(Guardrails, BlockedDevicesAreNeverWritten) {
+  for (auto change : std::vector<std::function<void(DeviceContext&)>>{
+           [](DeviceContext& x) { x.role = DeviceRole::kBondMember; },
+           [](DeviceContext& x) { x.rdma_devices = {"mlx5_bond_0"}; },
+           [](DeviceContext& x) { x.oper_up = false; },
+           [](DeviceContext& x) { x.pfc_storm = true; },
+           [](DeviceContext& x) { x.driver_ready = false; },
+           [](DeviceContext& x) { x.role = DeviceRole::kVf; }}) {
+    FakeNic nic;
+    nic.state.dcb.value.pfc->enabled_mask = 0;
+    Remediator r(Enforce(), &nic);
+    DeviceContext ctx = UpPf();
+    change(ctx);
+    for (int i = 0; i < 10; ++i) StepOnce(r, nic, t0 + i * 1h, nullptr, ctx);
+    EXPECT_TRUE(nic.calls.empty());
+    EXPECT_EQ(nic.state.dcb.value.pfc->enabled_mask, 0);
+  }
+}
+
+TEST(Guardrails, StormDefersTheWriteUntilItEnds) {
+  FakeNic nic;
+  nic.state.dcb.value.pfc->enabled_mask = 0;
+  Remediator r(Enforce(), &nic);
+  DeviceContext storm = UpPf();
+  storm.pfc_storm = true;
+  EXPECT_EQ(StepOnce(r, nic, t0, nullptr, storm), RemediationState::kBlockedStorm);
+  EXPECT_TRUE(nic.calls.empty());
+  EXPECT_EQ(StepOnce(r, nic, t0 + 5s), RemediationState::kActed);
+  EXPECT_EQ(nic.state.dcb.value.pfc->enabled_mask, 0x08);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Plans
+
+TEST(Plan, PfcKeepsCableLengthAndWarnsAboutTheLinkFlap) {
+  ObservedQos o = Good();
+  o.dcb.value.pfc = PfcState{8, 0x10, 0, 30};
+  auto plan = PlanRemediation(kPolicy, o, EvaluateDrift(kPolicy, o));
+  ASSERT_EQ(plan.size(), 1u);
+  EXPECT_EQ(plan[0].field, QosField::kPfc);
+  ASSERT_TRUE(plan[0].dcb.pfc);
+  EXPECT_EQ(plan[0].dcb.pfc->enabled_mask, 0x08);
+  EXPECT_EQ(plan[0].dcb.pfc->delay, 30);
+  EXPECT_NE(plan[0].side_effect.find("link flaps"), std::string::npos);
+  EXPECT_EQ(DescribeAction(plan[0]), "pfc: [4] -> [3]");
+}
+
+TEST(Plan, DscpReplacementAddsBeforeItDeletes) {
+  ObservedQos o = Good();
+  std::erase_if(o.dcb.value.apps, [](const DcbApp& a) { return a.protocol == 26; });
+  o.dcb.value.apps.push_back(DcbApp{IEEE_8021QAZ_APP_SEL_DSCP, 5, 26});
+  auto plan = PlanRemediation(kPolicy, o, EvaluateDrift(kPolicy, o));
+  ASSERT_EQ(plan.size(), 2u);
+  EXPECT_EQ(plan[0].kind, RemediationAction::Kind::kDcbSet);
+  EXPECT_EQ(plan[0].dcb.apps, (std::vector<DcbApp>{{IEEE_8021QAZ_APP_SEL_DSCP, 3, 26}}));
+  EXPECT_EQ(plan[1].kind, RemediationAction::Kind::kDcbDeleteApps);
+  EXPECT_EQ(plan[1].dcb.apps, (std::vector<DcbApp>{{IEEE_8021QAZ_APP_SEL_DSCP, 5, 26}}));
+}
+
+TEST(Plan, TrustDscpInstallsTheFullMapWithPolicyEntries) {
+  QosPolicy policy = kPolicy;
+  policy.dscp_prio = std::map<uint8_t, uint8_t>{{26, 3}, {48, 6}, {40, 4}};
+  ObservedQos o = Good();
+  o.dcb.value.apps.clear();  // trust pcp
+  auto plan = PlanRemediation(policy, o, EvaluateDrift(policy, o));
+  ASSERT_EQ(plan.size(), 1u);
+  EXPECT_EQ(plan[0].field, QosField::kTrust);
+  ASSERT_EQ(plan[0].dcb.apps.size(), 64u);
+  EXPECT_EQ(plan[0].dcb.apps[40].priority, 4);  // the policy's entry instead of 40/8 = 5
+  EXPECT_EQ(plan[0].dcb.apps[41].priority, 5);  // the default d/8
+  EXPECT_EQ(plan[0].dcb.apps[7].priority, 0);
+  EXPECT_NE(plan[0].side_effect.find("restart its channels"), std::string::npos);
+}
+
+TEST(Plan, TrustPcpDeletesEveryDscpEntry) {
+  QosPolicy policy = kPolicy;
+  policy.trust = TrustMode::kPcp;
+  policy.dscp_prio.reset();
+  ObservedQos o = Good();
+  auto plan = PlanRemediation(policy, o, EvaluateDrift(policy, o));
+  ASSERT_EQ(plan.size(), 1u);
+  EXPECT_EQ(plan[0].kind, RemediationAction::Kind::kDcbDeleteApps);
+  EXPECT_EQ(plan[0].dcb.apps.size(), 64u);
+}
+
+TEST(Plan, EtsWriteZeroesBandwidthOfNonEtsTcs) {
+  QosPolicy policy = kPolicy;
+  policy.prio_tc = std::array<uint8_t, 8>{0, 1, 2, 3, 4, 5, 6, 7};
+  ObservedQos o = Good();  // vendor TCs with 100 % each, prio0 <-> prio1 swapped
+  auto plan = PlanRemediation(policy, o, EvaluateDrift(policy, o));
+  ASSERT_EQ(plan.size(), 1u);
+  EXPECT_EQ(plan[0].field, QosField::kPrioTc);
+  EXPECT_EQ(plan[0].dcb.ets->prio_tc, *policy.prio_tc);
+  EXPECT_EQ(plan[0].dcb.ets->tc_tx_bw, (std::array<uint8_t, 8>{}));
+}
+
+TEST(Plan, DcqcnTosAndTcpEcnArePerItemWrites) {
+  ObservedQos o = Good();
+  o.dcqcn.np_enabled[3] = Observed<bool>::Ok(false);
+  o.dcqcn.rp_enabled[3] = Observed<bool>::Ok(false);
+  o.dcqcn.rp_enabled[5] = Observed<bool>::Ok(true);  // not listed: never switched off
+  o.roce_tos[0].tos.mofed_tclass = Observed<std::optional<uint8_t>>::Ok(std::nullopt);
+  o.tcp_ecn = Observed<int>::Ok(2);
+  auto plan = PlanRemediation(kPolicy, o, EvaluateDrift(kPolicy, o));
+  std::vector<std::string> got;
+  for (const auto& a : plan) got.push_back(DescribeAction(a));
+  EXPECT_EQ(got,
+            (std::vector<std::string>{"dcqcn_np: ecn/roce_np/enable/3=0 -> 1",
+                                      "dcqcn_rp: ecn/roce_rp/enable/3=0 -> 1",
+                                      "roce_tos: mlx5_0/1 tclass 0 -> 106", "tcp_ecn: 2 -> 1"}));
+}
+
+TEST(Plan, AbsentFailedAndMtuFieldsAreNotRemediated) {
+  QosPolicy policy = kPolicy;
+  policy.mtu = 9000;
+  ObservedQos o = Good();
+  o.dcqcn = DcqcnState{};                                     // absent (no MOFED)
+  o.tcp_ecn = Observed<int>::Failed("EACCES");                // unknown
+  o.roce_tos[0].tos = RoceTosState{};                         // absent
+  o.roce_tos[0].tos.configfs_tos = Observed<uint8_t>::Ok(0);  // configfs only: not written
+  DeviceDrift drift = EvaluateDrift(policy, o);
+  EXPECT_FALSE(drift.InSync());
+  EXPECT_TRUE(PlanRemediation(policy, o, drift).empty());
+  FakeNic nic;
+  nic.state = o;
+  Remediator r(Enforce(), &nic);
+  EXPECT_EQ(r.Step(UpPf(), policy, o, drift, t0, nic.Reader()), RemediationState::kObserveOnly);
+  EXPECT_TRUE(nic.calls.empty());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Enforce, verify, count
+
+TEST(Enforce, WritesVerifiesAndCountsSuccess) {
+  FakeNic nic;
+  nic.state.dcb.value.pfc->enabled_mask = 0;
+  nic.state.tcp_ecn = Observed<int>::Ok(0);
+  Remediator r(Enforce(), &nic);
+  std::vector<ActionRecord> records;
+  EXPECT_EQ(StepOnce(r, nic, t0, &records), RemediationState::kActed);
+  EXPECT_EQ(nic.calls, (std::vector<std::string>{"set sim0 pfc=0x08", "tcp_ecn 1"}));
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0].result, kResultSuccess);
+  EXPECT_EQ(records[0].description, "pfc: [] -> [3]");
+  EXPECT_EQ(records[1].result, kResultSuccess);
+  EXPECT_EQ(r.Status("sim0")->counts.at({QosField::kPfc, "success"}), 1u);
+  EXPECT_EQ(StepOnce(r, nic, t0 + 5s), RemediationState::kInSync);
+  EXPECT_EQ(nic.calls.size(), 2u);
+}
+
+TEST(Enforce, Mlx5ReplacedTheOldDscpSoNoDeleteIsSent) {
+  FakeNic nic;
+  auto& apps = nic.state.dcb.value.apps;
+  std::erase_if(apps, [](const DcbApp& a) { return a.protocol == 26; });
+  apps.push_back(DcbApp{IEEE_8021QAZ_APP_SEL_DSCP, 5, 26});
+  Remediator r(Enforce(), &nic);
+  std::vector<ActionRecord> records;
+  EXPECT_EQ(StepOnce(r, nic, t0, &records), RemediationState::kActed);
+  EXPECT_EQ(nic.calls, (std::vector<std::string>{"set sim0 apps=1"}));
+  for (const auto& rec : records) EXPECT_EQ(rec.result, kResultSuccess) << rec.description;
+  EXPECT_EQ(nic.state.dcb.value.DscpPriorities(26), std::vector<uint8_t>{3});
+}
+
+TEST(Enforce, CoreAppTableKeepsBothSoTheOldEntryIsDeletedAfterTheAdd) {
+  FakeNic nic;
+  nic.mlx5_app_semantics = false;  // dcbnl core path: several priorities per DSCP
+  auto& apps = nic.state.dcb.value.apps;
+  std::erase_if(apps, [](const DcbApp& a) { return a.protocol == 26; });
+  apps.push_back(DcbApp{IEEE_8021QAZ_APP_SEL_DSCP, 5, 26});
+  Remediator r(Enforce(), &nic);
+  EXPECT_EQ(StepOnce(r, nic, t0), RemediationState::kActed);
+  EXPECT_EQ(nic.calls, (std::vector<std::string>{"set sim0 apps=1", "del sim0 1"}));
+  EXPECT_EQ(nic.state.dcb.value.DscpPriorities(26), std::vector<uint8_t>{3});
+}
+
+TEST(Enforce, KernelRejectionIsFailedAndAWriteThatDoesNotTakeIsMismatch) {
+  FakeNic nic;
+  nic.state.dcb.value.pfc->enabled_mask = 0;
+  nic.fail_next =
+      MakeError(EINVAL, "RTM_SETDCB IEEE_SET sim0: kernel rejected the write: Invalid argument");
+  Remediator r(Enforce(), &nic);
+  std::vector<ActionRecord> records;
+  StepOnce(r, nic, t0, &records);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].result, kResultFailed);
+  EXPECT_NE(records[0].error.find("Invalid argument"), std::string::npos);
+
+  nic.ignore_writes = true;
+  records.clear();
+  StepOnce(r, nic, t0 + 1h, &records);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].result, kResultMismatch);
+  EXPECT_NE(records[0].error.find("read back: []"), std::string::npos) << records[0].error;
+  EXPECT_EQ(r.Status("sim0")->counts.at({QosField::kPfc, "failed"}), 1u);
+  EXPECT_EQ(r.Status("sim0")->counts.at({QosField::kPfc, "mismatch"}), 1u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rate limit, back-off, give-up: no tight loop.
+
+TEST(Backoff, AttemptsDoubleTheirSpacingThenGiveUp) {
+  FakeNic nic;
+  nic.ignore_writes = true;  // something undoes every write at once
+  nic.state.dcb.value.pfc->enabled_mask = 0;
+  Remediator r(Enforce(), &nic);  // base 30 s, cap 600 s, 5 attempts
+  RemediationState last{};
+  for (int s = 0; s <= 3 * 3600; ++s) last = StepOnce(r, nic, t0 + std::chrono::seconds(s));
+  const auto* st = r.Status("sim0");
+  std::vector<int64_t> at;
+  for (auto t : st->attempt_times)
+    at.push_back(std::chrono::duration_cast<std::chrono::seconds>(t - t0).count());
+  EXPECT_EQ(at, (std::vector<int64_t>{0, 30, 90, 210, 450}));
+  EXPECT_EQ(nic.calls.size(), 5u);  // one write per attempt, never more
+  EXPECT_EQ(last, RemediationState::kGaveUp);
+  EXPECT_EQ(st->counts.at({QosField::kPfc, "mismatch"}), 5u);
+}
+
+TEST(Backoff, WaitIsCappedAtMaxBackoff) {
+  FakeNic nic;
+  nic.ignore_writes = true;
+  nic.state.dcb.value.pfc->enabled_mask = 0;
+  RemediationOptions o = Enforce();
+  o.base_backoff = 100s;
+  o.max_backoff = 300s;
+  o.max_attempts = 6;
+  Remediator r(o, &nic);
+  for (int s = 0; s <= 7200; s += 10) StepOnce(r, nic, t0 + std::chrono::seconds(s));
+  std::vector<int64_t> at;
+  for (auto t : r.Status("sim0")->attempt_times)
+    at.push_back(std::chrono::duration_cast<std::chrono::seconds>(t - t0).count());
+  EXPECT_EQ(at, (std::vector<int64_t>{0, 100, 300, 600, 900, 1200}));
+}
+
+TEST(Backoff, ChangeThatKeepsBeingUndoneEndsInGiveUp) {
+  FakeNic nic;
+  nic.state.dcb.value.pfc->enabled_mask = 0;
+  Remediator r(Enforce(), &nic);
+  int undone = 0;
+  RemediationState last{};
+  for (int s = 0; s <= 7200; ++s) {
+    // The switch's DCBX puts PFC back off a minute after every fix.
+    if (nic.state.dcb.value.pfc->enabled_mask == 0x08 && s % 60 == 0) {
+      nic.state.dcb.value.pfc->enabled_mask = 0;
+      ++undone;
+    }
+    last = StepOnce(r, nic, t0 + std::chrono::seconds(s));
+  }
+  EXPECT_EQ(last, RemediationState::kGaveUp);
+  EXPECT_EQ(r.Status("sim0")->counts.at({QosField::kPfc, "success"}), 5u);
+  EXPECT_EQ(undone, 5);
+  EXPECT_EQ(nic.calls.size(), 5u);
+}
+
+TEST(Backoff, GiveUpEndsWhenTheDeviceIsFixedOrThePolicyChanges) {
+  FakeNic nic;
+  nic.ignore_writes = true;
+  nic.state.dcb.value.pfc->enabled_mask = 0;
+  RemediationOptions o = Enforce();
+  o.max_attempts = 1;
+  Remediator r(o, &nic);
+  StepOnce(r, nic, t0);
+  EXPECT_EQ(StepOnce(r, nic, t0 + 1h), RemediationState::kGaveUp);
+  // Blocked or not, a given-up device stays visibly given up.
+  DeviceContext down = UpPf();
+  down.oper_up = false;
+  EXPECT_EQ(StepOnce(r, nic, t0 + 2h, nullptr, down), RemediationState::kGaveUp);
+
+  r.ResetAll();  // policy reload
+  EXPECT_EQ(StepOnce(r, nic, t0 + 3h), RemediationState::kActed);
+  EXPECT_EQ(StepOnce(r, nic, t0 + 4h), RemediationState::kGaveUp);
+
+  nic.state.dcb.value.pfc->enabled_mask = 0x08;  // a human fixed it
+  EXPECT_EQ(StepOnce(r, nic, t0 + 5h), RemediationState::kInSync);
+  EXPECT_FALSE(r.Status("sim0")->gave_up);
+  nic.state.dcb.value.pfc->enabled_mask = 0;
+  EXPECT_EQ(StepOnce(r, nic, t0 + 6h), RemediationState::kActed);
+}
+
+TEST(Backoff, AttemptsStartOverAfterAStablePeriod) {
+  FakeNic nic;
+  nic.state.dcb.value.pfc->enabled_mask = 0;
+  RemediationOptions o = Enforce();
+  o.max_attempts = 2;
+  o.stable_reset = 3600s;
+  Remediator r(o, &nic);
+  EXPECT_EQ(StepOnce(r, nic, t0), RemediationState::kActed);
+  EXPECT_EQ(StepOnce(r, nic, t0 + 1s), RemediationState::kInSync);
+  EXPECT_EQ(StepOnce(r, nic, t0 + 3602s), RemediationState::kInSync);  // stable for an hour
+  nic.state.dcb.value.pfc->enabled_mask = 0;
+  EXPECT_EQ(StepOnce(r, nic, t0 + 3700s), RemediationState::kActed);
+  EXPECT_EQ(r.Status("sim0")->attempts, 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dry-run
+
+TEST(DryRun, LogsThePlanOnceAndChangesNothing) {
+  FakeNic nic;
+  nic.state.dcb.value.pfc->enabled_mask = 0;
+  RemediationOptions o;
+  o.mode = RemediationMode::kDryRun;
+  Remediator r(o, &nic);
+  std::vector<ActionRecord> records;
+  for (int s = 0; s < 100; ++s) {
+    EXPECT_EQ(StepOnce(r, nic, t0 + std::chrono::seconds(s), &records), RemediationState::kDryRun);
+  }
+  EXPECT_TRUE(nic.calls.empty());
+  EXPECT_EQ(nic.state.dcb.value.pfc->enabled_mask, 0);
+  ASSERT_EQ(records.size(), 1u);  // the same plan is not repeated
+  EXPECT_EQ(records[0].description, "pfc: [] -> [3]");
+  EXPECT_EQ(records[0].result, kResultDryRun);
+  // A different drift is a different plan: logged again.
+  nic.state.tcp_ecn = Observed<int>::Ok(0);
+  StepOnce(r, nic, t0 + 200s, &records);
+  EXPECT_EQ(records.size(), 3u);
+  EXPECT_TRUE(nic.calls.empty());
+}
+
+TEST(Mode, OffNeverWrites) {
+  FakeNic nic;
+  nic.state.dcb.value.pfc->enabled_mask = 0;
+  Remediator r(RemediationOptions{}, &nic);
+  StepOnce(r, nic, t0);
+  EXPECT_TRUE(nic.calls.empty());
+  EXPECT_TRUE(ParseRemediationMode("enforce").ok());
+  EXPECT_TRUE(ParseRemediationMode("dry-run").ok());
+  EXPECT_FALSE(ParseRemediationMode("on").ok());
+}
+
+// ---------------------------------------------------------------------------------------------
+
+bool CapEffFromProcStatus(int cap) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("CapEff:", 0) == 0) return (std::stoull(line.substr(7), nullptr, 16) >> cap) & 1;
+  return false;
+}
+
+TEST(Capability, MatchesProcStatusAndSeesADroppedCapability) {
+  EXPECT_EQ(HasNetAdminCapability(), CapEffFromProcStatus(CAP_NET_ADMIN));
+  if (!HasNetAdminCapability()) GTEST_SKIP() << "no CAP_NET_ADMIN to drop";
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    __user_cap_header_struct h{_LINUX_CAPABILITY_VERSION_3, 0};
+    __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3]{};
+    if (syscall(SYS_capget, &h, d) != 0) _exit(3);
+    d[CAP_NET_ADMIN / 32].effective &= ~(1u << (CAP_NET_ADMIN % 32));
+    if (syscall(SYS_capset, &h, d) != 0) _exit(4);
+    _exit(HasNetAdminCapability() ? 1 : 0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+}  // namespace
+}  // namespace roceqos

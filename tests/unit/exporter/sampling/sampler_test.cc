@@ -1,0 +1,538 @@
+#include "exporter/sampling/sampler.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <prometheus/text_serializer.h>
+
+#include <atomic>
+#include <cstdio>
+#include <sstream>
+
+#include "exporter/render/metrics.h"
+#include "tests/unit/support/fake_sources.h"
+
+namespace roceqos {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using testing::FakeClock;
+using testing::FakeEthtool;
+using testing::FakeInventory;
+using testing::FakeRdma;
+using ::testing::HasSubstr;
+using testing::MakeCounters;
+using testing::MakeDevice;
+using testing::MakePort;
+using ::testing::Not;
+
+// A stand-in for MapMlx5EthtoolNames that knows the per-priority pause names, enough to see the
+// sampler apply a mapping per string-set generation.
+std::vector<MappedCounter> MapPauseNames(const std::vector<std::string>& names) {
+  std::vector<MappedCounter> out;
+  for (uint32_t i = 0; i < names.size(); ++i) {
+    int prio = -1;
+    char dir[3] = {};
+    int consumed = 0;
+    if (std::sscanf(names[i].c_str(), "%2[rtx]_prio%d_pause%n", dir, &prio, &consumed) == 2 &&
+        static_cast<size_t>(consumed) == names[i].size()) {
+      out.push_back({PortCounter::kPauseFrames,
+                     std::string_view(dir) == "rx" ? Direction::kRx : Direction::kTx,
+                     static_cast<int8_t>(prio), i});
+    }
+  }
+  return out;
+}
+
+std::string Render(const Snapshot& snapshot) {
+  std::ostringstream out;
+  prometheus::TextSerializer().Serialize(out, RenderSnapshot(&snapshot));
+  return out.str();
+}
+
+class SamplerTest : public ::testing::Test {
+ protected:
+  void Build(SamplerOptions options = {}, bool rdma_opens = true) {
+    auto inventory = std::make_unique<FakeInventory>();
+    auto ethtool = std::make_unique<FakeEthtool>();
+    inventory_ = inventory.get();
+    ethtool_ = ethtool.get();
+    inventory_->clock = &clock_;
+    ethtool_->clock = &clock_;
+    SamplerSources sources;
+    sources.inventory = std::move(inventory);
+    sources.ethtool = std::move(ethtool);
+    sources.open_rdma = [this, rdma_opens]() -> Result<std::unique_ptr<RdmaCollector>> {
+      ++rdma_opens_;
+      if (!rdma_opens) {
+        return MakeError(EPROTONOSUPPORT, "socket(NETLINK_RDMA): Protocol not supported");
+      }
+      auto rdma = std::make_unique<FakeRdma>();
+      rdma->counters = rdma_counters_;
+      rdma->clock = &clock_;
+      rdma_ = rdma.get();
+      return std::unique_ptr<RdmaCollector>(std::move(rdma));
+    };
+    sources.map_ethtool_names = MapPauseNames;
+    sources.selected_by_default = [](const Device& d) { return d.driver == "mlx5_core"; };
+    sampler_ = std::make_unique<Sampler>(std::move(options), std::move(sources), clock_.AsClock());
+  }
+
+  void AddDevice(Device device, std::vector<std::string> names) {
+    ethtool_->SetNames(device.name, std::move(names));
+    inventory_->inventory.devices.push_back(std::move(device));
+  }
+
+  std::shared_ptr<const Snapshot> Sample() {
+    sampler_->SampleOnce();
+    clock_.now += milliseconds(250);
+    return sampler_->Latest();
+  }
+
+  FakeClock clock_;
+  FakeInventory* inventory_ = nullptr;
+  FakeEthtool* ethtool_ = nullptr;
+  FakeRdma* rdma_ = nullptr;
+  std::map<std::string, CounterSet> rdma_counters_;
+  int rdma_opens_ = 0;
+  std::unique_ptr<Sampler> sampler_;
+};
+
+TEST_F(SamplerTest, PublishesSnapshotsOfTheSelectedDevices) {
+  Build();
+  AddDevice(MakeDevice("ens1f1np1", 3), {"rx_prio3_pause", "tx_prio3_pause", "rx_bytes"});
+  AddDevice(MakeDevice("ens1f0np0", 2), {"rx_prio3_pause", "tx_prio3_pause"});
+  AddDevice(MakeDevice("veth0", 4, "veth"), {"peer_ifindex"});
+  ethtool_->SetValue("ens1f0np0", "rx_prio3_pause", 42);
+
+  EXPECT_EQ(sampler_->Latest(), nullptr);
+  std::shared_ptr<const Snapshot> s = Sample();
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->sequence, 1u);
+  ASSERT_EQ(s->devices.size(), 2u) << "veth0 is not selected by default";
+  EXPECT_EQ(s->devices[0].device->name, "ens1f0np0") << "sorted by name";
+  ASSERT_TRUE(s->devices[0].ethtool.has_value());
+  EXPECT_EQ(s->devices[0].ethtool->counters.values[0], 42u);
+  EXPECT_EQ(s->devices[0].ethtool->mapped->size(), 2u);
+  EXPECT_EQ(ethtool_->calls.count("veth0"), 0u) << "unselected devices are never read";
+
+  ethtool_->SetValue("ens1f0np0", "rx_prio3_pause", 43);
+  std::shared_ptr<const Snapshot> s2 = Sample();
+  EXPECT_EQ(s2->sequence, 2u);
+  EXPECT_EQ(s2->devices[0].ethtool->counters.values[0], 43u);
+  EXPECT_EQ(s->devices[0].ethtool->counters.values[0], 42u) << "published snapshots are immutable";
+  EXPECT_EQ(s2->devices[0].device, s->devices[0].device) << "unchanged devices are shared";
+  EXPECT_EQ(ethtool_->calls["ens1f0np0"], 2) << "one GSTATS per device per sample";
+  EXPECT_EQ(inventory_->calls, 1) << "discovery is not per sample";
+}
+
+TEST_F(SamplerTest, IncludeAndExcludeRegexesOverrideTheDefaultSelection) {
+  SamplerOptions options;
+  options.device_include = std::regex("veth.*|ens.*");
+  options.device_exclude = std::regex("ens1f1.*");
+  Build(std::move(options));
+  AddDevice(MakeDevice("ens1f0np0", 2), {"a"});
+  AddDevice(MakeDevice("ens1f1np1", 3), {"a"});
+  AddDevice(MakeDevice("veth0", 4, "veth"), {"a"});
+  AddDevice(MakeDevice("xveth0", 5, "veth"), {"a"});
+  std::shared_ptr<const Snapshot> s = Sample();
+  std::vector<std::string> names;
+  for (const auto& d : s->devices) names.push_back(d.device->name);
+  EXPECT_THAT(names, ::testing::ElementsAre("ens1f0np0", "veth0")) << "full-match regexes";
+}
+
+TEST_F(SamplerTest, DeviceVanishingBetweenSamplesRemovesItsSeriesAtOnce) {
+  Build();
+  AddDevice(MakeDevice("ens1f0np0", 2), {"rx_prio3_pause"});
+  AddDevice(MakeDevice("ens1f1np1", 3), {"rx_prio3_pause"});
+  ASSERT_THAT(Render(*Sample()), HasSubstr("netdev=\"ens1f1np1\""));
+
+  // The netdev is deleted; discovery has not run since, so the sampler still tries to read it.
+  ethtool_->Remove("ens1f1np1");
+  std::shared_ptr<const Snapshot> s = Sample();
+  ASSERT_EQ(s->devices.size(), 1u);
+  EXPECT_EQ(s->devices[0].device->name, "ens1f0np0") << "the other device is unaffected";
+  EXPECT_THAT(Render(*s), Not(HasSubstr("ens1f1np1")));
+  EXPECT_EQ((s->errors.at({"ethtool", "device_gone"})), 1u);
+
+  // The vanished device triggers a discovery on the next sample, which forgets it for good.
+  inventory_->inventory.devices.pop_back();
+  const int discoveries = inventory_->calls;
+  s = Sample();
+  EXPECT_EQ(inventory_->calls, discoveries + 1);
+  EXPECT_THAT(ethtool_->forgotten, ::testing::ElementsAre("ens1f1np1"));
+  EXPECT_EQ(s->devices.size(), 1u);
+  EXPECT_EQ((s->errors.at({"ethtool", "device_gone"})), 1u) << "not read again";
+
+  // Re-created: found again by the next periodic discovery.
+  AddDevice(MakeDevice("ens1f1np1", 7), {"rx_prio3_pause"});
+  clock_.now += seconds(5);
+  s = Sample();
+  EXPECT_NE(s->FindDevice("ens1f1np1"), nullptr);
+  EXPECT_EQ(s->FindDevice("ens1f1np1")->device->ifindex, 7);
+}
+
+TEST_F(SamplerTest, DeviceRecreatedUnderTheSameNameIsForgottenAndRemapped) {
+  Build();
+  AddDevice(MakeDevice("ens1f0np0", 2), {"rx_prio3_pause"});
+  Sample();
+  inventory_->inventory.devices[0].ifindex = 9;
+  sampler_->RequestDiscovery();
+  Sample();
+  EXPECT_THAT(ethtool_->forgotten, ::testing::ElementsAre("ens1f0np0"))
+      << "a new ifindex may come with another string set";
+}
+
+TEST_F(SamplerTest, StringSetGenerationChangeIsRemappedOnceAndCounted) {
+  Build();
+  AddDevice(MakeDevice("ens1f0np0", 2), {"rx_bytes", "rx_prio3_pause", "tx_prio3_pause"});
+  std::shared_ptr<const Snapshot> s1 = Sample();
+  std::shared_ptr<const Snapshot> s2 = Sample();
+  ASSERT_TRUE(s1->devices[0].ethtool && s2->devices[0].ethtool);
+  EXPECT_EQ(s1->devices[0].ethtool->mapped, s2->devices[0].ethtool->mapped)
+      << "the mapping is computed once per generation and shared";
+  EXPECT_EQ(s2->devices[0].ethtool->string_set_changes, 0u);
+
+  // PFC enabled on priority 4 too: mlx5 inserts that priority's pause counters.
+  ethtool_->SetNames("ens1f0np0", {"rx_bytes", "rx_prio3_pause", "tx_prio3_pause", "rx_prio4_pause",
+                                   "tx_prio4_pause"});
+  ethtool_->SetValue("ens1f0np0", "rx_prio4_pause", 7);
+  std::shared_ptr<const Snapshot> s3 = Sample();
+  const EthtoolSample& e3 = *s3->devices[0].ethtool;
+  EXPECT_NE(e3.mapped, s2->devices[0].ethtool->mapped);
+  EXPECT_EQ(e3.mapped->size(), 4u);
+  EXPECT_EQ(e3.string_set_changes, 1u);
+  const std::string text = Render(*s3);
+  EXPECT_THAT(
+      text,
+      HasSubstr("roce_pfc_pause_frames_total{netdev=\"ens1f0np0\",prio=\"4\",direction=\"rx\"} 7"));
+  EXPECT_THAT(text, HasSubstr("roce_ethtool_string_set_changes_total{netdev=\"ens1f0np0\"} 1"));
+
+  // PFC disabled on 4 again: its series disappear with the names.
+  ethtool_->SetNames("ens1f0np0", {"rx_bytes", "rx_prio3_pause", "tx_prio3_pause"});
+  std::shared_ptr<const Snapshot> s4 = Sample();
+  EXPECT_THAT(Render(*s4), Not(HasSubstr("prio=\"4\"")));
+  EXPECT_EQ(s4->devices[0].ethtool->string_set_changes, 2u);
+}
+
+TEST_F(SamplerTest, ReReadOfAnIdenticalNameSetIsNotAChange) {
+  Build();
+  AddDevice(MakeDevice("ens1f0np0", 2), {"rx_prio3_pause"});
+  std::shared_ptr<const Snapshot> s1 = Sample();
+  ethtool_->SetNames("ens1f0np0", {"rx_prio3_pause"});  // new pointer, same content
+  std::shared_ptr<const Snapshot> s2 = Sample();
+  EXPECT_EQ(s2->devices[0].ethtool->string_set_changes, 0u);
+  EXPECT_EQ(s1->devices[0].ethtool->mapped, s2->devices[0].ethtool->mapped);
+}
+
+TEST_F(SamplerTest, MismatchedNamesAndValuesAreRejectedNotRendered) {
+  Build();
+  AddDevice(MakeDevice("ens1f0np0", 2), {"rx_prio3_pause", "tx_prio3_pause"});
+  ethtool_->entries["ens1f0np0"].values.resize(1);  // a collector bug: fewer values than names
+  std::shared_ptr<const Snapshot> s = Sample();
+  ASSERT_EQ(s->devices.size(), 1u);
+  EXPECT_FALSE(s->devices[0].ethtool.has_value());
+  EXPECT_EQ((s->errors.at({"ethtool", "malformed"})), 1u);
+}
+
+TEST_F(SamplerTest, ErroringSourceCountsTheErrorAndDoesNotStopOtherDevices) {
+  Build();
+  AddDevice(MakeDevice("ens1f0np0", 2), {"rx_prio3_pause"});
+  AddDevice(MakeDevice("ens1f1np1", 3), {"rx_prio3_pause"});
+  ethtool_->entries["ens1f0np0"].error = MakeError(EIO, "ETHTOOL_GSTATS ens1f0np0: I/O error");
+  ethtool_->SetValue("ens1f1np1", "rx_prio3_pause", 5);
+  std::shared_ptr<const Snapshot> s = Sample();
+  ASSERT_EQ(s->devices.size(), 2u) << "a failed read does not mean the device is gone";
+  EXPECT_FALSE(s->FindDevice("ens1f0np0")->ethtool.has_value());
+  ASSERT_TRUE(s->FindDevice("ens1f1np1")->ethtool.has_value());
+  EXPECT_EQ(s->FindDevice("ens1f1np1")->ethtool->counters.values[0], 5u);
+  EXPECT_EQ((s->errors.at({"ethtool", "other"})), 1u);
+  s = Sample();
+  EXPECT_EQ((s->errors.at({"ethtool", "other"})), 2u);
+  const std::string text = Render(*s);
+  EXPECT_THAT(
+      text, HasSubstr("roce_exporter_collect_errors_total{source=\"ethtool\",reason=\"other\"} 2"));
+  EXPECT_THAT(text, Not(HasSubstr("roce_pfc_pause_frames_total{netdev=\"ens1f0np0\"")));
+
+  // EOPNOTSUPP means "no statistics", not a failure.
+  ethtool_->entries["ens1f0np0"].error = MakeError(EOPNOTSUPP, "no stats");
+  s = Sample();
+  EXPECT_EQ(s->errors.count({"ethtool", "not_supported"}), 0u);
+}
+
+TEST_F(SamplerTest, AThrowingSourceIsCountedAsExceptionAndSamplingGoesOn) {
+  class ThrowingEthtool : public NetdevStatsSource {
+   public:
+    Result<CounterSet> Sample(const std::string&) override { throw std::bad_alloc(); }
+    void Forget(const std::string&) override {}
+  };
+  SamplerSources sources;
+  auto inventory = std::make_unique<FakeInventory>();
+  inventory->inventory.devices.push_back(MakeDevice("ens1f0np0", 2));
+  sources.inventory = std::move(inventory);
+  sources.ethtool = std::make_unique<ThrowingEthtool>();
+  sources.selected_by_default = [](const Device&) { return true; };
+  Sampler sampler({}, std::move(sources), clock_.AsClock());
+  sampler.SampleOnce();
+  sampler.SampleOnce();
+  EXPECT_EQ((sampler.Latest()->errors.at({"ethtool", "exception"})), 2u);
+  EXPECT_EQ(sampler.Latest()->devices.size(), 1u);
+}
+
+TEST_F(SamplerTest, BudgetOverrunLengthensThePeriodAndTheMetricSaysSo) {
+  SamplerOptions options;
+  options.period = milliseconds(250);
+  options.budget = 0.5;
+  Build(std::move(options));
+  AddDevice(MakeDevice("ens1f0np0", 2), {"rx_prio3_pause"});
+  AddDevice(MakeDevice("ens1f1np1", 3), {"rx_prio3_pause"});
+  ethtool_->cost = milliseconds(80);  // 160ms per sample > 125ms budget
+
+  std::shared_ptr<const Snapshot> s = Sample();
+  EXPECT_DOUBLE_EQ(s->sampler.last_kernel_seconds, 0.160);
+  EXPECT_DOUBLE_EQ(s->sampler.effective_period_seconds, 0.5);
+  EXPECT_DOUBLE_EQ(s->sampler.configured_period_seconds, 0.25);
+  EXPECT_EQ(s->sampler.overruns, 1u);
+  std::string text = Render(*s);
+  EXPECT_THAT(text, HasSubstr("roce_exporter_sample_period_seconds 0.5\n"));
+  EXPECT_THAT(text, HasSubstr("roce_exporter_configured_sample_period_seconds 0.25\n"));
+  EXPECT_THAT(text, HasSubstr("roce_exporter_sample_overruns_total 1\n"));
+
+  // Fits the 250ms budget of the 500ms period: stays there, no further overrun.
+  for (int i = 0; i < 20; ++i) s = Sample();
+  EXPECT_DOUBLE_EQ(s->sampler.effective_period_seconds, 0.5);
+  EXPECT_EQ(s->sampler.overruns, 1u);
+
+  // Load drops: back to the configured period after the calm samples.
+  ethtool_->cost = milliseconds(1);
+  for (int i = 0; i < PeriodController::kCalmSamples; ++i) s = Sample();
+  EXPECT_DOUBLE_EQ(s->sampler.effective_period_seconds, 0.25);
+  EXPECT_THAT(Render(*s), HasSubstr("roce_exporter_sample_period_seconds 0.25\n"));
+}
+
+TEST_F(SamplerTest, DiscoveryIsExcludedFromTheBudgetButReportedAsItsOwnSource) {
+  Build();
+  AddDevice(MakeDevice("ens1f0np0", 2), {"rx_prio3_pause"});
+  inventory_->cost = milliseconds(400);
+  ethtool_->cost = milliseconds(10);
+  std::shared_ptr<const Snapshot> s = Sample();
+  EXPECT_EQ(s->sampler.overruns, 0u);
+  EXPECT_DOUBLE_EQ(s->sources.at("discovery").last_duration_seconds, 0.4);
+  EXPECT_DOUBLE_EQ(s->sources.at("ethtool").last_duration_seconds, 0.01);
+}
+
+TEST_F(SamplerTest, DiscoveryRunsAtItsOwnCadence) {
+  SamplerOptions options;
+  options.discovery_interval = seconds(5);
+  Build(std::move(options));
+  AddDevice(MakeDevice("ens1f0np0", 2), {"rx_prio3_pause"});
+  for (int i = 0; i < 20; ++i) Sample();  // 20 × 250ms = 5s
+  EXPECT_EQ(inventory_->calls, 1);
+  Sample();
+  EXPECT_EQ(inventory_->calls, 2);
+  sampler_->RequestDiscovery();
+  Sample();
+  EXPECT_EQ(inventory_->calls, 3) << "on demand";
+}
+
+TEST_F(SamplerTest, FailedDiscoveryKeepsTheDevicesFoundBefore) {
+  Build();
+  AddDevice(MakeDevice("ens1f0np0", 2), {"rx_prio3_pause"});
+  Sample();
+  inventory_->error = MakeError(ENOBUFS, "RTM_GETLINK dump: No buffer space available");
+  sampler_->RequestDiscovery();
+  std::shared_ptr<const Snapshot> s = Sample();
+  EXPECT_EQ(s->devices.size(), 1u);
+  EXPECT_EQ((s->errors.at({"discovery", "other"})), 1u);
+}
+
+TEST_F(SamplerTest, ReadsEachBoundRdmaPortOnceAndExportsItsCounters) {
+  rdma_counters_["mlx5_bond_0/1"] =
+      MakeCounters({"out_of_sequence", "np_cnp_sent", "rp_cnp_handled"}, {1, 2, 3});
+  Build();
+  Device bond = MakeDevice("bond0", 10);
+  bond.role = DeviceRole::kBond;
+  bond.rdma_ports.push_back(MakePort("mlx5_bond_0", 1, "bond0"));
+  Device member = MakeDevice("ens1f0np0", 2);
+  member.rdma_ports.push_back(MakePort("mlx5_bond_0", 1, "bond0"));  // LAG: listed twice
+  AddDevice(bond, {"rx_prio3_pause"});
+  AddDevice(member, {"rx_prio3_pause"});
+  std::shared_ptr<const Snapshot> s = Sample();
+  ASSERT_NE(rdma_, nullptr);
+  EXPECT_EQ(rdma_->calls["mlx5_bond_0/1"], 1);
+  const std::string text = Render(*s);
+  EXPECT_THAT(text, HasSubstr("roce_cnp_sent_total{device=\"mlx5_bond_0\",port=\"1\"} 2\n"));
+  EXPECT_THAT(text, HasSubstr("roce_cnp_handled_total{device=\"mlx5_bond_0\",port=\"1\"} 3\n"));
+  EXPECT_THAT(text, HasSubstr("roce_rdma_hw_counter_total{device=\"mlx5_bond_0\",port=\"1\","
+                              "counter=\"out_of_sequence\"} 1\n"));
+  EXPECT_TRUE(s->sources.at("rdma").available);
+}
+
+TEST_F(SamplerTest, MissingRdmaNetlinkIsReportedUnavailableNotCountedPerSample) {
+  Build({}, /*rdma_opens=*/false);
+  Device d = MakeDevice("ens1f0np0", 2);
+  d.rdma_ports.push_back(MakePort("mlx5_0", 1, "ens1f0np0"));
+  AddDevice(d, {"rx_prio3_pause"});
+  std::shared_ptr<const Snapshot> s;
+  for (int i = 0; i < 10; ++i) s = Sample();
+  EXPECT_FALSE(s->sources.at("rdma").available);
+  EXPECT_EQ(rdma_opens_, 1) << "retried at the discovery cadence, not per sample";
+  EXPECT_TRUE(s->errors.empty());
+  EXPECT_TRUE(s->devices[0].ethtool.has_value()) << "ethtool works without RDMA";
+  EXPECT_THAT(Render(*s), HasSubstr("roce_exporter_source_available{source=\"rdma\"} 0\n"));
+
+  // Discovery says the kernel has no RDMA netlink at all: not even an open attempt.
+  inventory_->inventory.rdma_netlink_available = false;
+  sampler_->RequestDiscovery();
+  Sample();
+  EXPECT_EQ(rdma_opens_, 1);
+}
+
+TEST_F(SamplerTest, RawIncludeExportsOnlyUnmappedMatchingNames) {
+  SamplerOptions options;
+  options.raw_include = std::regex("rx_.*");
+  Build(std::move(options));
+  AddDevice(MakeDevice("ens1f0np0", 2), {"rx_prio3_pause", "rx_bytes", "tx_bytes", "rx_crc"});
+  ethtool_->SetValue("ens1f0np0", "rx_bytes", 1000);
+  const std::string text = Render(*Sample());
+  EXPECT_THAT(text, HasSubstr("roce_ethtool_stat{netdev=\"ens1f0np0\",stat=\"rx_bytes\"} 1000\n"));
+  EXPECT_THAT(text, HasSubstr("stat=\"rx_crc\""));
+  EXPECT_THAT(text, Not(HasSubstr("stat=\"tx_bytes\""))) << "not matching";
+  EXPECT_THAT(text, Not(HasSubstr("stat=\"rx_prio3_pause\""))) << "mapped: has its own family";
+}
+
+TEST_F(SamplerTest, StagesFillExtensionPointsAndChargeTheBudget) {
+  class CountingStage : public SampleStage {
+   public:
+    explicit CountingStage(FakeClock& clock) : clock_(clock) {}
+    std::string_view Source() const override { return "qos"; }
+    void Run(StageContext& ctx, Snapshot& draft) override {
+      clock_.now += milliseconds(3);
+      ctx.kernel_time = milliseconds(200);
+      ctx.errors.push_back("permission");
+      seen_devices = draft.devices.size();
+      had_previous = ctx.previous != nullptr;
+    }
+    FakeClock& clock_;
+    size_t seen_devices = 0;
+    bool had_previous = false;
+  };
+  Build();
+  AddDevice(MakeDevice("ens1f0np0", 2), {"rx_prio3_pause"});
+  auto stage = std::make_unique<CountingStage>(clock_);
+  CountingStage* raw = stage.get();
+  sampler_->AddStage(std::move(stage));
+  std::shared_ptr<const Snapshot> s = Sample();
+  EXPECT_EQ(raw->seen_devices, 1u);
+  EXPECT_FALSE(raw->had_previous);
+  EXPECT_DOUBLE_EQ(s->sources.at("qos").last_duration_seconds, 0.003);
+  EXPECT_EQ((s->errors.at({"qos", "permission"})), 1u);
+  EXPECT_EQ(s->sampler.overruns, 1u) << "stage kernel time counts against the budget";
+  Sample();
+  EXPECT_TRUE(raw->had_previous);
+}
+
+// Sources with one selected netdev, for the tests of the sampler's own thread (real clock).
+SamplerSources OneDeviceSources(FakeInventory** inventory_out = nullptr) {
+  auto inventory = std::make_unique<FakeInventory>();
+  inventory->inventory.devices.push_back(MakeDevice("ens1f0np0", 2));
+  if (inventory_out != nullptr) *inventory_out = inventory.get();
+  auto ethtool = std::make_unique<FakeEthtool>();
+  ethtool->SetNames("ens1f0np0", {"rx_prio3_pause"});
+  SamplerSources sources;
+  sources.inventory = std::move(inventory);
+  sources.ethtool = std::move(ethtool);
+  sources.selected_by_default = [](const Device&) { return true; };
+  return sources;
+}
+
+TEST(SamplerThread, PublishesRepeatedlyAndStopsCleanly) {
+  SamplerSources sources = OneDeviceSources();
+  SamplerOptions options;
+  options.period = milliseconds(10);
+  Sampler sampler(std::move(options), std::move(sources));
+  sampler.Start();
+  EXPECT_TRUE(sampler.WaitForSequence(3, std::chrono::steady_clock::now() + seconds(10)));
+  sampler.Stop();
+  const uint64_t stopped_at = sampler.Latest()->sequence;
+  EXPECT_GE(stopped_at, 3u);
+  EXPECT_FALSE(
+      sampler.WaitForSequence(stopped_at + 1, std::chrono::steady_clock::now() + milliseconds(50)))
+      << "no sample after Stop()";
+}
+
+TEST(SamplerThread, WakeSamplesAtOnceWithADiscovery) {
+  FakeInventory* inventory_ptr = nullptr;
+  SamplerSources sources = OneDeviceSources(&inventory_ptr);
+  SamplerOptions options;
+  options.period = std::chrono::minutes(1);  // the periodic sample cannot come during the test
+  options.discovery_interval = std::chrono::minutes(1);
+  Sampler sampler(std::move(options), std::move(sources));
+  sampler.Start();
+  ASSERT_TRUE(sampler.WaitForSequence(1, std::chrono::steady_clock::now() + seconds(10)));
+  sampler.Wake(/*discovery=*/true);
+  EXPECT_TRUE(sampler.WaitForSequence(2, std::chrono::steady_clock::now() + seconds(10)));
+  sampler.Stop();
+  EXPECT_EQ(inventory_ptr->calls, 2) << "the wake-up asked for a discovery";
+}
+
+TEST(SamplerThread, StageAsksForAnEarlierSample) {
+  // Asks for the next sample 20 ms after the first one, once; the periodic one is a minute away.
+  class SuspiciousStage : public SampleStage {
+   public:
+    std::string_view Source() const override { return "derive"; }
+    void Run(StageContext& ctx, Snapshot&) override {
+      if (runs++ == 0) ctx.sample_again_at = ctx.now + milliseconds(20);
+    }
+    std::atomic<int> runs = 0;
+  };
+  SamplerSources sources = OneDeviceSources();
+  SamplerOptions options;
+  options.period = std::chrono::minutes(1);
+  Sampler sampler(std::move(options), std::move(sources));
+  auto stage = std::make_unique<SuspiciousStage>();
+  SuspiciousStage* raw = stage.get();
+  sampler.AddStage(std::move(stage));
+  sampler.Start();
+  EXPECT_TRUE(sampler.WaitForSequence(2, std::chrono::steady_clock::now() + seconds(10)))
+      << "the requested sample came";
+  EXPECT_FALSE(sampler.WaitForSequence(3, std::chrono::steady_clock::now() + milliseconds(200)))
+      << "a request is honoured once; the cadence then restarts from that sample";
+  sampler.Stop();
+  EXPECT_EQ(raw->runs.load(), 2);
+}
+
+TEST_F(SamplerTest, StagesCanInvalidateEthtoolNames) {
+  class InvalidatingStage : public SampleStage {
+   public:
+    std::string_view Source() const override { return "qos"; }
+    void Run(StageContext& ctx, Snapshot&) override {
+      ctx.invalidate_ethtool_names.push_back("ens1f0np0");
+    }
+  };
+  Build();
+  AddDevice(MakeDevice("ens1f0np0", 2), {"rx_prio3_pause"});
+  sampler_->AddStage(std::make_unique<InvalidatingStage>());
+  Sample();
+  EXPECT_THAT(ethtool_->events, ::testing::ElementsAre("sample ens1f0np0", "invalidate ens1f0np0"));
+}
+
+TEST_F(SamplerTest, WakeForADcbChangeReReadsTheNamesBeforeTheValues) {
+  Build();
+  AddDevice(MakeDevice("ens1f0np0", 2), {"rx_prio3_pause"});
+  AddDevice(MakeDevice("ens1f1np1", 3), {"rx_prio3_pause"});
+  Sample();
+  ethtool_->events.clear();
+  const std::vector<std::string> changed{"ens1f1np1"};
+  sampler_->Wake(/*discovery=*/false, changed);
+  Sample();
+  EXPECT_THAT(ethtool_->events, ::testing::ElementsAre("invalidate ens1f1np1", "sample ens1f0np0",
+                                                       "sample ens1f1np1"));
+  ethtool_->events.clear();
+  Sample();
+  EXPECT_THAT(ethtool_->events, ::testing::ElementsAre("sample ens1f0np0", "sample ens1f1np1"))
+      << "applied once";
+}
+
+}  // namespace
+}  // namespace roceqos
