@@ -119,8 +119,9 @@ drift_report 0 "${many[@]}" >"$work/many.txt"
 stub many 1 "cat '$work/many.txt'"
 expect_run "40 drifted devices (cut by the wrapper)" NonOK \
   '^drift on 40 of 40: ens1f0np0 pfc,dscp_prio,roce_tos; .*\.\.\.$' "$(ROCE_QOS_EXPORTER=$work/many npd_run)"
-stub absent 1 "printf 'policy: x\n\nsim0 (pf, up): DRIFT in 1 of 2 fields\n  buffer     ABSENT      expected x\n\n1 device checked: 0 in sync, 1 with drift, 0 unknown\n'"
-expect_run "an absent field counts as drift" NonOK '^drift on 1 of 1: sim0 buffer$' "$(ROCE_QOS_EXPORTER=$work/absent npd_run)"
+stub unverified 1 "printf 'policy: x\n\nsim0 (pf, up): DRIFT in 1 of 3 fields\n  buffer     UNVERIFIED  expected x\n  pfc        DRIFT       expected [3]\n  mtu        ok          4200\n\n1 device checked: 0 in sync, 1 with drift, 0 unknown\n'"
+expect_run "an UNVERIFIED field is not listed as drift" NonOK '^drift on 1 of 1: sim0 pfc$' \
+  "$(ROCE_QOS_EXPORTER=$work/unverified npd_run)"
 stub hang 0 "sleep 30"
 expect_run "hung check" Unknown \
   '^unknown: roce_qos_exporter check did not finish within 1s$' "$(ROCE_QOS_EXPORTER=$work/hang ROCE_QOS_CHECK_TIMEOUT=1 npd_run)"

@@ -42,12 +42,13 @@ case $status in
     ;;
   1)
     # Device headlines "<netdev> (...): DRIFT in N of M fields", then field lines
-    # "  <field>  DRIFT|ABSENT ...": list the fields per drifted device.
+    # "  <field>  DRIFT ...": list the drifted fields per device (UNVERIFIED fields, whose source
+    # the device lacks, are not drift).
     summary=$(printf '%s\n' "$report" | awk '
       /^[0-9]+ devices? checked/ { total = $1; next }
       /^[^ ].*: DRIFT in / { dev = $1; devs++; order[devs] = dev; next }
       /^[^ ].*: / { dev = ""; next }
-      dev != "" && $2 ~ /^(DRIFT|ABSENT)$/ { f[dev] = f[dev] (f[dev] == "" ? "" : ",") $1 }
+      dev != "" && $2 == "DRIFT" { f[dev] = f[dev] (f[dev] == "" ? "" : ",") $1 }
       END {
         out = ""
         for (i = 1; i <= devs; i++) out = out (i > 1 ? "; " : "") order[i] " " f[order[i]]
