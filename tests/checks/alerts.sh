@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Checks alerts/ with the real promtool (Debian `prometheus`):
 #  1. promtool check rules on every rule file;
-#  2. promtool test rules on alerts/tests/*.yaml, and every alert has a case where it fires and
-#     one where it must not (alerts/alerttool check-tests);
+#  2. promtool test rules on alerts/tests/*.yaml, every alert has a case where it fires and
+#     one where it must not, and every recording rule an expression test (alerts/alerttool
+#     check-tests; a planted untested recording rule must be reported);
 #  3. the conventions promtool does not check (alerts/alerttool check-style): RoceQos* names,
 #     severity critical|warning|info, static summary, templated description, runbook_url whose
 #     file exists with "What to check" / "What to do", the one job selector on every series;
@@ -50,6 +51,16 @@ if "$tool" check-tests >"$out/cover.log" 2>&1; then
 else
   cat "$out/cover.log" >&2
   fail "alerttool check-tests"
+fi
+# A recording rule nobody tests (alerts/roce_qos.recording.yaml) must be reported.
+cp -r "$root/alerts" "$out/untested"
+printf '      - record: instance:roce_untested:sum\n        expr: sum without (netdev) (roce_qos_in_sync{job=~".*roce.*"})\n' \
+  >>"$out/untested/roce_qos.recording.yaml"
+"$out/untested/alerttool" check-tests --alerts-dir "$out/untested" >"$out/untested.log" 2>&1 || true
+if grep -qF "no promql_expr_test reads the recording rule instance:roce_untested:sum" "$out/untested.log"; then
+  pass "check-tests reports a recording rule without an expression test"
+else
+  fail "check-tests accepted a recording rule without an expression test"
 fi
 
 # --- 3. style

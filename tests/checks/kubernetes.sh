@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Checks deploy/kubernetes/ offline, with real tools:
-#  1. Debian kubernetes-client 1.20.2's `kubectl kustomize` builds base and overlays/enforce;
+#  1. Debian kubernetes-client 1.20.2's `kubectl kustomize` builds base, overlays/enforce and
+#     overlays/lean (whose ServiceMonitor relabeling must equal deploy/prometheus/'s lean profile);
 #  2. every object validates against the Kubernetes / prometheus-operator schemas (npm
 #     kubernetes-models, versions pinned in tests/checks/k8s/package-lock.json) and carries no
 #     field the schema does not define;
@@ -47,7 +48,7 @@ else
 fi
 
 # --- 1. Build.
-for variant in base overlays/enforce; do
+for variant in base overlays/enforce overlays/lean; do
   name=$(basename "$variant")
   if "$kubectl" kustomize "$k8s_dir/$variant" >"$out/$name.yaml" 2>"$out/$name.err"; then
     pass "kubectl kustomize $variant ($(grep -c '^kind:' "$out/$name.yaml") objects)"
@@ -61,13 +62,28 @@ if ! cmp -s "$tools/package-lock.json" "$tools/node_modules/.roceqos-lock" 2>/de
   (cd "$tools" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
   cp "$tools/package-lock.json" "$tools/node_modules/.roceqos-lock"
 fi
-for name in base enforce; do
+for name in base enforce lean; do
   if node "$tools/validate.mjs" --json "$out/$name.json" "$out/$name.yaml" >"$out/$name.validate" 2>&1; then
     pass "schema + unknown fields ($name): $(tail -1 "$out/$name.validate")"
   else
     fail "schema validation ($name):"$'\n'"$(cat "$out/$name.validate")"
   fi
 done
+# The lean overlay's ServiceMonitor drops exactly what deploy/prometheus/lean-metric-relabel.yaml
+# drops (one profile, two spellings).
+if python3 - "$out/lean.yaml" "$root/deploy/prometheus/lean-metric-relabel.yaml" <<'PY'
+import sys, yaml
+sm = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d.get("kind") == "ServiceMonitor"]
+got = sm[0]["spec"]["endpoints"][0]["metricRelabelings"]
+want = [{("sourceLabels" if k == "source_labels" else k): v for k, v in r.items()}
+        for r in yaml.safe_load(open(sys.argv[2]))]
+sys.exit(0 if got == want and len(sm) == 1 else 1)
+PY
+then
+  pass "overlays/lean: ServiceMonitor metricRelabelings equal deploy/prometheus/lean-metric-relabel.yaml"
+else
+  fail "overlays/lean: the ServiceMonitor's metricRelabelings differ from deploy/prometheus/lean-metric-relabel.yaml"
+fi
 # The validator must reject what it is there to reject.
 sed '0,/readOnlyRootFilesystem: true/s//readOnlyRootFilesytem: true/' "$out/base.yaml" >"$out/typo.yaml"
 typo=$(node "$tools/validate.mjs" "$out/typo.yaml" 2>&1 || true)
@@ -110,7 +126,7 @@ assert() {
 }
 ds='.[] | select(.kind == "DaemonSet") | .spec.template.spec'
 exporter="$ds | .containers[] | select(.name == \"exporter\")"
-for name in base enforce; do
+for name in base enforce lean; do
   f=$out/$name.json
   # Guards against vacuous truth: every "[...] | all" below needs these objects to exist.
   assert "$name: one DaemonSet with containers exporter + kube-rbac-proxy" "$f" \

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Host script (tests/testbed/run npd-plugin --host-script bench/testbed_fleet_series.sh): the
+# figures of docs/fleet.md. In the guest, bench/testbed_8nic_run.sh's setup (8 simulated ConnectX
+# ports with traffic, PFC on 3, the exporter at the default flags); on the host:
+#  - one scrape: series (sample lines), bytes, bytes after gzip -6; series per simulated port
+#    (netdev and its RDMA device) and per node;
+#  - Debian's Prometheus scraping the exporter twice, as job roce-full (no relabeling) and
+#    roce-lean (deploy/prometheus/lean-metric-relabel.yaml), with the recording rules loaded:
+#    scrape_samples_post_metric_relabeling of each, and every recording rule yields a result on
+#    the lean job.
+# Prints MEASURE lines; exits 1 if the lean profile cuts nothing, a rule is empty, or a step fails.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${TESTBED_RUN_DIR:-$(mktemp -d)}/fleet
+mkdir -p "$out"
+: "${TESTBED_EXPORTER_URL:?run me with tests/testbed/run --host-script}"
+prom_pid=""
+trap '[[ -n "$prom_pid" ]] && kill "$prom_pid" 2>/dev/null; true' EXIT
+
+# 1. The 8-port guest.
+{ echo NIC8_SETUP_ONLY=1; cat "$root/bench/testbed_8nic_run.sh"; } | "$TESTBED_GUEST_EXEC" >"$out/setup.log" 2>&1 ||
+  { cat "$out/setup.log" >&2; exit 1; }
+grep SETUP "$out/setup.log"
+
+# 2. One scrape.
+curl -sf --max-time 10 "$TESTBED_EXPORTER_URL/metrics" >"$out/metrics.txt"
+bytes=$(wc -c <"$out/metrics.txt")
+gz=$(gzip -6 -c "$out/metrics.txt" | wc -c)
+python3 - "$out/metrics.txt" <<'EOF' | tee "$out/series.txt"
+import collections, re, sys
+lines = [l for l in open(sys.argv[1]) if l.strip() and not l.startswith("#")]
+label = re.compile(r'(\w+)="([^"]*)"')
+ib_of = {}
+for l in lines:
+    if l.startswith("roce_device_info{"):
+        d = dict(label.findall(l))
+        ib_of[d["netdev"]] = d["device"]
+per_port = collections.Counter()
+per_family = collections.Counter()
+other = 0
+for l in lines:
+    d = dict(label.findall(l.split("}")[0])) if "{" in l else {}
+    per_family[re.match(r"[a-zA-Z_:][\w:]*", l).group(0)] += 1
+    port = None
+    for netdev, ib in ib_of.items():
+        if netdev.startswith("sim") and (d.get("netdev") == netdev or d.get("device") == ib):
+            port = netdev
+    if port:
+        per_port[port] += 1
+    else:
+        other += 1
+counts = sorted(per_port.values())
+print(f"MEASURE series_total={len(lines)} sim_ports={len(per_port)} "
+      f"series_per_port_min={counts[0]} series_per_port_max={counts[-1]} series_not_per_sim_port={other}")
+for name, n in per_family.most_common():
+    print(f"FAMILY {name} {n}")
+EOF
+echo "MEASURE scrape_bytes=$bytes gzip6_bytes=$gz"
+
+# 3. Prometheus, full and lean.
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+target=${TESTBED_EXPORTER_URL#http://}
+python3 - "$root" "$target" >"$out/prometheus.yml" <<'EOF'
+import sys, yaml
+root, target = sys.argv[1], sys.argv[2]
+lean = yaml.safe_load(open(f"{root}/deploy/prometheus/lean-metric-relabel.yaml"))
+job = lambda name: {"job_name": name, "scrape_interval": "5s", "static_configs": [{"targets": [target]}]}
+full, slim = job("roce-full"), job("roce-lean")
+slim["metric_relabel_configs"] = lean
+print(yaml.safe_dump({"global": {"evaluation_interval": "5s"},
+                      "rule_files": [f"{root}/alerts/roce_qos.recording.yaml"],
+                      "scrape_configs": [full, slim]}))
+EOF
+promtool check config "$out/prometheus.yml" >/dev/null
+prometheus --config.file="$out/prometheus.yml" --storage.tsdb.path="$out/tsdb" \
+  --web.listen-address="127.0.0.1:$port" >"$out/prometheus.log" 2>&1 &
+prom_pid=$!
+query() { curl -sf --max-time 5 "http://127.0.0.1:$port/api/v1/query" --data-urlencode "query=$1" |
+  python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(" ".join(x["value"][1] for x in r) if r else "")'; }
+deadline=$((SECONDS + 90))
+rules=$(python3 -c "import yaml; print(' '.join(r['record'] for g in yaml.safe_load(open('$root/alerts/roce_qos.recording.yaml'))['groups'] for r in g['rules']))")
+# Ready when both jobs were scraped and every recording rule has a lean result (rates need two
+# scrapes, then one evaluation).
+until
+  full_n=$(query 'scrape_samples_scraped{job="roce-full"}' 2>/dev/null || true)
+  lean_n=$(query 'scrape_samples_post_metric_relabeling{job="roce-lean"}' 2>/dev/null || true)
+  empty=""
+  for r in $rules; do [[ -n "$(query "count($r{job=\"roce-lean\"})" 2>/dev/null || true)" ]] || empty+=" $r"; done
+  [[ -n "$full_n" && -n "$lean_n" && -z "$empty" ]]
+do
+  ((SECONDS < deadline)) || { echo "no complete data after 90 s: full='$full_n' lean='$lean_n' empty rules:$empty" >&2; tail -5 "$out/prometheus.log" >&2; exit 1; }
+  sleep 1
+done
+echo "MEASURE prometheus_full_series=$full_n prometheus_lean_series=$lean_n"
+query 'count by (__name__) ({job="roce-lean"})' >/dev/null
+for r in $rules; do echo "RULE $r lean_results=$(query "count($r{job=\"roce-lean\"})")"; done
+((lean_n < full_n)) || { echo "the lean profile cut nothing ($lean_n >= $full_n)" >&2; exit 1; }
