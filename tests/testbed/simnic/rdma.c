@@ -200,6 +200,9 @@ static int simnic_get_hw_stats(struct ib_device *ibdev,
 	struct simnic_ibdev *ib = to_sib(ibdev);
 	int i, m;
 
+	/* QUERY_Q_COUNTER and the congestion counters, per member */
+	for (m = 0; m < ib->nmembers; m++)
+		simnic_fw_delay(ib->members[m], SIMNIC_FW_STATS);
 	for (i = 0; i < stats->num_counters; i++)
 		stats->value[i] = 0;
 	for (m = 0; m < ib->nmembers; m++) {
