@@ -496,6 +496,32 @@ ctl sim0 "set rx_prio0_bytes 7 # trailing comment"
 st_eq "7" "$(cval sim0 rx_prio0_bytes)" "comments ignored"
 
 # ---------------------------------------------------------------------------------------------
+echo "# firmware latency"
+fwlat() { sed -n 's/^# fw_latency //p' "$D/$1/ctl"; }
+st_eq "stats_us=0 qos_us=0" "$(fwlat sim0)" "no firmware latency by default"
+st_true "fw_latency kind checked" ctl_rejects sim0 "fw_latency pma 10"
+st_true "fw_latency over 10 s rejected" ctl_rejects sim0 "fw_latency stats 10000001"
+st_true "fw_latency needs a number" ctl_rejects sim0 "fw_latency qos 1ms"
+st_true "fw_latency arity checked" ctl_rejects sim0 "fw_latency stats"
+# elapsed_cs CMD...: hundredths of a second CMD took
+elapsed_cs() { _t0=$(uptime_cs); "$@" >/dev/null 2>&1; echo $(($(uptime_cs) - _t0)); }
+ctl sim0 "fw_latency stats 300000"
+st_eq "stats_us=300000 qos_us=0" "$(fwlat sim0)" "fw_latency stats set"
+st_true "ethtool -S waits for the stats latency" test "$(elapsed_cs $ETHTOOL -S sim0)" -ge 30
+st_true "sim1 keeps its own (zero) latency" test "$(elapsed_cs $ETHTOOL -S sim1)" -lt 30
+st_true "rdma hw counters wait for it too" test "$(elapsed_cs $RDMA statistic show link mlx5_0/1)" -ge 30
+ctl sim0 "fw_latency stats 0; fw_latency qos 100000"
+# IEEE_GET reads ETS, maxrate, PFC and buffer: four queries
+st_true "dcb show waits for four qos queries" test "$(elapsed_cs $DCB ets show dev sim0)" -ge 40
+echo 50000 >/sys/module/simnic/parameters/fw_stats_latency_us
+st_eq "stats_us=0 qos_us=100000" "$(fwlat sim0)" "a port's own value overrides the parameter"
+st_eq "stats_us=50000 qos_us=0" "$(fwlat sim1)" "the runtime parameter applies to the other ports"
+ctl sim0 "fw_latency stats default; fw_latency qos default"
+st_eq "stats_us=50000 qos_us=0" "$(fwlat sim0)" "default follows the parameter again"
+echo 0 >/sys/module/simnic/parameters/fw_stats_latency_us
+st_eq "stats_us=0 qos_us=0" "$(fwlat sim0)" "latency off again"
+
+# ---------------------------------------------------------------------------------------------
 echo "# capability parameters"
 reload cap_stall_detect=0 cap_sbcam=0 cap_rx_buffer_fullness=0 cap_buffer=0 cap_dscp=0 ib_cong=0 ib_op_counters=0 trust_dscp=0
 st_false "no storm counters without stall_detect" ehas sim0 tx_pause_storm_warning_events
