@@ -17,12 +17,14 @@ for s in $sims; do simnic_ctl "$s" "rate * 0"; done
 simnic_ctl "$sim" "rate rx_prio0_bytes 1000000"
 
 start_exporter --sampler.period=250ms --sampler.budget=0.5
-self() { metric "$1"; }
+# self_from FILE NAME: an unlabelled self metric of a saved scrape (metric_from wants labels)
+self_from() { awk -v n="$2" '$1 == n { print $2; f = 1 } END { exit !f }' "$1"; }
+self() { scrape "$TESTBED_WORK/self" && self_from "$TESTBED_WORK/self" "$1"; }
 errors_sum() { scrape "$1" && awk '/^roce_exporter_collect_errors_total/ { s += $NF } END { print s + 0 }' "$1"; }
 period_is() { num_eq "$1" "$(self roce_exporter_sample_period_seconds)"; }
 wait_for 20 period_is 0.25 || fail "period $(self roce_exporter_sample_period_seconds) s, not the configured 0.25 s, before any latency"
 errors0=$(errors_sum "$TESTBED_WORK/m0")
-overruns0=$(metric_from "$TESTBED_WORK/m0" roce_exporter_sample_overruns_total)
+overruns0=$(self_from "$TESTBED_WORK/m0" roce_exporter_sample_overruns_total)
 metric_from "$TESTBED_WORK/m0" roce_prio_bytes_total netdev="$sim" prio=0 direction=rx >/dev/null ||
   fail "no roce_prio_bytes_total for $sim prio 0 rx"
 
@@ -32,30 +34,31 @@ assert_eq "stats_us=$latency_us" "$(sed -n 's/^# fw_latency \(stats_us=[0-9]*\).
   "simnic's fw_latency"
 stretched() {
   scrape "$TESTBED_WORK/m1" || return 1
-  p=$(metric_from "$TESTBED_WORK/m1" roce_exporter_sample_period_seconds)
-  o=$(metric_from "$TESTBED_WORK/m1" roce_exporter_sample_overruns_total)
+  p=$(self_from "$TESTBED_WORK/m1" roce_exporter_sample_period_seconds)
+  o=$(self_from "$TESTBED_WORK/m1" roce_exporter_sample_overruns_total)
   awk -v p="$p" -v o="$o" -v o0="$overruns0" 'BEGIN { exit !(p > 0.25 && o > o0) }'
 }
 wait_for 30 stretched || fail "period did not stretch under ${latency_us} us reads (period $p s, overruns $o, before $overruns0)"
-kernel_s=$(metric_from "$TESTBED_WORK/m1" roce_exporter_sample_kernel_seconds)
+kernel_s=$(self_from "$TESTBED_WORK/m1" roce_exporter_sample_kernel_seconds)
 awk -v k="$kernel_s" -v l="$latency_us" 'BEGIN { exit !(k >= l / 1e6) }' ||
   fail "sample kernel time $kernel_s s is below one ${latency_us} us read: the latency is not measured"
 log "period stretched to $p s (kernel time $kernel_s s per sample, overruns $o)"
 
 # Samples keep coming at the stretched period and the moving counter never goes back.
-samples0=$(metric_from "$TESTBED_WORK/m1" roce_exporter_samples_total)
+samples0=$(self_from "$TESTBED_WORK/m1" roce_exporter_samples_total)
 last=0
 progressed() {
   scrape "$TESTBED_WORK/m2" || return 1
   v=$(metric_from "$TESTBED_WORK/m2" roce_prio_bytes_total netdev="$sim" prio=0 direction=rx) || return 1
   awk -v v="$v" -v l="$last" 'BEGIN { exit !(v + 0 < l + 0) }' && fail "rx_prio0_bytes went back from $last to $v"
   last=$v
-  n=$(metric_from "$TESTBED_WORK/m2" roce_exporter_samples_total)
-  [ "$n" -ge $((samples0 + 3)) ]
+  n=$(self_from "$TESTBED_WORK/m2" roce_exporter_samples_total)
+  awk -v n="$n" -v n0="$samples0" 'BEGIN { exit !(n != "" && n >= n0 + 3) }'
 }
 wait_for 40 progressed || fail "samples stopped: $n after $samples0 (3 more expected)"
-awk -v p="$(metric_from "$TESTBED_WORK/m2" roce_exporter_sample_period_seconds)" 'BEGIN { exit !(p > 0.25) }' ||
-  fail "period back at 0.25 s while the latency is still high"
+p_slow=$(self_from "$TESTBED_WORK/m2" roce_exporter_sample_period_seconds)
+awk -v p="$p_slow" 'BEGIN { exit !(p > 0.25) }' || fail "period back at 0.25 s while the latency is still high"
+log "$((${n%.*} - ${samples0%.*})) samples at period $p_slow s, rx_prio0_bytes monotonic"
 
 # Frozen, the exported total equals simnic's (its control file, not GSTATS).
 simnic_ctl "$sim" "rate * 0"
@@ -68,7 +71,10 @@ exporter_alive
 
 # --- fast firmware again: the period comes back ----------------------------------------------
 for s in $sims; do simnic_ctl "$s" "fw_latency stats 0"; done
+t0=$(awk '{ print $1 }' /proc/uptime)
 # Halving needs PeriodController::kCalmSamples calm samples per step: 8 x (2 s + 1 s + 0.5 s).
 wait_for 60 period_is 0.25 || fail "period $(self roce_exporter_sample_period_seconds) s did not return to 0.25 s"
+log "period back at 0.25 s $(awk -v t0="$t0" '{ printf "%.1f", $1 - t0 }' /proc/uptime) s after the latency dropped"
+echo "FW_LATENCY latency_us=$latency_us kernel_s=$kernel_s period_s=$p_slow"
 assert_num_eq "$errors0" "$(errors_sum "$TESTBED_WORK/m4")" "collect errors after recovery"
 stop_exporter
