@@ -7,7 +7,6 @@
 # frozen, equals simnic's own total, and no collect error appears. When the latency drops, the
 # period returns to the configured one.
 require exporter simnic
-. /testbed/simnic-lib.sh
 
 sims=$(simnic_netdevs)
 sim=$(echo "$sims" | head -n1)
