@@ -58,6 +58,11 @@ assert_eq() { [ "$1" = "$2" ] || fail "${3:-assert_eq}: expected '$1', got '$2'"
 assert_ne() { [ "$1" != "$2" ] || fail "${3:-assert_ne}: both are '$1'"; }
 assert_match() { echo "$2" | grep -Eq -- "$1" || fail "${3:-assert_match}: '$2' does not match /$1/"; }
 # Numeric comparison (exposition values may be written 1.5e+06); exact for integers below 2^53.
+# kernel_at_least MAJOR.MINOR: the running kernel is that series or newer (docs/kernels.md).
+kernel_at_least() {
+  uname -r | awk -F'[.-]' -v want="$1" '{ split(want, w, ".")
+    exit !($1 > w[1] || ($1 == w[1] && $2 >= w[2])) }'
+}
 num_eq() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 == b + 0 && a != "" && b != "") }'; }
 assert_num_eq() { num_eq "$1" "$2" || fail "${3:-assert_num_eq}: expected $1, got $2"; }
 

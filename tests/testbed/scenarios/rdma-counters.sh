@@ -45,6 +45,22 @@ agree() {
 }
 wait_for 15 agree || { head -n 30 "$TESTBED_WORK/diff" >&2; fail "exported RDMA counters differ from rdma statistic (- rdma, + exporter)"; }
 log "$n_mlx counters of $mlx and $(rdma_counters rxe0/1 | wc -l) of rxe0/1 agree"
+
+# Optional hw counters (rdma_stat_desc, 5.16+): enabled with rdma, one is exported like the others
+# without a restart. Before 5.16 the kernel has none: the tool's set fails and the exporter's set
+# is the one above without them (docs/kernels.md).
+if kernel_at_least 5.16; then
+  rdma statistic set link "$mlx" optional-counters cc_rx_ce_pkts || fail "rdma could not enable cc_rx_ce_pkts"
+  simnic_ctl "$sim" "set cc_rx_ce_pkts 4242"
+  wait_for 15 agree || { head -n 30 "$TESTBED_WORK/diff" >&2; fail "with cc_rx_ce_pkts enabled, exported RDMA counters differ (- rdma, + exporter)"; }
+  assert_eq 4242 "$(value_of "$mlx" cc_rx_ce_pkts)" "exported optional counter cc_rx_ce_pkts"
+else
+  rdma statistic set link "$mlx" optional-counters cc_rx_ce_pkts 2>/dev/null &&
+    fail "kernel $(uname -r) accepted an optional counter"
+  assert_eq "" "$(value_of "$mlx" cc_rx_ce_pkts)" "cc_rx_ce_pkts before 5.16"
+fi
+errors=$(awk '/^roce_exporter_collect_errors_total/ { s += $NF } END { print s + 0 }' "$METRICS")
+assert_eq 0 "$errors" "collect errors (sum of roce_exporter_collect_errors_total)"
 assert_no_negative "$METRICS"
 exporter_alive
 stop_exporter

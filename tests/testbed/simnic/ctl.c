@@ -444,6 +444,34 @@ static int cmd_module(struct ctl_ctx *c, int argc, char **argv)
 	return 0;
 }
 
+/* fw_latency stats|qos <us>|default: the sleep of each firmware read (fw.c) */
+static int cmd_fw_latency(struct ctl_ctx *c, int argc, char **argv)
+{
+	enum simnic_fw_kind kind;
+	u64 us = 0;
+	int err;
+
+	if (argc != 3)
+		return ctl_fail(c, -EINVAL,
+				"usage: fw_latency stats|qos <us>|default");
+	if (!strcmp(argv[1], "stats"))
+		kind = SIMNIC_FW_STATS;
+	else if (!strcmp(argv[1], "qos"))
+		kind = SIMNIC_FW_QOS;
+	else
+		return ctl_fail(c, -EINVAL,
+				"fw_latency: '%s' is not stats or qos", argv[1]);
+	if (strcmp(argv[2], "default")) {
+		err = parse_range(c, argv[2], 10000000, &us);
+		if (err)
+			return err;
+	}
+	if (c->apply)
+		simnic_fw_latency_set(c->port, kind,
+				      strcmp(argv[2], "default") ? (int)us : -1);
+	return 0;
+}
+
 static int ctl_cmd(struct ctl_ctx *c, int argc, char **argv)
 {
 	struct simnic_port *port = c->port;
@@ -528,6 +556,8 @@ static int ctl_cmd(struct ctl_ctx *c, int argc, char **argv)
 		}
 		return 0;
 	}
+	if (!strcmp(cmd, "fw_latency"))
+		return cmd_fw_latency(c, argc, argv);
 	if (!strcmp(cmd, "cable_len")) {
 		if (argc != 2)
 			return ctl_fail(c, -EINVAL, "usage: cable_len <meters>");
@@ -662,6 +692,9 @@ static int ctl_show(struct seq_file *m, void *v)
 		   port->cable_len, port->stall_critical_ms,
 		   port->stall_minor_ms, port->ecn_en[SIMNIC_ECN_NP],
 		   port->ecn_en[SIMNIC_ECN_RP]);
+	seq_printf(m, "# fw_latency stats_us=%u qos_us=%u\n",
+		   simnic_fw_latency(port, SIMNIC_FW_STATS),
+		   simnic_fw_latency(port, SIMNIC_FW_QOS));
 	if (port->ctl_err[0])
 		seq_printf(m, "# last_error %s\n", port->ctl_err);
 	rtnl_unlock();

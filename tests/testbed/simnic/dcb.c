@@ -169,6 +169,7 @@ void simnic_dcb_getets(struct simnic_port *port, struct ieee_ets *ets)
 
 static int simnic_ieee_getets(struct net_device *dev, struct ieee_ets *ets)
 {
+	simnic_fw_delay(to_port(dev), SIMNIC_FW_QOS); /* QTCT/QETCR */
 	simnic_dcb_getets(to_port(dev), ets);
 	return 0;
 }
@@ -203,9 +204,11 @@ int simnic_dcb_set_pfc_en(struct simnic_port *port, u8 pfc_en, bool toggle)
 static int simnic_ieee_getpfc(struct net_device *dev, struct ieee_pfc *pfc)
 {
 	struct simnic_port *port = to_port(dev);
-	u64 now = simnic_now();
+	u64 now;
 	int i;
 
+	simnic_fw_delay(port, SIMNIC_FW_QOS); /* PFCC, PPCNT */
+	now = simnic_now();
 	memset(pfc, 0, sizeof(*pfc));
 	pfc->pfc_cap = SIMNIC_NUM_TC;
 	if (simnic_pfc_stats_cache) {
@@ -277,6 +280,7 @@ static int simnic_ieee_getmaxrate(struct net_device *dev,
 	struct simnic_port *port = to_port(dev);
 	int i;
 
+	simnic_fw_delay(port, SIMNIC_FW_QOS); /* QETCR */
 	memset(maxrate, 0, sizeof(*maxrate));
 	for (i = 0; i < SIMNIC_NUM_TC; i++)
 		maxrate->tc_maxrate[i] = simnic_dcb_maxrate_kbps(port, i);
@@ -397,6 +401,7 @@ static int simnic_getbuffer(struct net_device *dev, struct dcbnl_buffer *buf)
 
 	if (!simnic_cap_buffer)
 		return -EOPNOTSUPP;
+	simnic_fw_delay(port, SIMNIC_FW_QOS); /* PPTB, PBMC */
 	memcpy(buf->prio2buffer, port->prio2buffer, sizeof(buf->prio2buffer));
 	memcpy(buf->buffer_size, port->buffer_size, sizeof(buf->buffer_size));
 	buf->total_size = port->total_size;

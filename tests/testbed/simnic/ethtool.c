@@ -182,6 +182,7 @@ static void simnic_get_ethtool_stats(struct net_device *dev,
 	u64 now;
 	int p;
 
+	simnic_fw_delay(port, SIMNIC_FW_STATS); /* mlx5e_stats_update() */
 	simnic_stats_walk(dev, NULL, data);
 
 	/* mlx5e_stats_update() refreshes the pport cache DCB getpfc reads */
@@ -266,6 +267,7 @@ static void simnic_get_pause_stats(struct net_device *dev,
 	struct simnic_port *port = netdev_priv(dev);
 	u64 now;
 
+	simnic_fw_delay(port, SIMNIC_FW_STATS); /* PPCNT */
 	spin_lock_bh(&port->lock);
 	now = simnic_now();
 	stats->tx_pause_frames = simnic_ctr_value(port, C_TX_PAUSE_CTRL_PHY, now);

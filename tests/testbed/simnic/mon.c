@@ -9,6 +9,7 @@
  */
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
+#include <linux/version.h>
 #include <linux/seq_file.h>
 #include <net/netlink.h>
 #include <net/sock.h>
@@ -46,7 +47,12 @@ static void mon_record(const struct nlmsghdr *nlh)
 	strscpy(ev->ifname, "?", IFNAMSIZ);
 	ifname = nlmsg_find_attr(nlh, sizeof(*dcb), DCB_ATTR_IFNAME);
 	if (ifname)
+		/* nla_strscpy() is 5.11's rename of nla_strlcpy() */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(5, 11, 0)
+		nla_strlcpy(ev->ifname, ifname, IFNAMSIZ);
+#else
 		nla_strscpy(ev->ifname, ifname, IFNAMSIZ);
+#endif
 	spin_unlock_irqrestore(&mon_lock, flags);
 }
 

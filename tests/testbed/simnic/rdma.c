@@ -13,12 +13,33 @@
 #include <linux/etherdevice.h>
 #include <linux/module.h>
 #include <linux/rtnetlink.h>
+#include <linux/version.h>
 #include <rdma/ib_addr.h>
 #include <rdma/ib_mad.h>
 #include <rdma/ib_pma.h>
 #include <rdma/ib_verbs.h>
 
 #include "simnic.h"
+
+/*
+ * ib_device_ops changed under the driver three times between 5.10 and 6.1;
+ * the guards follow the upstream commits (the testbed builds 5.10, 6.1 and
+ * 6.12, docs/kernels.md):
+ * - 5.13 "RDMA: Support more than 255 rdma ports": port numbers u8 -> u32;
+ * - 5.14 device attributes move from rdma_set_device_sysfs_group() to
+ *   ops.device_group, and alloc_hw_stats() splits into
+ *   alloc_hw_port_stats()/alloc_hw_device_stats();
+ * - 5.16 struct rdma_stat_desc replaces the names array, with optional
+ *   counters (IB_STAT_FLAG_OPTIONAL, is_disabled, modify_hw_stat). Before it
+ *   the optional op counters do not exist: build_descs() leaves them out.
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(5, 13, 0)
+typedef u8 simnic_ib_port_t;
+#else
+typedef u32 simnic_ib_port_t;
+#endif
+#define SIMNIC_IB_SPLIT_STATS (LINUX_VERSION_CODE >= KERNEL_VERSION(5, 14, 0))
+#define SIMNIC_IB_STAT_DESC (LINUX_VERSION_CODE >= KERNEL_VERSION(5, 16, 0))
 
 static char *ibdev_name = "mlx5_%d";
 module_param(ibdev_name, charp, 0444);
@@ -78,7 +99,12 @@ static DEFINE_MUTEX(simnic_ib_lock);
 static LIST_HEAD(simnic_ibdevs);
 static bool simnic_ib_stopping;
 
+#if SIMNIC_IB_STAT_DESC
 static struct rdma_stat_desc simnic_descs[C_NUM - C_IB_BASE];
+#else
+static const char *simnic_descs[C_NUM - C_IB_BASE];
+#define IB_STAT_FLAG_OPTIONAL 1 /* only passed to add_descs() */
+#endif
 static int simnic_desc_ids[C_NUM - C_IB_BASE];
 static int simnic_num_descs;
 static int simnic_num_hw; /* non-optional counters come first */
@@ -93,8 +119,12 @@ static void add_descs(int first, int last, unsigned int flags)
 	int id;
 
 	for (id = first; id <= last; id++) {
+#if SIMNIC_IB_STAT_DESC
 		simnic_descs[simnic_num_descs].name = simnic_ctr_names[id];
 		simnic_descs[simnic_num_descs].flags = flags;
+#else
+		simnic_descs[simnic_num_descs] = simnic_ctr_names[id];
+#endif
 		simnic_desc_ids[simnic_num_descs++] = id;
 	}
 }
@@ -118,7 +148,7 @@ static void build_descs(void)
 	if (ib_icrc)
 		add_descs(C_IB_RX_ICRC_ENCAPSULATED, C_IB_RX_ICRC_ENCAPSULATED, 0);
 	simnic_num_hw = simnic_num_descs;
-	if (ib_op_counters)
+	if (ib_op_counters && SIMNIC_IB_STAT_DESC)
 		add_descs(C_IB_CC_RX_CE_PKTS, C_IB_CC_TX_CNP_PKTS,
 			  IB_STAT_FLAG_OPTIONAL);
 }
@@ -126,18 +156,23 @@ static void build_descs(void)
 static struct rdma_hw_stats *simnic_alloc_stats(void)
 {
 	struct rdma_hw_stats *stats;
+#if SIMNIC_IB_STAT_DESC
 	int i;
+#endif
 
 	stats = rdma_alloc_hw_stats_struct(simnic_descs, simnic_num_descs,
 					   RDMA_HW_STATS_DEFAULT_LIFESPAN);
 	if (!stats)
 		return NULL;
+#if SIMNIC_IB_STAT_DESC
 	/* optional (op) counters start disabled, like do_alloc_stats() */
 	for (i = simnic_num_hw; i < simnic_num_descs; i++)
 		set_bit(i, stats->is_disabled);
+#endif
 	return stats;
 }
 
+#if SIMNIC_IB_SPLIT_STATS
 static struct rdma_hw_stats *simnic_alloc_port_stats(struct ib_device *ibdev,
 						     u32 port_num)
 {
@@ -148,15 +183,26 @@ static struct rdma_hw_stats *simnic_alloc_device_stats(struct ib_device *ibdev)
 {
 	return simnic_alloc_stats();
 }
+#else
+/* port_num 0: the device's own stats */
+static struct rdma_hw_stats *simnic_alloc_hw_stats(struct ib_device *ibdev,
+						   simnic_ib_port_t port_num)
+{
+	return simnic_alloc_stats();
+}
+#endif
 
 /* One "firmware query" fills every counter; a LAG device sums its members. */
 static int simnic_get_hw_stats(struct ib_device *ibdev,
-			       struct rdma_hw_stats *stats, u32 port_num,
-			       int index)
+			       struct rdma_hw_stats *stats,
+			       simnic_ib_port_t port_num, int index)
 {
 	struct simnic_ibdev *ib = to_sib(ibdev);
 	int i, m;
 
+	/* QUERY_Q_COUNTER and the congestion counters, per member */
+	for (m = 0; m < ib->nmembers; m++)
+		simnic_fw_delay(ib->members[m], SIMNIC_FW_STATS);
 	for (i = 0; i < stats->num_counters; i++)
 		stats->value[i] = 0;
 	for (m = 0; m < ib->nmembers; m++) {
@@ -176,11 +222,13 @@ static int simnic_get_hw_stats(struct ib_device *ibdev,
 	return stats->num_counters;
 }
 
+#if SIMNIC_IB_STAT_DESC
 static int simnic_modify_hw_stat(struct ib_device *ibdev, u32 port,
 				 unsigned int index, bool enable)
 {
 	return index >= simnic_num_hw && index < simnic_num_descs ? 0 : -EINVAL;
 }
+#endif
 
 static bool simnic_ib_active(struct simnic_ibdev *ib)
 {
@@ -192,7 +240,7 @@ static bool simnic_ib_active(struct simnic_ibdev *ib)
 	return false;
 }
 
-static int simnic_query_port(struct ib_device *ibdev, u32 port_num,
+static int simnic_query_port(struct ib_device *ibdev, simnic_ib_port_t port_num,
 			     struct ib_port_attr *attr)
 {
 	struct simnic_ibdev *ib = to_sib(ibdev);
@@ -219,7 +267,8 @@ static int simnic_query_port(struct ib_device *ibdev, u32 port_num,
 	return 0;
 }
 
-static int simnic_get_port_immutable(struct ib_device *ibdev, u32 port_num,
+static int simnic_get_port_immutable(struct ib_device *ibdev,
+				     simnic_ib_port_t port_num,
 				     struct ib_port_immutable *immutable)
 {
 	struct ib_port_attr attr;
@@ -282,12 +331,13 @@ static int simnic_query_device(struct ib_device *ibdev,
 }
 
 static enum rdma_link_layer simnic_get_link_layer(struct ib_device *ibdev,
-						  u32 port_num)
+						  simnic_ib_port_t port_num)
 {
 	return IB_LINK_LAYER_ETHERNET;
 }
 
-static int simnic_query_pkey(struct ib_device *ibdev, u32 port_num, u16 index,
+static int simnic_query_pkey(struct ib_device *ibdev, simnic_ib_port_t port_num,
+			     u16 index,
 			     u16 *pkey)
 {
 	if (index > 0)
@@ -344,7 +394,8 @@ static void pma_fill_ext(struct simnic_ibdev *ib,
 }
 
 static int simnic_process_mad(struct ib_device *ibdev, int mad_flags,
-			      u32 port_num, const struct ib_wc *in_wc,
+			      simnic_ib_port_t port_num,
+			      const struct ib_wc *in_wc,
 			      const struct ib_grh *in_grh,
 			      const struct ib_mad *in, struct ib_mad *out,
 			      size_t *out_mad_size, u16 *out_mad_pkey_index)
@@ -413,7 +464,9 @@ static const struct ib_device_ops simnic_ib_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_UNKNOWN,
 	.uverbs_abi_ver = 1,
+#if SIMNIC_IB_SPLIT_STATS
 	.device_group = &simnic_ib_attr_group,
+#endif
 
 	.query_device = simnic_query_device,
 	.query_port = simnic_query_port,
@@ -424,10 +477,16 @@ static const struct ib_device_ops simnic_ib_ops = {
 	.add_gid = simnic_add_gid,
 	.del_gid = simnic_del_gid,
 	.process_mad = simnic_process_mad,
+#if SIMNIC_IB_SPLIT_STATS
 	.alloc_hw_port_stats = simnic_alloc_port_stats,
 	.alloc_hw_device_stats = simnic_alloc_device_stats,
+#else
+	.alloc_hw_stats = simnic_alloc_hw_stats,
+#endif
 	.get_hw_stats = simnic_get_hw_stats,
+#if SIMNIC_IB_STAT_DESC
 	.modify_hw_stat = simnic_modify_hw_stat,
+#endif
 };
 
 /* ---- MOFED tc/<port>/traffic_class ---- */
@@ -579,6 +638,9 @@ static int sib_create(struct simnic_port **members, int n, bool lag, int pair)
 	ib->ibdev.dev.parent = members[0]->parent;
 	strscpy(ib->ibdev.node_desc, "simnic HCA", sizeof(ib->ibdev.node_desc));
 	ib_set_device_ops(&ib->ibdev, &simnic_ib_ops);
+#if !SIMNIC_IB_SPLIT_STATS
+	rdma_set_device_sysfs_group(&ib->ibdev, &simnic_ib_attr_group);
+#endif
 
 	ib->bound = pick_bound(ib)->netdev;
 	err = ib_device_set_netdev(&ib->ibdev, ib->bound, 1);

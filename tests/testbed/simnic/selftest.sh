@@ -64,6 +64,10 @@ uptime_cs() { awk '{ printf "%d", $1 * 100 }' /proc/uptime; }
 # --- simnic access ---------------------------------------------------------------------------
 ctl() { printf '%s\n' "$2" >"$D/$1/ctl" || st_fail "ctl $1 '$2' rejected: $(grep last_error "$D/$1/ctl")"; }
 ctl_rejects() { ! printf '%s\n' "$2" >"$D/$1/ctl" 2>/dev/null; }
+# kernel_series_at_least MAJOR MINOR (standalone: lib.sh's kernel_at_least may be absent)
+kernel_series_at_least() {
+  uname -r | awk -F'[.-]' -v a="$1" -v b="$2" '{ exit !($1 > a || ($1 == a && $2 >= b)) }'
+}
 cval() { awk -v n="$2" '$1 == n { print $2; f = 1 } END { exit !f }' "$D/$1/ctl"; }
 crate() { awk -v n="$2" '$1 == n { print $3; f = 1 } END { exit !f }' "$D/$1/ctl"; }
 cstate() { sed -n 's/^# state //p' "$D/$1/ctl" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
@@ -445,12 +449,21 @@ ctl sim0 "set packet_seq_err 4294967200; rate packet_seq_err 1000"
 wrapped() { [ "$(rstat mlx5_0/1 packet_seq_err)" -lt 4294967200 ]; }
 st_true "a rate carries a Q counter over 2^32" poll 3 wrapped
 ctl sim0 "rate * 0"
-st_eq "cc_rx_ce_pkts,rdma_tx_packets,rdma_tx_bytes,rdma_rx_packets,rdma_rx_bytes,cc_rx_cnp_pkts,cc_tx_cnp_pkts" \
-  "$($RDMA statistic mode supported link mlx5_0/1 | sed 's/.*optional-counters //;s/ *$//')" "optional counters supported"
-ctl sim0 "set cc_rx_ce_pkts 55"
-st_false "optional counter hidden by default" rstat mlx5_0/1 cc_rx_ce_pkts
-$RDMA statistic set link mlx5_0/1 optional-counters cc_rx_ce_pkts || st_fail "enable optional counter"
-st_eq "55" "$(rstat mlx5_0/1 cc_rx_ce_pkts)" "optional counter enabled"
+# Optional counters (rdma_stat_desc, IB_STAT_FLAG_OPTIONAL) came with 5.16: before, the kernel
+# rejects the query and simnic registers none (rdma.c).
+if kernel_series_at_least 5 16; then
+  st_eq "cc_rx_ce_pkts,rdma_tx_packets,rdma_tx_bytes,rdma_rx_packets,rdma_rx_bytes,cc_rx_cnp_pkts,cc_tx_cnp_pkts" \
+    "$($RDMA statistic mode supported link mlx5_0/1 | sed 's/.*optional-counters //;s/ *$//')" "optional counters supported"
+  ctl sim0 "set cc_rx_ce_pkts 55"
+  st_false "optional counter hidden by default" rstat mlx5_0/1 cc_rx_ce_pkts
+  $RDMA statistic set link mlx5_0/1 optional-counters cc_rx_ce_pkts || st_fail "enable optional counter"
+  st_eq "55" "$(rstat mlx5_0/1 cc_rx_ce_pkts)" "optional counter enabled"
+else
+  st_false "no optional counters before 5.16" \
+    sh -c "$RDMA statistic mode supported link mlx5_0/1 2>/dev/null | grep -q optional-counters"
+  ctl sim0 "set cc_rx_ce_pkts 55"
+  st_false "no cc_rx_ce_pkts before 5.16" rstat mlx5_0/1 cc_rx_ce_pkts
+fi
 ctl sim0 "set tx_vport_rdma_unicast_bytes 4000; set rx_vport_rdma_unicast_packets 12"
 st_eq "1000 12" "$(cat $IB/mlx5_0/ports/1/counters/port_xmit_data $IB/mlx5_0/ports/1/counters/port_rcv_packets | tr '\n' ' ' | sed 's/ $//')" "PMA counters (port_xmit_data in 4-byte words)"
 TCF=$IB/mlx5_0/tc/1/traffic_class
@@ -481,6 +494,33 @@ st_true "too many arguments rejected" ctl_rejects sim0 "set a b c d e f g h i j 
 ctl sim0 "# a comment only"
 ctl sim0 "set rx_prio0_bytes 7 # trailing comment"
 st_eq "7" "$(cval sim0 rx_prio0_bytes)" "comments ignored"
+
+# ---------------------------------------------------------------------------------------------
+echo "# firmware latency"
+fwlat() { sed -n 's/^# fw_latency //p' "$D/$1/ctl"; }
+st_eq "stats_us=0 qos_us=0" "$(fwlat sim0)" "no firmware latency by default"
+st_true "fw_latency kind checked" ctl_rejects sim0 "fw_latency pma 10"
+st_true "fw_latency over 10 s rejected" ctl_rejects sim0 "fw_latency stats 10000001"
+st_true "fw_latency needs a number" ctl_rejects sim0 "fw_latency qos 1ms"
+st_true "fw_latency arity checked" ctl_rejects sim0 "fw_latency stats"
+# elapsed_cs CMD...: hundredths of a second CMD took
+elapsed_cs() { _t0=$(uptime_cs); "$@" >/dev/null 2>&1; echo $(($(uptime_cs) - _t0)); }
+ctl sim0 "fw_latency stats 300000"
+st_eq "stats_us=300000 qos_us=0" "$(fwlat sim0)" "fw_latency stats set"
+st_true "ethtool -S waits for the stats latency" test "$(elapsed_cs $ETHTOOL -S sim0)" -ge 30
+# Only lower bounds are timed: a sleep guarantees them, an upper bound would time the host.
+st_eq "stats_us=0 qos_us=0" "$(fwlat sim1)" "sim1 keeps its own (zero) latency"
+st_true "rdma hw counters wait for it too" test "$(elapsed_cs $RDMA statistic show link mlx5_0/1)" -ge 30
+ctl sim0 "fw_latency stats 0; fw_latency qos 100000"
+# IEEE_GET reads ETS, maxrate, PFC and buffer: four queries
+st_true "dcb show waits for four qos queries" test "$(elapsed_cs $DCB ets show dev sim0)" -ge 40
+echo 50000 >/sys/module/simnic/parameters/fw_stats_latency_us
+st_eq "stats_us=0 qos_us=100000" "$(fwlat sim0)" "a port's own value overrides the parameter"
+st_eq "stats_us=50000 qos_us=0" "$(fwlat sim1)" "the runtime parameter applies to the other ports"
+ctl sim0 "fw_latency stats default; fw_latency qos default"
+st_eq "stats_us=50000 qos_us=0" "$(fwlat sim0)" "default follows the parameter again"
+echo 0 >/sys/module/simnic/parameters/fw_stats_latency_us
+st_eq "stats_us=0 qos_us=0" "$(fwlat sim0)" "latency off again"
 
 # ---------------------------------------------------------------------------------------------
 echo "# capability parameters"

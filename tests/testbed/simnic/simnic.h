@@ -173,6 +173,9 @@ struct simnic_cee {
 
 struct simnic_ibdev;
 
+/* fw.c: what a simulated firmware read is for */
+enum simnic_fw_kind { SIMNIC_FW_STATS, SIMNIC_FW_QOS, SIMNIC_FW_KINDS };
+
 struct simnic_port {
 	struct net_device *netdev;
 	struct platform_device *pdev; /* parent without the PCI bus */
@@ -234,6 +237,8 @@ struct simnic_port {
 	bool dying;		 /* teardown started: no new link flap */
 	char ctl_err[128];	 /* last control-file error, for the dump */
 	struct dentry *dbg_dir;
+	/* fw.c: per-read firmware latency, us; -1 follows the module parameter */
+	int fw_latency_us[SIMNIC_FW_KINDS];
 	struct delayed_work flap_work;
 	struct delayed_work ib_event_work;
 	bool registered;
@@ -274,6 +279,14 @@ u64 simnic_sum_prio(struct simnic_port *port, int kind, u64 now);
 int simnic_storm_start(struct simnic_port *port, int prio, int dir, u64 rate, u64 now);
 int simnic_storm_stop(struct simnic_port *port, int prio, int dir, u64 now);
 void simnic_storm_stop_all(struct simnic_port *port, u64 now);
+
+/* fw.c */
+void simnic_fw_latency_init(struct simnic_port *port);
+unsigned int simnic_fw_latency(struct simnic_port *port,
+			       enum simnic_fw_kind kind);
+void simnic_fw_delay(struct simnic_port *port, enum simnic_fw_kind kind);
+int simnic_fw_latency_set(struct simnic_port *port, enum simnic_fw_kind kind,
+			  int us);
 
 /* dcb.c */
 extern const struct dcbnl_rtnl_ops simnic_dcbnl_ops;

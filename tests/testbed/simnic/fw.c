@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Firmware command latency.  On mlx5 a statistics read is not a memory copy:
+ * ETHTOOL_GSTATS runs mlx5e_stats_update(), about 40 firmware commands
+ * (PPCNT per group, QUERY_VPORT_COUNTER, QUERY_Q_COUNTER, ...) under RTNL, the
+ * RDMA hw counters query the Q and congestion counters, and each dcbnl IEEE
+ * get reads a register (QTCT/QETCR, PFCC, PBMC).  simnic answers at once
+ * unless told otherwise: these knobs make every such read sleep, so the
+ * exporter's sampling budget (--sampler.budget) can be exercised.
+ *
+ * One "read" is one driver callback: get_ethtool_stats, get_pause_stats,
+ * get_hw_stats (stats), ieee_getets, ieee_getpfc, ieee_getmaxrate,
+ * dcbnl_getbuffer (qos).  The callbacks run in process context (RTNL or the
+ * RDMA stats mutex held, no spinlock), where mlx5 sleeps on the command
+ * completion too.
+ */
+#include <linux/delay.h>
+#include <linux/module.h>
+
+#include "simnic.h"
+
+#define SIMNIC_FW_LATENCY_MAX_US 10000000 /* 10 s: a stuck command, not a hang */
+
+static unsigned int fw_stats_latency_us;
+module_param(fw_stats_latency_us, uint, 0644);
+MODULE_PARM_DESC(fw_stats_latency_us,
+		 "Sleep per statistics read (GSTATS, pause stats, RDMA hw counters), us; runtime-writable; ctl 'fw_latency' overrides per port");
+static unsigned int fw_qos_latency_us;
+module_param(fw_qos_latency_us, uint, 0644);
+MODULE_PARM_DESC(fw_qos_latency_us,
+		 "Sleep per DCB query (getets, getpfc, getmaxrate, getbuffer), us; runtime-writable; ctl 'fw_latency' overrides per port");
+
+void simnic_fw_latency_init(struct simnic_port *port)
+{
+	port->fw_latency_us[SIMNIC_FW_STATS] = -1;
+	port->fw_latency_us[SIMNIC_FW_QOS] = -1;
+}
+
+unsigned int simnic_fw_latency(struct simnic_port *port,
+			       enum simnic_fw_kind kind)
+{
+	int us = READ_ONCE(port->fw_latency_us[kind]);
+
+	if (us < 0)
+		us = kind == SIMNIC_FW_STATS ? READ_ONCE(fw_stats_latency_us) :
+					       READ_ONCE(fw_qos_latency_us);
+	return min_t(unsigned int, us, SIMNIC_FW_LATENCY_MAX_US);
+}
+
+void simnic_fw_delay(struct simnic_port *port, enum simnic_fw_kind kind)
+{
+	unsigned int us = simnic_fw_latency(port, kind);
+
+	if (!us)
+		return;
+	might_sleep();
+	if (us < 20000) /* Documentation/timers/timers-howto.rst */
+		usleep_range(us, us + us / 8 + 1);
+	else
+		msleep(DIV_ROUND_UP(us, 1000));
+}
+
+int simnic_fw_latency_set(struct simnic_port *port, enum simnic_fw_kind kind,
+			  int us)
+{
+	if (us > SIMNIC_FW_LATENCY_MAX_US || us < -1)
+		return -ERANGE;
+	WRITE_ONCE(port->fw_latency_us[kind], us);
+	return 0;
+}
