@@ -2,9 +2,6 @@
 
 #include <fmt/format.h>
 #include <linux/ethtool.h>
-#include <linux/sockios.h>
-#include <net/if.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -14,6 +11,8 @@
 #include <cstring>
 #include <string_view>
 #include <utility>
+
+#include "collectors/ethtool_ioctl.h"
 
 namespace roceqos {
 namespace {
@@ -169,22 +168,13 @@ class KernelEthtoolIo final : public EthtoolIo {
   }
 
   Result<void> Ioctl(const std::string& ifname, void* data, std::string_view what) {
-    // A longer name would be truncated by the kernel and could address another device.
-    if (ifname.empty() || ifname.size() >= IFNAMSIZ || ifname.find('\0') != std::string::npos) {
-      return MakeError(EINVAL, fmt::format("{} '{}': not a valid interface name (1..{} bytes)",
-                                           what, ifname, IFNAMSIZ - 1));
-    }
     if (fd_ < 0) {
       // Any socket reaches dev_ioctl(); AF_UNIX is the fallback for hosts without IPv4.
       fd_ = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
       if (fd_ < 0) fd_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
       if (fd_ < 0) return SystemError(errno, what, ifname);
     }
-    ifreq request{};
-    std::memcpy(request.ifr_name, ifname.data(), ifname.size());
-    request.ifr_data = static_cast<char*>(data);
-    if (ioctl(fd_, SIOCETHTOOL, &request) < 0) return SystemError(errno, what, ifname);
-    return {};
+    return EthtoolIoctl(fd_, ifname, data, what);
   }
 
   int fd_ = -1;
