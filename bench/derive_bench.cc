@@ -31,7 +31,7 @@ DeviceSample BusySample() {
   sample.rdma_port = 1;
   sample.lossless_prios = 0x18;
   for (Direction d : {Direction::kRx, Direction::kTx}) {
-    for (int prio = 0; prio < kPrioCount; ++prio) sample.Set(slot::PrioPackets(d, prio), 1000);
+    for (int prio = 0; prio < kNumPriorities; ++prio) sample.Set(slot::PrioPackets(d, prio), 1000);
     for (int prio : {3, 4}) {
       sample.Set(slot::PauseFrames(d, prio), 100);
       sample.Set(slot::PauseDurationMicros(d, prio), 100);

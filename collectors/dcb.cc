@@ -98,22 +98,14 @@ Result<std::vector<uint8_t>> ParseTrustTable(Bytes table, std::string_view conte
 
 }  // namespace
 
-std::string_view TrustModeName(TrustMode mode) { return mode == TrustMode::kDscp ? "dscp" : "pcp"; }
+std::string_view TrustModeName(TrustMode mode) { return NameOf(kTrustModeNames, mode); }
 
-std::string_view TsaName(uint8_t tsa) {
-  switch (tsa) {
-    case IEEE_8021QAZ_TSA_STRICT:
-      return "strict";
-    case IEEE_8021QAZ_TSA_CB_SHAPER:
-      return "cbs";
-    case IEEE_8021QAZ_TSA_ETS:
-      return "ets";
-    case IEEE_8021QAZ_TSA_VENDOR:
-      return "vendor";
-    default:
-      return "unknown";
-  }
-}
+std::string_view TsaName(uint8_t tsa) { return NameOf(kTsaNames, static_cast<Tsa>(tsa)); }
+
+static_assert(static_cast<uint8_t>(Tsa::kStrict) == IEEE_8021QAZ_TSA_STRICT &&
+              static_cast<uint8_t>(Tsa::kCbShaper) == IEEE_8021QAZ_TSA_CB_SHAPER &&
+              static_cast<uint8_t>(Tsa::kEts) == IEEE_8021QAZ_TSA_ETS &&
+              static_cast<uint8_t>(Tsa::kVendor) == IEEE_8021QAZ_TSA_VENDOR);
 
 std::string_view DcbxModeName(uint8_t dcbx) {
   if (dcbx & DCB_CAP_DCBX_HOST) return "host";
@@ -254,29 +246,30 @@ Result<void> DcbClient::DeleteApps(std::string_view netdev, const std::vector<Dc
   return Write(DCB_CMD_IEEE_DEL, netdev, write);
 }
 
-Result<void> DcbClient::Write(uint8_t cmd, std::string_view netdev, const DcbWrite& write) {
-  std::string context =
-      fmt::format("RTM_SETDCB {} {}", cmd == DCB_CMD_IEEE_DEL ? "IEEE_DEL" : "IEEE_SET", netdev);
-  netlink::Message request(RTM_SETDCB, NLM_F_ACK);
-  dcbmsg header{AF_UNSPEC, cmd, 0};
-  request.PutHeader(&header, sizeof header);
-  request.PutString(DCB_ATTR_IFNAME, netdev);
+namespace {
+
+ieee_ets RawEts(const EtsState& e) {
+  ieee_ets raw{};
+  raw.willing = e.willing;
+  raw.ets_cap = e.ets_cap;
+  raw.cbs = e.cbs;
+  std::copy(e.tc_tx_bw.begin(), e.tc_tx_bw.end(), raw.tc_tx_bw);
+  std::copy(e.tc_rx_bw.begin(), e.tc_rx_bw.end(), raw.tc_rx_bw);
+  std::copy(e.tc_tsa.begin(), e.tc_tsa.end(), raw.tc_tsa);
+  std::copy(e.prio_tc.begin(), e.prio_tc.end(), raw.prio_tc);
+  std::copy(e.tc_reco_bw.begin(), e.tc_reco_bw.end(), raw.tc_reco_bw);
+  std::copy(e.tc_reco_tsa.begin(), e.tc_reco_tsa.end(), raw.tc_reco_tsa);
+  std::copy(e.reco_prio_tc.begin(), e.reco_prio_tc.end(), raw.reco_prio_tc);
+  return raw;
+}
+
+// The DCB_ATTR_IEEE nest of an RTM_SETDCB request.
+void PutIeeeAttrs(const DcbWrite& write, netlink::Message& request) {
   size_t ieee = request.BeginNest(DCB_ATTR_IEEE);
   // The kernel applies ETS, MAXRATE, QCN, PFC, BUFFER, APP in that order and stops at the first
-  // error (§1.7), so one message carries all parts.
+  // error, so one message carries all parts.
   if (write.ets) {
-    ieee_ets raw{};
-    const EtsState& e = *write.ets;
-    raw.willing = e.willing;
-    raw.ets_cap = e.ets_cap;
-    raw.cbs = e.cbs;
-    std::copy(e.tc_tx_bw.begin(), e.tc_tx_bw.end(), raw.tc_tx_bw);
-    std::copy(e.tc_rx_bw.begin(), e.tc_rx_bw.end(), raw.tc_rx_bw);
-    std::copy(e.tc_tsa.begin(), e.tc_tsa.end(), raw.tc_tsa);
-    std::copy(e.prio_tc.begin(), e.prio_tc.end(), raw.prio_tc);
-    std::copy(e.tc_reco_bw.begin(), e.tc_reco_bw.end(), raw.tc_reco_bw);
-    std::copy(e.tc_reco_tsa.begin(), e.tc_reco_tsa.end(), raw.tc_reco_tsa);
-    std::copy(e.reco_prio_tc.begin(), e.reco_prio_tc.end(), raw.reco_prio_tc);
+    const ieee_ets raw = RawEts(*write.ets);
     request.Put(DCB_ATTR_IEEE_ETS, &raw, sizeof raw);
   }
   if (write.pfc) {
@@ -304,6 +297,18 @@ Result<void> DcbClient::Write(uint8_t cmd, std::string_view netdev, const DcbWri
     request.EndNest(table);
   }
   request.EndNest(ieee);
+}
+
+}  // namespace
+
+Result<void> DcbClient::Write(uint8_t cmd, std::string_view netdev, const DcbWrite& write) {
+  std::string context =
+      fmt::format("RTM_SETDCB {} {}", cmd == DCB_CMD_IEEE_DEL ? "IEEE_DEL" : "IEEE_SET", netdev);
+  netlink::Message request(RTM_SETDCB, NLM_F_ACK);
+  dcbmsg header{AF_UNSPEC, cmd, 0};
+  request.PutHeader(&header, sizeof header);
+  request.PutString(DCB_ATTR_IFNAME, netdev);
+  PutIeeeAttrs(write, request);
 
   bool replied = false;
   Result<void> verdict;

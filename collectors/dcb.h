@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "collectors/enum_names.h"
 #include "collectors/netlink/attr.h"
 #include "collectors/result.h"
 
@@ -25,11 +26,22 @@ inline constexpr int kNumTcs = 8;         // IEEE_8021QAZ_MAX_TCS
 inline constexpr int kNumDscp = 64;
 
 enum class TrustMode : uint8_t { kPcp, kDscp };
-std::string_view TrustModeName(TrustMode mode);  // "pcp", "dscp"
+inline constexpr EnumName<TrustMode> kTrustModeNames[] = {
+    {TrustMode::kPcp, "pcp"},
+    {TrustMode::kDscp, "dscp"},
+};
+std::string_view TrustModeName(TrustMode mode);
 
 /// Transmission selection algorithm of a TC (IEEE_8021QAZ_TSA_*).
 enum class Tsa : uint8_t { kStrict = 0, kCbShaper = 1, kEts = 2, kVendor = 255 };
-/// "strict", "cbs", "ets", "vendor" (the words `dcb ets show` prints); "unknown" otherwise.
+/// The words `dcb ets show` prints.
+inline constexpr EnumName<Tsa> kTsaNames[] = {
+    {Tsa::kStrict, "strict"},
+    {Tsa::kCbShaper, "cbs"},
+    {Tsa::kEts, "ets"},
+    {Tsa::kVendor, "vendor"},
+};
+/// The kTsaNames word of an IEEE_8021QAZ_TSA_* value; "unknown" otherwise.
 std::string_view TsaName(uint8_t tsa);
 
 /// struct ieee_pfc, minus the stale pause counters (see docs/kernel-interfaces.md §2.3: mlx5 fills

@@ -2,20 +2,6 @@
 
 namespace roceqos {
 
-std::string_view DeviceRoleName(DeviceRole role) {
-  switch (role) {
-    case DeviceRole::kPf:
-      return "pf";
-    case DeviceRole::kVf:
-      return "vf";
-    case DeviceRole::kBond:
-      return "bond";
-    case DeviceRole::kBondMember:
-      return "bond_member";
-    case DeviceRole::kOther:
-      break;
-  }
-  return "other";
-}
+std::string_view DeviceRoleName(DeviceRole role) { return NameOf(kDeviceRoleNames, role, "other"); }
 
 }  // namespace roceqos

@@ -6,23 +6,30 @@
 #include <string_view>
 #include <vector>
 
+#include "collectors/enum_names.h"
+
 namespace roceqos {
 
 /// How a netdev relates to the hardware; remediation and selection depend on it.
 enum class DeviceRole { kPf, kVf, kBond, kBondMember, kOther };
 
-std::string_view DeviceRoleName(DeviceRole role);  // "pf", "vf", "bond", "bond_member", "other"
+inline constexpr EnumName<DeviceRole> kDeviceRoleNames[] = {
+    {DeviceRole::kPf, "pf"},       {DeviceRole::kVf, "vf"},
+    {DeviceRole::kBond, "bond"},   {DeviceRole::kBondMember, "bond_member"},
+    {DeviceRole::kOther, "other"},
+};
+std::string_view DeviceRoleName(DeviceRole role);
 
 /// One port of an RDMA device and the netdev it is bound to (the `ibdev2netdev` relation).
 struct RdmaPort {
-  std::string device;          // RDMA_NLDEV_ATTR_DEV_NAME, e.g. "mlx5_0", "mlx5_bond_0", "rxe0"
-  uint32_t device_index = 0;   // RDMA_NLDEV_ATTR_DEV_INDEX
-  uint32_t port = 0;           // RDMA_NLDEV_ATTR_PORT_INDEX (1-based)
-  uint8_t port_state = 0;      // RDMA_NLDEV_ATTR_PORT_STATE (IB_PORT_ACTIVE = 4)
-  uint8_t phys_state = 0;      // RDMA_NLDEV_ATTR_PORT_PHYS_STATE (LINK_UP = 5)
-  std::string netdev;          // RDMA_NLDEV_ATTR_NDEV_NAME; empty when not in our netns
-  int32_t netdev_index = 0;    // RDMA_NLDEV_ATTR_NDEV_INDEX
-  std::string protocol;        // RDMA_NLDEV_ATTR_DEV_PROTOCOL ("roce", "ib", ...) when present
+  std::string device;         // RDMA_NLDEV_ATTR_DEV_NAME, e.g. "mlx5_0", "mlx5_bond_0", "rxe0"
+  uint32_t device_index = 0;  // RDMA_NLDEV_ATTR_DEV_INDEX
+  uint32_t port = 0;          // RDMA_NLDEV_ATTR_PORT_INDEX (1-based)
+  uint8_t port_state = 0;     // RDMA_NLDEV_ATTR_PORT_STATE (IB_PORT_ACTIVE = 4)
+  uint8_t phys_state = 0;     // RDMA_NLDEV_ATTR_PORT_PHYS_STATE (LINK_UP = 5)
+  std::string netdev;         // RDMA_NLDEV_ATTR_NDEV_NAME; empty when not in our netns
+  int32_t netdev_index = 0;   // RDMA_NLDEV_ATTR_NDEV_INDEX
+  std::string protocol;       // RDMA_NLDEV_ATTR_DEV_PROTOCOL ("roce", "ib", ...) when present
 
   bool operator==(const RdmaPort&) const = default;
 };

@@ -6,9 +6,7 @@
 #include <linux/if_link.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
-#include <linux/sockios.h>
 #include <spdlog/spdlog.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -22,6 +20,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include "collectors/enum_names.h"
+#include "collectors/ethtool_ioctl.h"
 #include "collectors/netlink/socket.h"
 
 namespace roceqos {
@@ -50,24 +50,17 @@ constexpr auto kLinkInfoPolicy = MakePolicy<IFLA_INFO_SLAVE_KIND + 1>({
     {IFLA_INFO_SLAVE_KIND, attr::String("IFLA_INFO_SLAVE_KIND")},
 });
 
-std::string_view OperStateName(uint8_t state) {
-  switch (state) {  // enum IF_OPER_* (linux/if.h), spelled as `ip link` prints them
-    case IF_OPER_NOTPRESENT:
-      return "notpresent";
-    case IF_OPER_DOWN:
-      return "down";
-    case IF_OPER_LOWERLAYERDOWN:
-      return "lowerlayerdown";
-    case IF_OPER_TESTING:
-      return "testing";
-    case IF_OPER_DORMANT:
-      return "dormant";
-    case IF_OPER_UP:
-      return "up";
-    default:
-      return "unknown";
-  }
-}
+// enum IF_OPER_* (linux/if.h), spelled as `ip link` prints them; IF_OPER_UNKNOWN is the fallback.
+constexpr EnumName<uint8_t> kOperStateNames[] = {
+    {IF_OPER_NOTPRESENT, "notpresent"},
+    {IF_OPER_DOWN, "down"},
+    {IF_OPER_LOWERLAYERDOWN, "lowerlayerdown"},
+    {IF_OPER_TESTING, "testing"},
+    {IF_OPER_DORMANT, "dormant"},
+    {IF_OPER_UP, "up"},
+};
+
+std::string_view OperStateName(uint8_t state) { return NameOf(kOperStateNames, state); }
 
 struct DriverInfo {
   std::string driver;
@@ -78,20 +71,14 @@ std::string FixedString(const char* field, size_t size) {
   return std::string(field, strnlen(field, size));
 }
 
-/// ETHTOOL_GDRVINFO. The ethtool collector has its own EthtoolIo for the counter path; this is
-/// the one call discovery needs, kept private so discovery does not depend on that collector.
+/// ETHTOOL_GDRVINFO, the one ethtool command discovery needs: it goes through the shared
+/// SIOCETHTOOL helper, not the ethtool collector's EthtoolIo, so discovery does not depend on that
+/// collector.
 Result<DriverInfo> QueryDriverInfo(int ioctl_fd, const std::string& name) {
   ethtool_drvinfo info{};
   info.cmd = ETHTOOL_GDRVINFO;
-  ifreq request{};
-  if (name.size() >= sizeof(request.ifr_name)) {
-    return MakeError(ENAMETOOLONG, "ETHTOOL_GDRVINFO " + name + ": name too long");
-  }
-  std::memcpy(request.ifr_name, name.data(), name.size());
-  request.ifr_data = reinterpret_cast<char*>(&info);
-  if (ioctl(ioctl_fd, SIOCETHTOOL, &request) < 0) {
-    const int errnum = errno;
-    return MakeError(errnum, fmt::format("ETHTOOL_GDRVINFO {}: {}", name, std::strerror(errnum)));
+  if (auto done = EthtoolIoctl(ioctl_fd, name, &info, "ETHTOOL_GDRVINFO"); !done) {
+    return done.error();
   }
   return DriverInfo{FixedString(info.driver, sizeof(info.driver)),
                     FixedString(info.bus_info, sizeof(info.bus_info))};

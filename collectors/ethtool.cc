@@ -169,7 +169,7 @@ class KernelEthtoolIo final : public EthtoolIo {
     return ioctl_.Call(ifname, data, what);
   }
 
-  EthtoolIoctl ioctl_;
+  EthtoolSocket ioctl_;
   GuardedBuffer strings_;
   GuardedBuffer stats_;
 };

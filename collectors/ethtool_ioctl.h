@@ -1,7 +1,8 @@
 #pragma once
 
-// The one SIOCETHTOOL call site of the collectors that keep a socket: validates the interface
-// name, opens the socket lazily and turns errno into an Error naming the command and device.
+// The one SIOCETHTOOL round trip every ethtool command goes through (GDRVINFO in discovery, the
+// counter commands in the ethtool collector, GTUNABLE for the PFC storm guard, the module EEPROM
+// fallback), and a lazily opened socket for the collectors that keep one.
 
 #include <string>
 #include <string_view>
@@ -10,18 +11,23 @@
 
 namespace roceqos {
 
-class EthtoolIoctl {
- public:
-  EthtoolIoctl() = default;
-  EthtoolIoctl(const EthtoolIoctl&) = delete;
-  EthtoolIoctl& operator=(const EthtoolIoctl&) = delete;
-  ~EthtoolIoctl();
+/// Issues SIOCETHTOOL for `ifname` on `fd` (any socket reaches dev_ioctl()) with `command`, the
+/// ethtool command struct whose first __u32 is the ETHTOOL_* cmd, read and written in place.
+/// Errors name `op` and `ifname`: EINVAL when `ifname` is empty, contains NUL or does not fit
+/// ifr_name (the kernel would truncate it and could address another device), else the ioctl's
+/// errno.
+Result<void> EthtoolIoctl(int fd, std::string_view ifname, void* command, std::string_view op);
 
-  /// ioctl(SIOCETHTOOL) with ifr_data = data (a struct starting with the ETHTOOL_* cmd). The
-  /// socket is an AF_INET datagram socket (AF_UNIX without IPv4), so it reads the network
-  /// namespace this object first called in. `what` names the command in errors
-  /// ("ETHTOOL_GSTATS eth0: No such device"). EINVAL for names the kernel would truncate.
-  Result<void> Call(const std::string& ifname, void* data, std::string_view what);
+/// EthtoolIoctl on a socket opened at the first call and kept: an AF_INET datagram socket (AF_UNIX
+/// on hosts without IPv4), so it reads the network namespace this object first called in.
+class EthtoolSocket {
+ public:
+  EthtoolSocket() = default;
+  EthtoolSocket(const EthtoolSocket&) = delete;
+  EthtoolSocket& operator=(const EthtoolSocket&) = delete;
+  ~EthtoolSocket();
+
+  Result<void> Call(const std::string& ifname, void* command, std::string_view op);
 
  private:
   int fd_ = -1;

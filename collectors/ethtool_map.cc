@@ -4,6 +4,8 @@
 #include <bitset>
 #include <optional>
 
+#include "collectors/dcb.h"
+
 namespace roceqos {
 namespace {
 
@@ -72,7 +74,8 @@ constexpr std::array kExactNames = {
               Direction::kRx},
 };
 
-constexpr int kMaxIndex = 7;  // NUM_PPORT_PRIO / IEEE_8021QAZ_MAX_TCS - 1
+// mlx5 spells priorities (NUM_PPORT_PRIO) and traffic classes alike as "prio<d>".
+static_assert(kNumPriorities == kNumTcs);
 
 // Consumes "rx_"/"tx_" at the front of `rest`.
 std::optional<Direction> TakeDirection(std::string_view& rest) {
@@ -93,7 +96,7 @@ std::optional<int8_t> TakePrio(std::string_view& rest) {
   constexpr std::string_view kPrio = "prio";
   if (rest.size() < kPrio.size() + 2 || !rest.starts_with(kPrio)) return std::nullopt;
   const char digit = rest[kPrio.size()];
-  if (digit < '0' || digit > '0' + kMaxIndex || rest[kPrio.size() + 1] != '_') {
+  if (digit < '0' || digit >= '0' + kNumPriorities || rest[kPrio.size() + 1] != '_') {
     return std::nullopt;
   }
   rest.remove_prefix(kPrio.size() + 2);
@@ -136,7 +139,7 @@ std::optional<MappedCounter> MapName(std::string_view name) {
 
 constexpr size_t kCounterKinds = static_cast<size_t>(PortCounter::kPortBufferPassedThreshold) + 1;
 constexpr size_t kDirections = 3;
-constexpr size_t kIndexSlots = kMaxIndex + 2;  // -1 (not indexed) and 0..7
+constexpr size_t kIndexSlots = kNumPriorities + 1;  // -1 (not indexed) and 0..7
 
 size_t SeriesKey(const MappedCounter& mapped) {
   return (static_cast<size_t>(mapped.counter) * kDirections +
@@ -162,54 +165,10 @@ std::vector<MappedCounter> MapMlx5EthtoolNames(const std::vector<std::string>& n
   return mapped;
 }
 
-std::string_view PortCounterName(PortCounter counter) {
-  switch (counter) {
-    case PortCounter::kPauseFrames:
-      return "pause_frames";
-    case PortCounter::kPauseDurationMicros:
-      return "pause_duration_micros";
-    case PortCounter::kPauseTransitions:
-      return "pause_transitions";
-    case PortCounter::kPrioPackets:
-      return "prio_packets";
-    case PortCounter::kPrioBytes:
-      return "prio_bytes";
-    case PortCounter::kPrioDiscards:
-      return "prio_discards";
-    case PortCounter::kTcBufferDiscards:
-      return "tc_buffer_discards";
-    case PortCounter::kTcCongestionDiscards:
-      return "tc_congestion_discards";
-    case PortCounter::kTcEcnMarked:
-      return "tc_ecn_marked";
-    case PortCounter::kGlobalPauseFrames:
-      return "global_pause_frames";
-    case PortCounter::kGlobalPauseDurationMicros:
-      return "global_pause_duration_micros";
-    case PortCounter::kPauseStormWarningEvents:
-      return "pause_storm_warning_events";
-    case PortCounter::kPauseStormErrorEvents:
-      return "pause_storm_error_events";
-    case PortCounter::kPortDiscards:
-      return "port_discards";
-    case PortCounter::kPortOutOfBuffer:
-      return "port_out_of_buffer";
-    case PortCounter::kPortBufferPassedThreshold:
-      return "port_buffer_passed_threshold";
-  }
-  return "unknown";
-}
+std::string_view PortCounterName(PortCounter counter) { return NameOf(kPortCounterNames, counter); }
 
 std::string_view DirectionName(Direction direction) {
-  switch (direction) {
-    case Direction::kRx:
-      return "rx";
-    case Direction::kTx:
-      return "tx";
-    case Direction::kNone:
-      break;
-  }
-  return "";
+  return NameOf(kDirectionNames, direction, "");
 }
 
 }  // namespace roceqos

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "collectors/enum_names.h"
+
 namespace roceqos {
 
 /// The rx_/tx_ of the kernel's name. Set for every mlx5 name (also single-direction ones such as
@@ -50,7 +52,33 @@ struct MappedCounter {
 /// kernel 4.4's `in_discards`/`out_discards` (docs/ethtool.md lists exactly what maps).
 std::vector<MappedCounter> MapMlx5EthtoolNames(const std::vector<std::string>& names);
 
-std::string_view PortCounterName(PortCounter counter);  // stable id used in tests and docs
-std::string_view DirectionName(Direction direction);    // "rx", "tx" or "" for kNone
+/// Stable ids used in tests and docs.
+inline constexpr EnumName<PortCounter> kPortCounterNames[] = {
+    {PortCounter::kPauseFrames, "pause_frames"},
+    {PortCounter::kPauseDurationMicros, "pause_duration_micros"},
+    {PortCounter::kPauseTransitions, "pause_transitions"},
+    {PortCounter::kPrioPackets, "prio_packets"},
+    {PortCounter::kPrioBytes, "prio_bytes"},
+    {PortCounter::kPrioDiscards, "prio_discards"},
+    {PortCounter::kTcBufferDiscards, "tc_buffer_discards"},
+    {PortCounter::kTcCongestionDiscards, "tc_congestion_discards"},
+    {PortCounter::kTcEcnMarked, "tc_ecn_marked"},
+    {PortCounter::kGlobalPauseFrames, "global_pause_frames"},
+    {PortCounter::kGlobalPauseDurationMicros, "global_pause_duration_micros"},
+    {PortCounter::kPauseStormWarningEvents, "pause_storm_warning_events"},
+    {PortCounter::kPauseStormErrorEvents, "pause_storm_error_events"},
+    {PortCounter::kPortDiscards, "port_discards"},
+    {PortCounter::kPortOutOfBuffer, "port_out_of_buffer"},
+    {PortCounter::kPortBufferPassedThreshold, "port_buffer_passed_threshold"},
+};
+/// The `direction` label value: "" for kNone.
+inline constexpr EnumName<Direction> kDirectionNames[] = {
+    {Direction::kNone, ""},
+    {Direction::kRx, "rx"},
+    {Direction::kTx, "tx"},
+};
+
+std::string_view PortCounterName(PortCounter counter);
+std::string_view DirectionName(Direction direction);
 
 }  // namespace roceqos

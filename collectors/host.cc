@@ -3,9 +3,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <linux/ethtool.h>
-#include <linux/sockios.h>
 #include <net/if.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,6 +12,7 @@
 #include <charconv>
 #include <cstring>
 
+#include "collectors/ethtool_ioctl.h"
 #include "collectors/sysfs_file.h"
 
 namespace roceqos {
@@ -109,14 +108,14 @@ DcqcnState HostReader::ReadDcqcn(std::string_view netdev) const {
   DcqcnState state;
   std::string ecn = fmt::format("{}/class/net/{}/ecn", paths_.sysfs, netdev);
   if (!IsDirectory(ecn)) return state;  // not MOFED, or a VF/SF: every field absent
-  for (int prio = 0; prio < 8; ++prio) {
+  for (int prio = 0; prio < kNumPriorities; ++prio) {
     state.np_enabled[prio] =
         ReadObserved<bool>(fmt::format("{}/roce_np/enable/{}", ecn, prio), ParseEnableFlag);
     state.rp_enabled[prio] =
         ReadObserved<bool>(fmt::format("{}/roce_rp/enable/{}", ecn, prio), ParseEnableFlag);
   }
   auto dscp = [](std::string_view c) { return ParseSmallInt(c, 0, 63); };
-  auto prio = [](std::string_view c) { return ParseSmallInt(c, 0, 7); };
+  auto prio = [](std::string_view c) { return ParseSmallInt(c, 0, kNumPriorities - 1); };
   state.cnp_dscp = ReadObserved<uint8_t>(ecn + "/roce_np/cnp_dscp", dscp);
   state.cnp_802p_prio = ReadObserved<uint8_t>(ecn + "/roce_np/cnp_802p_prio", prio);
   return state;
@@ -177,6 +176,7 @@ Result<void> HostReader::WriteMofedTrafficClass(std::string_view rdma_device, ui
 }
 
 Observed<uint16_t> ReadPfcStormTimeout(std::string_view netdev) {
+  // Checked before opening a socket; EthtoolIoctl would refuse the name too, but with EINVAL.
   if (netdev.empty() || netdev.size() >= IFNAMSIZ)
     return Observed<uint16_t>::Failed(fmt::format("bad interface name \"{}\"", netdev));
   int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -192,17 +192,11 @@ Observed<uint16_t> ReadPfcStormTimeout(std::string_view netdev) {
   tunable.len = sizeof(uint16_t);
   std::memcpy(buffer, &tunable, sizeof tunable);
 
-  ifreq ifr{};
-  std::memcpy(ifr.ifr_name, netdev.data(), netdev.size());
-  ifr.ifr_data = reinterpret_cast<char*>(buffer);
-  int rc = ::ioctl(fd, SIOCETHTOOL, &ifr);
-  int saved = errno;
+  Result<void> done = EthtoolIoctl(fd, netdev, buffer, "ETHTOOL_GTUNABLE PFC_PREVENTION_TOUT");
   ::close(fd);
-  if (rc != 0) {
-    if (saved == EOPNOTSUPP || saved == ENOTSUP) return Observed<uint16_t>::Absent();
-    return Observed<uint16_t>::Failed(
-        fmt::format("ETHTOOL_GTUNABLE PFC_PREVENTION_TOUT {}: {}", netdev, std::strerror(saved)),
-        saved);
+  if (!done) {
+    if (done.error().NotSupported()) return Observed<uint16_t>::Absent();
+    return Observed<uint16_t>::Failed(done.error().message, done.error().errnum);
   }
   uint16_t value = 0;
   std::memcpy(&value, buffer + sizeof(ethtool_tunable), sizeof value);

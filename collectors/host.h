@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "collectors/dcb.h"
 #include "collectors/result.h"
 
 namespace roceqos {
@@ -37,10 +38,10 @@ struct Observed {
 
 /// MOFED /sys/class/net/<if>/ecn/roce_{np,rp}/: DCQCN notification/reaction point per priority.
 struct DcqcnState {
-  std::array<Observed<bool>, 8> np_enabled;  // ecn/roce_np/enable/<prio>
-  std::array<Observed<bool>, 8> rp_enabled;  // ecn/roce_rp/enable/<prio>
-  Observed<uint8_t> cnp_dscp;                // ecn/roce_np/cnp_dscp
-  Observed<uint8_t> cnp_802p_prio;           // ecn/roce_np/cnp_802p_prio
+  std::array<Observed<bool>, kNumPriorities> np_enabled;  // ecn/roce_np/enable/<prio>
+  std::array<Observed<bool>, kNumPriorities> rp_enabled;  // ecn/roce_rp/enable/<prio>
+  Observed<uint8_t> cnp_dscp;                             // ecn/roce_np/cnp_dscp
+  Observed<uint8_t> cnp_802p_prio;                        // ecn/roce_np/cnp_802p_prio
 
   bool operator==(const DcqcnState&) const = default;
 };

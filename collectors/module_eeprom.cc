@@ -141,7 +141,7 @@ class KernelModuleEepromIo final : public ModuleEepromIo {
   std::optional<netlink::Socket> socket_;
   uint16_t family_id_ = 0;
   bool netlink_absent_ = false;
-  EthtoolIoctl ioctl_;
+  EthtoolSocket ioctl_;
 };
 
 }  // namespace

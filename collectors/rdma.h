@@ -15,12 +15,6 @@
 
 namespace roceqos {
 
-/// RDMA_NL_GROUP_NOTIFY (enum rdma_nl_multicast_groups in rdma_netlink.h, added with the
-/// RDMA_NLDEV_CMD_MONITOR events in late 2024): the multicast group for RDMA device
-/// (un)registration and netdev attach/detach notifications. Bookworm's 6.1 UAPI lacks it, and an
-/// enum value cannot be #ifndef-guarded, hence a constant.
-inline constexpr unsigned kRdmaNlGroupNotify = 4;
-
 /// One RDMA device from an RDMA_NLDEV_CMD_GET dump.
 struct RdmaDevice {
   uint32_t index = 0;       // RDMA_NLDEV_ATTR_DEV_INDEX

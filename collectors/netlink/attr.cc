@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "collectors/enum_names.h"
+
 namespace roceqos::netlink {
 namespace {
 
@@ -52,29 +54,13 @@ Result<void> Walk(Bytes stream, std::string_view context, Policy names, Fn&& fn)
   return {};
 }
 
-const char* KindName(AttrKind kind) {
-  switch (kind) {
-    case AttrKind::kU8:
-      return "u8";
-    case AttrKind::kU16:
-      return "u16";
-    case AttrKind::kU32:
-      return "u32";
-    case AttrKind::kU64:
-      return "u64";
-    case AttrKind::kString:
-      return "string";
-    case AttrKind::kBinary:
-      return "binary";
-    case AttrKind::kNested:
-      return "nested";
-    case AttrKind::kFlag:
-      return "flag";
-    case AttrKind::kIgnore:
-      break;
-  }
-  return "ignored";
-}
+constexpr EnumName<AttrKind> kKindNames[] = {
+    {AttrKind::kU8, "u8"},         {AttrKind::kU16, "u16"},       {AttrKind::kU32, "u32"},
+    {AttrKind::kU64, "u64"},       {AttrKind::kString, "string"}, {AttrKind::kBinary, "binary"},
+    {AttrKind::kNested, "nested"}, {AttrKind::kFlag, "flag"},     {AttrKind::kIgnore, "ignored"},
+};
+
+std::string_view KindName(AttrKind kind) { return NameOf(kKindNames, kind, "ignored"); }
 
 /// Checks one payload against its policy entry; returns a description of the violation or an
 /// empty string.

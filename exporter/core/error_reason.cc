@@ -4,33 +4,33 @@
 
 namespace roceqos {
 
-std::string_view ErrorReason(const Error& error) {
+ErrorReason ReasonOf(const Error& error) {
   switch (error.errnum) {
     case 0:
-      return "malformed";
+      return ErrorReason::kMalformed;
     case kErrnoException:
-      return "exception";
+      return ErrorReason::kException;
     case ENODEV:
     case ENXIO:
-      return "device_gone";
+      return ErrorReason::kDeviceGone;
     case EOPNOTSUPP:
 #if ENOTSUP != EOPNOTSUPP
     case ENOTSUP:
 #endif
-      return "not_supported";
+      return ErrorReason::kNotSupported;
     case EPERM:
     case EACCES:
-      return "permission";
+      return ErrorReason::kPermission;
     case EPROTONOSUPPORT:
     case EAFNOSUPPORT:
-      return "unavailable";
+      return ErrorReason::kUnavailable;
     case EBUSY:
     case EAGAIN:
     case EINTR:
     case ETIMEDOUT:
-      return "busy";
+      return ErrorReason::kBusy;
     default:
-      return "other";
+      return ErrorReason::kOther;
   }
 }
 

@@ -1,28 +1,46 @@
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 
+#include "collectors/enum_names.h"
 #include "collectors/result.h"
 
 namespace roceqos {
 
 /// The `reason` label of roce_exporter_collect_errors_total: a small fixed set, so an unusual
 /// errno cannot create unbounded series.
-///   device_gone    ENODEV, ENXIO: the device vanished between discovery and the read
-///   not_supported  EOPNOTSUPP/ENOTSUP where the source was expected to work
-///   permission     EPERM, EACCES
-///   unavailable    EPROTONOSUPPORT, EAFNOSUPPORT: the kernel lacks the interface
-///   busy           EBUSY, EAGAIN, EINTR, ETIMEDOUT
-///   malformed      no errno: a reply or value that failed validation
-///   exception      errnum kErrnoException: a C++ exception escaped a source
-///   other          anything else
-std::string_view ErrorReason(const Error& error);
+enum class ErrorReason : uint8_t {
+  kDeviceGone,    // ENODEV, ENXIO: the device vanished between discovery and the read
+  kNotSupported,  // EOPNOTSUPP/ENOTSUP where the source was expected to work
+  kPermission,    // EPERM, EACCES
+  kUnavailable,   // EPROTONOSUPPORT, EAFNOSUPPORT: the kernel lacks the interface
+  kBusy,          // EBUSY, EAGAIN, EINTR, ETIMEDOUT
+  kMalformed,     // no errno: a reply or value that failed validation
+  kException,     // errnum kErrnoException: a C++ exception escaped a source
+  kOther,         // anything else
+};
 
-/// Every value ErrorReason returns. roce_exporter_collect_errors_total exports each of them at 0
-/// for every source that has run, so rate()/increase() read 0 rather than nothing.
-inline constexpr std::string_view kErrorReasons[] = {"device_gone", "not_supported", "permission",
-                                                     "unavailable", "busy",          "malformed",
-                                                     "exception",   "other"};
+/// Every reason with its label value. roce_exporter_collect_errors_total exports each of them at
+/// 0 for every source that has run, so rate()/increase() read 0 rather than nothing.
+inline constexpr EnumName<ErrorReason> kErrorReasonNames[] = {
+    {ErrorReason::kDeviceGone, "device_gone"},
+    {ErrorReason::kNotSupported, "not_supported"},
+    {ErrorReason::kPermission, "permission"},
+    {ErrorReason::kUnavailable, "unavailable"},
+    {ErrorReason::kBusy, "busy"},
+    {ErrorReason::kMalformed, "malformed"},
+    {ErrorReason::kException, "exception"},
+    {ErrorReason::kOther, "other"},
+};
+
+/// The reason `error` is counted under, from its errnum.
+ErrorReason ReasonOf(const Error& error);
+
+/// The label value of `reason`.
+constexpr std::string_view ReasonName(ErrorReason reason) {
+  return NameOf(kErrorReasonNames, reason);
+}
 
 /// errnum of an Error made from a C++ exception that escaped a source (no real errno is negative).
 inline constexpr int kErrnoException = -1;

@@ -6,6 +6,9 @@
 
 #include <algorithm>
 #include <ctime>
+#include <optional>
+
+#include "collectors/enum_names.h"
 
 #include "exporter/core/log_event.h"
 
@@ -16,18 +19,17 @@ void Append(spdlog::memory_buf_t& dest, std::string_view text) {
   dest.append(text.data(), text.data() + text.size());
 }
 
+// The --log.level values and the level field of a record: one word per level the flag accepts.
+constexpr EnumName<spdlog::level::level_enum> kLevelNames[] = {
+    {spdlog::level::debug, "debug"},
+    {spdlog::level::info, "info"},
+    {spdlog::level::warn, "warn"},
+    {spdlog::level::err, "error"},
+};
+
+// trace records (never enabled by the flag) print as debug, critical ones as error.
 std::string_view LevelName(spdlog::level::level_enum level) {
-  switch (level) {
-    case spdlog::level::trace:
-    case spdlog::level::debug:
-      return "debug";
-    case spdlog::level::info:
-      return "info";
-    case spdlog::level::warn:
-      return "warn";
-    default:
-      return "error";
-  }
+  return NameOf(kLevelNames, level == spdlog::level::trace ? spdlog::level::debug : level, "error");
 }
 
 void AppendTimestamp(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) {
@@ -142,25 +144,15 @@ std::unique_ptr<spdlog::formatter> MakeLogFormatter(std::string_view format) {
 }
 
 Result<void> SetupLogging(std::string_view level, std::string_view format) {
-  spdlog::level::level_enum parsed;
-  if (level == "debug") {
-    parsed = spdlog::level::debug;
-  } else if (level == "info") {
-    parsed = spdlog::level::info;
-  } else if (level == "warn") {
-    parsed = spdlog::level::warn;
-  } else if (level == "error") {
-    parsed = spdlog::level::err;
-  } else {
-    return MakeError(EINVAL, fmt::format("unknown log level \"{}\"", level));
-  }
+  const std::optional<spdlog::level::level_enum> parsed = ValueOf(kLevelNames, level);
+  if (!parsed) return MakeError(EINVAL, fmt::format("unknown log level \"{}\"", level));
   if (format != "logfmt" && format != "json") {
     return MakeError(EINVAL, fmt::format("unknown log format \"{}\"", format));
   }
   auto sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
   sink->set_formatter(MakeLogFormatter(format));
   auto logger = std::make_shared<spdlog::logger>("roce_qos_exporter", std::move(sink));
-  logger->set_level(parsed);
+  logger->set_level(*parsed);
   logger->flush_on(spdlog::level::debug);  // stderr: a line must be out before a crash or kill
   spdlog::set_default_logger(std::move(logger));
   return {};

@@ -25,7 +25,6 @@ namespace roceqos {
 struct QosDeviceState;        // QoS engineer: observed DCB state + drift for one netdev
 struct QosGlobalState;        // QoS engineer: policy source/reload, monitor, host-wide state
 struct DerivedDeviceSignals;  // signals engineer: windowed rates/peaks + storm state of one netdev
-struct DerivedGlobalState;    // signals engineer: anything not per device
 
 /// ETHTOOL_GSTATS of one netdev with the name mapping of its string-set generation.
 struct EthtoolSample {
@@ -79,8 +78,7 @@ struct Snapshot {
   std::map<std::pair<std::string, std::string>, uint64_t> errors;
   SamplerStatus sampler;
 
-  std::shared_ptr<const QosGlobalState> qos;          // filled by the QoS stage, if any
-  std::shared_ptr<const DerivedGlobalState> derived;  // filled by the signals stage, if any
+  std::shared_ptr<const QosGlobalState> qos;  // filled by the QoS stage, if any
 
   const DeviceSnapshot* FindDevice(std::string_view netdev) const {
     for (const DeviceSnapshot& d : devices) {

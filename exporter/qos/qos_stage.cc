@@ -40,7 +40,7 @@ void QosStage::Run(StageContext& ctx, Snapshot& draft) {
   }
   draft.qos = std::move(out.global);
   ctx.kernel_time += out.kernel_time;
-  for (const Error& e : out.errors) ctx.errors.emplace_back(ErrorReason(e));
+  for (const Error& e : out.errors) ctx.errors.push_back(ReasonOf(e));
 }
 
 }  // namespace roceqos

@@ -6,7 +6,7 @@ namespace roceqos {
 
 std::string_view IndexLabel(int index, std::string& storage) {
   static constexpr std::string_view kDigits[] = {"0", "1", "2", "3", "4", "5", "6", "7"};
-  if (index >= 0 && index < 8) return kDigits[index];
+  if (index >= 0 && index < std::ssize(kDigits)) return kDigits[index];
   storage = std::to_string(index);
   return storage;
 }

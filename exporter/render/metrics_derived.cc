@@ -4,9 +4,9 @@
 #include <string>
 
 #include "collectors/ethtool_map.h"
-#include "exporter/signals/derived_signals.h"
 #include "exporter/render/metric_family_builder.h"
 #include "exporter/render/metrics.h"
+#include "exporter/signals/derived_signals.h"
 
 namespace roceqos {
 
@@ -55,9 +55,9 @@ void RenderDerived(const Snapshot& snapshot, Families& out) {
       storms_total.Add({netdev, prio, direction}, static_cast<double>(s.episodes));
       storm_duration.Add({netdev, prio, direction}, s.last_episode_seconds);
     }
-    for (size_t r = 0; r < kDiscardReasonCount; ++r) {
-      discarded.Add({netdev, DiscardReasonName(static_cast<DiscardReason>(r))},
-                    static_cast<double>(signals.discarded_intervals[r]));
+    for (const auto& [reason, name] : kDiscardReasonNames) {
+      discarded.Add({netdev, name},
+                    static_cast<double>(signals.discarded_intervals[static_cast<size_t>(reason)]));
     }
   }
   for (FamilyBuilder* f : {&rate_peak, &paused_ratio, &pfc_to_ecn, &ecn_silent, &cnp_to_ecn, &storm,

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "collectors/enum_names.h"
 #include "exporter/render/metric_family_builder.h"
 #include "exporter/render/metrics.h"
 
@@ -9,24 +10,11 @@ namespace roceqos {
 namespace {
 
 // enum ib_port_state (rdma/ib_verbs.h), as `rdma link` prints it.
-std::string_view PortStateName(uint8_t state) {
-  switch (state) {
-    case 0:
-      return "nop";
-    case 1:
-      return "down";
-    case 2:
-      return "init";
-    case 3:
-      return "armed";
-    case 4:
-      return "active";
-    case 5:
-      return "active_defer";
-    default:
-      return "unknown";
-  }
-}
+constexpr EnumName<uint8_t> kPortStateNames[] = {
+    {0, "nop"}, {1, "down"}, {2, "init"}, {3, "armed"}, {4, "active"}, {5, "active_defer"},
+};
+
+std::string_view PortStateName(uint8_t state) { return NameOf(kPortStateNames, state); }
 
 }  // namespace
 

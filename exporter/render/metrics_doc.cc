@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "collectors/enum_names.h"
 #include "exporter/render/metric_table.h"
 
 namespace roceqos {
@@ -41,17 +42,13 @@ constexpr Area kAreas[] = {
      "`malformed`, `exception`, `other`."},
 };
 
-std::string_view KindName(MetricKind kind) {
-  switch (kind) {
-    case MetricKind::kCounter:
-      return "counter";
-    case MetricKind::kGauge:
-      return "gauge";
-    case MetricKind::kUntyped:
-      break;
-  }
-  return "untyped";
-}
+constexpr EnumName<MetricKind> kKindNames[] = {
+    {MetricKind::kCounter, "counter"},
+    {MetricKind::kGauge, "gauge"},
+    {MetricKind::kUntyped, "untyped"},
+};
+
+std::string_view KindName(MetricKind kind) { return NameOf(kKindNames, kind, "untyped"); }
 
 std::string EscapeCell(std::string_view text) {
   std::string out;

@@ -10,9 +10,9 @@
 #include <string_view>
 #include <utility>
 
+#include "exporter/qos/qos_state.h"
 #include "exporter/render/metric_family_builder.h"
 #include "exporter/render/metrics.h"
-#include "exporter/qos/qos_state.h"
 
 namespace roceqos {
 namespace {
@@ -106,8 +106,8 @@ struct QosFamilies {
 void RenderDcb(std::string_view netdev, const QosState& s, QosFamilies& f) {
   std::string a, b;
   const TrustMode trust = s.Trust();
-  f.trust.Add({netdev, "dscp"}, trust == TrustMode::kDscp ? 1 : 0);
-  f.trust.Add({netdev, "pcp"}, trust == TrustMode::kPcp ? 1 : 0);
+  f.trust.Add({netdev, TrustModeName(TrustMode::kDscp)}, trust == TrustMode::kDscp ? 1 : 0);
+  f.trust.Add({netdev, TrustModeName(TrustMode::kPcp)}, trust == TrustMode::kPcp ? 1 : 0);
   if (s.pfc) {
     for (int p = 0; p < kNumPriorities; ++p)
       f.pfc.Add({netdev, IndexLabel(p, a)}, s.pfc->Enabled(p));
@@ -134,7 +134,8 @@ void RenderDcb(std::string_view netdev, const QosState& s, QosFamilies& f) {
   if (s.buffer) {
     for (int p = 0; p < kNumPriorities; ++p)
       f.prio_buffer.Add({netdev, IndexLabel(p, a)}, s.buffer->prio_buffer[p]);
-    for (int i = 0; i < 8; ++i) f.buffer_size.Add({netdev, IndexLabel(i, a)}, s.buffer->size[i]);
+    for (int i = 0; i < std::ssize(s.buffer->size); ++i)
+      f.buffer_size.Add({netdev, IndexLabel(i, a)}, s.buffer->size[i]);
     f.buffer_total.Add({netdev}, s.buffer->total_size);
   }
   if (s.maxrate_kbps) {

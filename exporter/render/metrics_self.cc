@@ -29,7 +29,7 @@ void RenderSelf(const Snapshot* snapshot, Families& out) {
   // of the closed set for every source that has run, so rate() reads 0 instead of nothing.
   std::map<std::pair<std::string_view, std::string_view>, uint64_t> error_counts;
   for (const auto& [source, status] : snapshot->sources) {
-    for (std::string_view reason : kErrorReasons) error_counts[{source, reason}] = 0;
+    for (const auto& reason : kErrorReasonNames) error_counts[{source, reason.name}] = 0;
   }
   for (const auto& [key, count] : snapshot->errors) error_counts[{key.first, key.second}] = count;
   FamilyBuilder errors(FindMetric("roce_exporter_collect_errors_total"));

@@ -57,8 +57,8 @@ auto Sampler::Timed(nanoseconds& accumulator, F&& call) {
   return result;
 }
 
-void Sampler::CountError(std::string_view source, std::string_view reason) {
-  ++errors_[{std::string(source), std::string(reason)}];
+void Sampler::CountError(std::string_view source, ErrorReason reason) {
+  ++errors_[{std::string(source), std::string(ReasonName(reason))}];
 }
 
 void Sampler::Discover(nanoseconds now) {
@@ -74,10 +74,11 @@ void Sampler::Discover(nanoseconds now) {
   status.last_duration_seconds = Seconds(spent);
   if (!inventory.ok()) {
     // Keep sampling the devices found last time; a failed dump says nothing about them.
-    const std::string_view reason = ErrorReason(inventory.error());
+    const ErrorReason reason = ReasonOf(inventory.error());
     CountError(kSourceDiscovery, reason);
-    status.available = reason != "unavailable";
-    fault_log_.Fault("discovery", reason, inventory.error().message, spdlog::level::err);
+    status.available = reason != ErrorReason::kUnavailable;
+    fault_log_.Fault("discovery", ReasonName(reason), inventory.error().message,
+                     spdlog::level::err);
     return;
   }
   status.available = true;
@@ -85,15 +86,20 @@ void Sampler::Discover(nanoseconds now) {
   rdma_netlink_available_ = inventory->rdma_netlink_available;
   if (inventory->rdma_error) {
     // The netdevs are complete; only the RDMA port list is missing until the next discovery.
-    const std::string_view reason = ErrorReason(*inventory->rdma_error);
+    const ErrorReason reason = ReasonOf(*inventory->rdma_error);
     CountError(kSourceRdma, reason);
-    fault_log_.Fault("discovery.rdma", reason, inventory->rdma_error->message, spdlog::level::err);
+    fault_log_.Fault("discovery.rdma", ReasonName(reason), inventory->rdma_error->message,
+                     spdlog::level::err);
   } else {
     fault_log_.Ok("discovery.rdma");
   }
+  Select(std::move(inventory->devices));
+  EnsureRdma();
+}
 
+void Sampler::Select(std::vector<Device> devices) {
   std::vector<std::shared_ptr<const Device>> next;
-  for (Device& device : inventory->devices) {
+  for (Device& device : devices) {
     if (!selector_.Selected(device)) continue;
     // Keep the previous object while the device is unchanged so snapshots keep sharing it.
     auto old = std::find_if(selected_.begin(), selected_.end(),
@@ -128,7 +134,6 @@ void Sampler::Discover(nanoseconds now) {
     }
   }
   selected_ = std::move(next);
-  EnsureRdma();
 }
 
 void Sampler::EnsureRdma() {
@@ -143,13 +148,14 @@ void Sampler::EnsureRdma() {
   Result<std::unique_ptr<RdmaCollector>> opened =
       Guard<std::unique_ptr<RdmaCollector>>([&] { return sources_.open_rdma(); });
   if (!opened.ok()) {
-    const std::string_view reason = ErrorReason(opened.error());
+    const ErrorReason reason = ReasonOf(opened.error());
     // A kernel without RDMA netlink is a property of the host, shown by the availability gauge;
     // anything else (EPERM, ...) is a failure worth counting.
-    if (reason != "unavailable") CountError(kSourceRdma, reason);
-    fault_log_.Fault("rdma", reason,
-                     opened.error().message + "; RDMA port counters are not exported",
-                     reason == "unavailable" ? spdlog::level::info : spdlog::level::warn);
+    if (reason != ErrorReason::kUnavailable) CountError(kSourceRdma, reason);
+    fault_log_.Fault(
+        "rdma", ReasonName(reason),
+        opened.error().message + "; RDMA port counters are not exported",
+        reason == ErrorReason::kUnavailable ? spdlog::level::info : spdlog::level::warn);
     return;
   }
   rdma_ = std::move(opened.value());
@@ -214,20 +220,20 @@ void Sampler::SampleEthtool(DeviceSnapshot& out, bool& device_gone, nanoseconds&
       fault_log_.Fault(key, "not_supported", "no ethtool statistics", spdlog::level::debug);
       return;
     }
-    const std::string_view reason = ErrorReason(sample.error());
+    const ErrorReason reason = ReasonOf(sample.error());
     CountError(kSourceEthtool, reason);
-    if (reason == "device_gone") {
+    if (reason == ErrorReason::kDeviceGone) {
       device_gone = true;
       discovery_requested_.store(true);
       spdlog::info("device {} vanished: {}", device.name, sample.error().message);
       return;
     }
-    fault_log_.Fault(key, reason, sample.error().message);
+    fault_log_.Fault(key, ReasonName(reason), sample.error().message);
     return;
   }
   CounterSet& counters = sample.value();
   if (!counters.names || counters.names->size() != counters.values.size()) {
-    CountError(kSourceEthtool, "malformed");
+    CountError(kSourceEthtool, ErrorReason::kMalformed);
     fault_log_.Fault(
         key, "malformed",
         fmt::format("{} names for {} values", counters.names ? counters.names->size() : 0,
@@ -256,15 +262,15 @@ void Sampler::SampleRdma(DeviceSnapshot& out, std::vector<std::pair<std::string,
         fault_log_.Fault(key, "not_supported", "no hw counters", spdlog::level::debug);
         continue;
       }
-      const std::string_view reason = ErrorReason(sample.error());
+      const ErrorReason reason = ReasonOf(sample.error());
       CountError(kSourceRdma, reason);
-      if (reason == "device_gone") discovery_requested_.store(true);
-      fault_log_.Fault(key, reason, sample.error().message);
+      if (reason == ErrorReason::kDeviceGone) discovery_requested_.store(true);
+      fault_log_.Fault(key, ReasonName(reason), sample.error().message);
       continue;
     }
     CounterSet& counters = sample.value();
     if (!counters.names || counters.names->size() != counters.values.size()) {
-      CountError(kSourceRdma, "malformed");
+      CountError(kSourceRdma, ErrorReason::kMalformed);
       fault_log_.Fault(key, "malformed", "hw counter names and values differ in number");
       continue;
     }
@@ -293,7 +299,14 @@ void Sampler::SampleOnce() {
   }
 
   auto snapshot = std::make_shared<Snapshot>();
-  snapshot->devices.reserve(selected_.size());
+  nanoseconds kernel_time = SampleDevices(*snapshot);
+  kernel_time += RunStages(now, *snapshot);
+  RecordKernelTime(kernel_time);
+  Publish(Finish(std::move(snapshot), kernel_time));
+}
+
+nanoseconds Sampler::SampleDevices(Snapshot& snapshot) {
+  snapshot.devices.reserve(selected_.size());
   nanoseconds ethtool_spent{};
   nanoseconds rdma_spent{};
   std::vector<std::pair<std::string, uint32_t>> seen_ports;
@@ -304,35 +317,41 @@ void Sampler::SampleOnce() {
     SampleEthtool(out, gone, ethtool_spent);
     if (gone) continue;  // no series for a device that no longer exists
     SampleRdma(out, seen_ports, rdma_spent);
-    snapshot->devices.push_back(std::move(out));
+    snapshot.devices.push_back(std::move(out));
   }
-  nanoseconds kernel_time = ethtool_spent + rdma_spent;
   sources_status_[std::string(kSourceEthtool)] = {Seconds(ethtool_spent), true};
   sources_status_[std::string(kSourceRdma)] = {Seconds(rdma_spent),
                                                rdma_ != nullptr && rdma_netlink_available_};
+  return ethtool_spent + rdma_spent;
+}
 
+nanoseconds Sampler::RunStages(nanoseconds now, Snapshot& snapshot) {
   const std::shared_ptr<const Snapshot> previous = latest_.load();
   stage_sample_due_.reset();
+  nanoseconds kernel_time{};
   for (const auto& stage : stages_) {
     StageContext ctx;
     ctx.previous = previous.get();
     ctx.now = now;
     const nanoseconds start = clock_();
     try {
-      stage->Run(ctx, *snapshot);
+      stage->Run(ctx, snapshot);
     } catch (const std::exception& e) {
-      ctx.errors.emplace_back("exception");
+      ctx.errors.push_back(ErrorReason::kException);
       fault_log_.Fault(std::string(stage->Source()), "exception", e.what(), spdlog::level::err);
     }
     sources_status_[std::string(stage->Source())] = {Seconds(clock_() - start), ctx.available};
     kernel_time += ctx.kernel_time;
-    for (const std::string& reason : ctx.errors) CountError(stage->Source(), reason);
+    for (const ErrorReason reason : ctx.errors) CountError(stage->Source(), reason);
     InvalidateEthtoolNames(ctx.invalidate_ethtool_names);
     if (ctx.sample_again_at && (!stage_sample_due_ || *ctx.sample_again_at < *stage_sample_due_)) {
       stage_sample_due_ = ctx.sample_again_at;
     }
   }
+  return kernel_time;
+}
 
+void Sampler::RecordKernelTime(nanoseconds kernel_time) {
   if (controller_.Record(kernel_time)) {
     fault_log_.Fault("sampler", "budget_overrun",
                      fmt::format("kernel calls took {:.3f}s, over {:.0f}% of the period; sample "
@@ -342,7 +361,10 @@ void Sampler::SampleOnce() {
   } else if (controller_.effective() == controller_.configured()) {
     fault_log_.Ok("sampler");
   }
+}
 
+std::shared_ptr<const Snapshot> Sampler::Finish(std::shared_ptr<Snapshot> snapshot,
+                                                nanoseconds kernel_time) {
   snapshot->sequence = ++sequence_;
   snapshot->taken_at = std::chrono::system_clock::now();
   snapshot->sources = sources_status_;
@@ -355,7 +377,7 @@ void Sampler::SampleOnce() {
       .overruns = controller_.overruns(),
       .samples = sequence_,
   };
-  Publish(std::move(snapshot));
+  return snapshot;
 }
 
 void Sampler::Publish(std::shared_ptr<const Snapshot> snapshot) {
@@ -411,7 +433,7 @@ void Sampler::Run() {
       SampleOnce();
     } catch (const std::exception& e) {
       // Thread boundary: a sample that throws is lost, the sampler is not.
-      CountError(kSourceSampler, "exception");
+      CountError(kSourceSampler, ErrorReason::kException);
       fault_log_.Fault("sampler thread", "exception", e.what(), spdlog::level::err);
     }
     const auto period = controller_.effective();

@@ -24,10 +24,11 @@
 #include <utility>
 #include <vector>
 
-#include "exporter/sampling/device_selector.h"
+#include "exporter/core/error_reason.h"
 #include "exporter/core/fault_log.h"
-#include "exporter/sampling/period_controller.h"
 #include "exporter/core/snapshot.h"
+#include "exporter/sampling/device_selector.h"
+#include "exporter/sampling/period_controller.h"
 #include "exporter/sampling/sources.h"
 
 namespace roceqos {
@@ -49,8 +50,8 @@ struct StageContext {
   std::chrono::nanoseconds now{};      // monotonic time of this sample
   /// Time the stage spent in kernel calls; it counts against the sampler budget.
   std::chrono::nanoseconds kernel_time{};
-  /// One entry per failure, by reason (error_reason.h); counted under the stage's source.
-  std::vector<std::string> errors;
+  /// One entry per failure, by reason; counted under the stage's source.
+  std::vector<ErrorReason> errors;
   bool available = true;  // roce_exporter_source_available{source=Source()}
   /// Netdevs whose ethtool names must be re-read at their next sample (e.g. PFC was changed:
   /// mlx5 reorders its string set without always changing the count).
@@ -125,13 +126,24 @@ class Sampler {
   };
 
   void Discover(std::chrono::nanoseconds now);
+  /// Keeps the selected devices of a discovery, forgetting the state of those gone or re-created.
+  void Select(std::vector<Device> devices);
+  /// Reads ethtool and RDMA counters of every selected device; returns the kernel time.
+  std::chrono::nanoseconds SampleDevices(Snapshot& snapshot);
+  /// Runs the stages on the draft; returns their kernel time.
+  std::chrono::nanoseconds RunStages(std::chrono::nanoseconds now, Snapshot& snapshot);
+  /// Feeds the period controller and logs a budget overrun.
+  void RecordKernelTime(std::chrono::nanoseconds kernel_time);
+  /// Stamps sequence, time and status onto the finished draft.
+  std::shared_ptr<const Snapshot> Finish(std::shared_ptr<Snapshot> snapshot,
+                                         std::chrono::nanoseconds kernel_time);
   void EnsureRdma();
   void SampleEthtool(DeviceSnapshot& out, bool& device_gone, std::chrono::nanoseconds& spent);
   void SampleRdma(DeviceSnapshot& out, std::vector<std::pair<std::string, uint32_t>>& seen,
                   std::chrono::nanoseconds& spent);
   const NameMapping& MappingFor(const std::string& netdev,
                                 const std::shared_ptr<const std::vector<std::string>>& names);
-  void CountError(std::string_view source, std::string_view reason);
+  void CountError(std::string_view source, ErrorReason reason);
   void InvalidateEthtoolNames(std::span<const std::string> netdevs);
   void Publish(std::shared_ptr<const Snapshot> snapshot);
   void Run();

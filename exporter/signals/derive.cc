@@ -13,7 +13,7 @@ namespace {
 
 namespace slot = signal_slot;
 
-constexpr size_t kPauseSeries = 2 * kPrioCount;  // index: DirectionOffset(direction) + prio
+constexpr size_t kPauseSeries = 2 * kNumPriorities;  // index: DirectionOffset(direction) + prio
 constexpr std::array<Direction, 2> kDirections{Direction::kRx, Direction::kTx};
 
 // No NIC counter counts faster than this: 800 Gb/s of minimum-size frames is ~1.2e9/s. A faster
@@ -114,7 +114,7 @@ CounterStep StepCounter(uint64_t previous, uint64_t current, unsigned width_bits
 uint8_t DeviceSample::LosslessPrios() const {
   if (lossless_prios) return *lossless_prios;
   uint8_t mask = 0;
-  for (int prio = 0; prio < kPrioCount; ++prio) {
+  for (int prio = 0; prio < kNumPriorities; ++prio) {
     for (Direction direction : kDirections) {
       if (present.test(slot::PauseFrames(direction, prio)) ||
           present.test(slot::PauseDurationMicros(direction, prio))) {
@@ -130,7 +130,7 @@ void FillFromEthtool(const CounterSet& counters, std::span<const MappedCounter> 
   for (const MappedCounter& mapped : mapping) {
     if (mapped.source_index >= counters.values.size()) continue;
     const uint64_t value = counters.values[mapped.source_index];
-    const bool per_prio = mapped.index >= 0 && mapped.index < kPrioCount;
+    const bool per_prio = mapped.index >= 0 && mapped.index < kNumPriorities;
     const bool directed = mapped.direction == Direction::kRx || mapped.direction == Direction::kTx;
     switch (mapped.counter) {
       case PortCounter::kPauseFrames:
@@ -182,17 +182,7 @@ void RdmaSignalIndex::Fill(const CounterSet& counters, DeviceSample& sample) {
 }
 
 std::string_view DiscardReasonName(DiscardReason reason) {
-  switch (reason) {
-    case DiscardReason::kCounterReset:
-      return "counter_reset";
-    case DiscardReason::kIdentityChange:
-      return "identity_change";
-    case DiscardReason::kClock:
-      return "clock";
-    case DiscardReason::kImplausible:
-      return "implausible";
-  }
-  return "unknown";
+  return NameOf(kDiscardReasonNames, reason);
 }
 
 Result<DeriveConfig> MakeDeriveConfig(std::vector<std::chrono::seconds> windows,
@@ -231,6 +221,133 @@ const DeviceSignals* DerivedSignals::Find(std::string_view netdev) const {
   return it != devices.end() && it->netdev == netdev ? &*it : nullptr;
 }
 
+namespace {
+
+// The counter steps of one interval between two samples of a device.
+struct Interval {
+  SampleTime from{};
+  SampleTime to{};
+  double seconds = 0;
+  std::bitset<slot::kCount> valid;  // present in both samples (RDMA only for the same port)
+  std::array<uint64_t, slot::kCount> delta{};
+
+  bool Positive(size_t i) const { return valid.test(i) && delta[i] > 0; }
+};
+
+// Fills `interval` from two samples of a device; returns why the interval cannot be used, if so.
+std::optional<DiscardReason> Difference(const DeviceSample& previous, const DeviceSample& sample,
+                                        Interval& interval) {
+  static const std::bitset<slot::kCount> kRdmaSlots = RdmaSlots();
+  interval.from = previous.time;
+  interval.to = sample.time;
+  interval.valid = previous.present & sample.present;
+  if (!sample.identity.SameRdma(previous.identity)) interval.valid &= ~kRdmaSlots;
+  interval.seconds = std::chrono::duration<double>(sample.time - previous.time).count();
+  if (sample.time <= previous.time) return DiscardReason::kClock;
+  if (!sample.identity.SamePort(previous.identity)) return DiscardReason::kIdentityChange;
+  for (size_t i = 0; i < slot::kCount; ++i) {
+    if (!interval.valid.test(i)) continue;
+    const CounterStep step =
+        StepCounter(previous.values[i], sample.values[i], SignalSlotWidthBits(i));
+    if (step.kind == CounterStep::Kind::kReset) return DiscardReason::kCounterReset;
+    if (!IsDurationSlot(i) &&
+        static_cast<double>(step.delta) / interval.seconds > kMaxPlausibleEventsPerSecond) {
+      return DiscardReason::kImplausible;
+    }
+    interval.delta[i] = step.delta;
+  }
+  return std::nullopt;
+}
+
+// NIC stall detector (tx_pause_storm_*_events): port-wide, so it is attributed to the priorities
+// that transmitted pause in this interval, or to every lossless one if none did. 0: no event.
+uint8_t StallPrios(const Interval& interval, uint8_t lossless) {
+  if (!interval.Positive(slot::kStormWarningEvents) &&
+      !interval.Positive(slot::kStormErrorEvents)) {
+    return 0;
+  }
+  uint8_t prios = 0;
+  for (int prio = 0; prio < kNumPriorities; ++prio) {
+    if (interval.Positive(slot::PauseFrames(Direction::kTx, prio)) ||
+        interval.Positive(slot::PauseDurationMicros(Direction::kTx, prio))) {
+      prios = static_cast<uint8_t>(prios | (1u << prio));
+    }
+  }
+  return prios == 0 ? lossless : prios;
+}
+
+// What one interval says about the pause of one (direction, prio) series.
+struct PauseObservation {
+  StormInterval storm;
+  bool paused_at_least_detection_time = false;
+};
+
+// Records the pause rate and ratio peaks of one series in `bucket` and judges the interval for
+// its storm detector.
+PauseObservation ObservePause(const Interval& interval, Direction direction, int prio,
+                              const StormConfig& config, Bucket& bucket) {
+  const size_t series = slot::DirectionOffset(direction) + static_cast<size_t>(prio);
+  const size_t frames = slot::PauseFrames(direction, prio);
+  const size_t duration = slot::PauseDurationMicros(direction, prio);
+  if (interval.valid.test(frames)) {
+    const auto rate =
+        static_cast<float>(static_cast<double>(interval.delta[frames]) / interval.seconds);
+    bucket.rate_peak[series] = std::max(bucket.rate_peak[series], rate);
+  }
+  PauseObservation out{{interval.from, interval.to, StormVerdict::kUnknown, false}};
+  if (!interval.valid.test(duration)) return out;
+  // Firmware updates the duration counter on its own schedule, so one interval can show a
+  // little more pause than wall time: clamp to [0, 1].
+  const double micros = interval.seconds * 1e6;
+  const double paused = static_cast<double>(interval.delta[duration]);
+  const double ratio = std::clamp(paused / micros, 0.0, 1.0);
+  bucket.ratio_peak[series] = std::max(bucket.ratio_peak[series], static_cast<float>(ratio));
+  // Paused in `direction` means the traffic flowing the other way is held: rx pauses stop
+  // our transmit, tx pauses stop what the peer sends us.
+  const size_t progress = slot::PrioPackets(Opposite(direction), prio);
+  const bool no_progress = !interval.Positive(progress);
+  out.storm.verdict =
+      ratio >= config.threshold && no_progress ? StormVerdict::kCondition : StormVerdict::kClear;
+  out.paused_at_least_detection_time =
+      paused >= std::chrono::duration<double, std::micro>(config.detection_time).count();
+  return out;
+}
+
+void LogTransition(StormDetector::Transition transition, const StormDetector& detector,
+                   const std::string& netdev, Direction direction, int prio, bool stall_event) {
+  switch (transition) {
+    case StormDetector::Transition::kStarted:
+      spdlog::warn("PFC storm on {} prio {} {}{}", netdev, prio, DirectionName(direction),
+                   stall_event ? " (NIC stall detector)" : "");
+      break;
+    case StormDetector::Transition::kRestored:
+      spdlog::info("PFC storm restored on {} prio {} {} after {:.3f}s", netdev, prio,
+                   DirectionName(direction),
+                   std::chrono::duration<double>(*detector.last_episode_duration()).count());
+      break;
+    case StormDetector::Transition::kNone:
+      break;
+  }
+}
+
+// The ECN and CNP counts of the interval, where the RDMA counters they need are valid.
+void AddEcnCounts(const Interval& interval, uint64_t lossless_pauses, Bucket& bucket) {
+  const auto& valid = interval.valid;
+  const auto& delta = interval.delta;
+  if (valid.test(slot::kNpEcnMarkedRocePackets) && valid.test(slot::kRpCnpHandled)) {
+    bucket.ecn_known = true;
+    bucket.lossless_pauses += lossless_pauses;
+    bucket.ecn_events += delta[slot::kNpEcnMarkedRocePackets] + delta[slot::kRpCnpHandled];
+  }
+  if (valid.test(slot::kNpCnpSent) && valid.test(slot::kNpEcnMarkedRocePackets)) {
+    bucket.cnp_known = true;
+    bucket.cnp_sent += delta[slot::kNpCnpSent];
+    bucket.ecn_marked += delta[slot::kNpEcnMarkedRocePackets];
+  }
+}
+
+}  // namespace
+
 struct SignalDeriver::DeviceState {
   explicit DeviceState(size_t bucket_capacity) : buckets(bucket_capacity) {}
 
@@ -242,6 +359,61 @@ struct SignalDeriver::DeviceState {
 
   void RequestSampleBy(SampleTime time) {
     if (!sample_due || time < *sample_due) sample_due = time;
+  }
+
+  void Discard(DiscardReason reason, const Interval& interval, const StormConfig& config) {
+    ++discarded[static_cast<size_t>(reason)];
+    // The detectors must not bridge a gap they cannot see: an unknown interval breaks both the
+    // detection and the restoration run.
+    if (interval.to > interval.from) {
+      for (auto& detector : storms) {
+        (void)detector.Observe({interval.from, interval.to, StormVerdict::kUnknown, false}, config);
+      }
+    }
+  }
+
+  // The bucket of the second the interval ended in.
+  Bucket& BucketAt(SampleTime time) {
+    const int64_t index = BucketIndex(time);
+    if (buckets.empty() || buckets.Newest().index != index) buckets.Push(Bucket{.index = index});
+    return buckets.Newest();
+  }
+
+  // Feeds one series' storm detector and asks for an early sample when a storm can be decided.
+  void FeedDetector(const std::string& netdev, Direction direction, int prio,
+                    const PauseObservation& pause, const StormConfig& config) {
+    StormDetector& detector = storms[slot::DirectionOffset(direction) + static_cast<size_t>(prio)];
+    const StormDetector::Transition transition = detector.Observe(pause.storm, config);
+    if (auto due = detector.detection_due(config)) {
+      RequestSampleBy(*due);
+    } else if (!detector.stormed() && pause.paused_at_least_detection_time) {
+      // The pause may be the tail of a storm that began inside this interval, after packets
+      // that moved earlier in it: the next interval can prove the storm after one detection
+      // time, while the next periodic sample could be up to a period later.
+      RequestSampleBy(pause.storm.end + config.detection_time);
+    }
+    LogTransition(transition, detector, netdev, direction, prio, pause.storm.ground_truth_event);
+  }
+
+  // Peaks, storm detection and ECN counts of a usable interval.
+  void Accumulate(const std::string& netdev, const Interval& interval, uint8_t lossless,
+                  const StormConfig& config) {
+    Bucket& bucket = BucketAt(interval.to);
+    const uint8_t stall_prios = StallPrios(interval, lossless);
+    uint64_t lossless_pauses = 0;
+    for (Direction direction : kDirections) {
+      for (int prio = 0; prio < kNumPriorities; ++prio) {
+        const size_t frames = slot::PauseFrames(direction, prio);
+        if (interval.valid.test(frames) && (lossless & (1u << prio))) {
+          lossless_pauses += interval.delta[frames];
+        }
+        PauseObservation pause = ObservePause(interval, direction, prio, config, bucket);
+        pause.storm.ground_truth_event =
+            direction == Direction::kTx && (stall_prios & (1u << prio));
+        FeedDetector(netdev, direction, prio, pause, config);
+      }
+    }
+    AddEcnCounts(interval, lossless_pauses, bucket);
   }
 };
 
@@ -276,144 +448,14 @@ void SignalDeriver::Observe(const std::string& netdev, const DeviceSample& sampl
   }
   DeviceState& state = *it->second;
   state.sample_due.reset();
-  if (!state.last) {
-    state.last = sample;
-    return;
-  }
-  const DeviceSample& previous = *state.last;
-  const StormConfig& storm_config = config_.storm;
-
-  std::optional<DiscardReason> discard;
-  std::array<uint64_t, slot::kCount> delta{};
-  std::bitset<slot::kCount> valid = previous.present & sample.present;
-  static const std::bitset<slot::kCount> kRdmaSlots = RdmaSlots();
-  if (!sample.identity.SameRdma(previous.identity)) valid &= ~kRdmaSlots;
-  const double seconds = std::chrono::duration<double>(sample.time - previous.time).count();
-  if (sample.time <= previous.time) {
-    discard = DiscardReason::kClock;
-  } else if (!sample.identity.SamePort(previous.identity)) {
-    discard = DiscardReason::kIdentityChange;
-  } else {
-    for (size_t i = 0; i < slot::kCount && !discard; ++i) {
-      if (!valid.test(i)) continue;
-      const CounterStep step =
-          StepCounter(previous.values[i], sample.values[i], SignalSlotWidthBits(i));
-      if (step.kind == CounterStep::Kind::kReset) {
-        discard = DiscardReason::kCounterReset;
-      } else if (!IsDurationSlot(i) &&
-                 static_cast<double>(step.delta) / seconds > kMaxPlausibleEventsPerSecond) {
-        discard = DiscardReason::kImplausible;
-      }
-      delta[i] = step.delta;
+  if (state.last) {
+    Interval interval;
+    if (auto discard = Difference(*state.last, sample, interval)) {
+      state.Discard(*discard, interval, config_.storm);
+      spdlog::debug("derive {}: interval discarded ({})", netdev, DiscardReasonName(*discard));
+    } else {
+      state.Accumulate(netdev, interval, sample.LosslessPrios(), config_.storm);
     }
-  }
-
-  if (discard) {
-    ++state.discarded[static_cast<size_t>(*discard)];
-    // The detectors must not bridge a gap they cannot see: an unknown interval breaks both the
-    // detection and the restoration run.
-    if (sample.time > previous.time) {
-      for (auto& detector : state.storms) {
-        (void)detector.Observe({previous.time, sample.time, StormVerdict::kUnknown, false},
-                               storm_config);
-      }
-    }
-    spdlog::debug("derive {}: interval discarded ({})", netdev, DiscardReasonName(*discard));
-    state.last = sample;
-    return;
-  }
-
-  const int64_t bucket_index = BucketIndex(sample.time);
-  if (state.buckets.empty() || state.buckets.Newest().index != bucket_index) {
-    state.buckets.Push(Bucket{.index = bucket_index});
-  }
-  Bucket& bucket = state.buckets.Newest();
-  const uint8_t lossless = sample.LosslessPrios();
-  const double micros = seconds * 1e6;
-
-  // NIC stall detector (tx_pause_storm_*_events): port-wide, so it is attributed to the
-  // priorities that transmitted pause in this interval, or to every lossless one if none did.
-  const bool stall_event =
-      (valid.test(slot::kStormWarningEvents) && delta[slot::kStormWarningEvents] > 0) ||
-      (valid.test(slot::kStormErrorEvents) && delta[slot::kStormErrorEvents] > 0);
-  uint8_t stall_prios = 0;
-  if (stall_event) {
-    for (int prio = 0; prio < kPrioCount; ++prio) {
-      const size_t frames = slot::PauseFrames(Direction::kTx, prio);
-      const size_t duration = slot::PauseDurationMicros(Direction::kTx, prio);
-      if ((valid.test(frames) && delta[frames] > 0) ||
-          (valid.test(duration) && delta[duration] > 0)) {
-        stall_prios = static_cast<uint8_t>(stall_prios | (1u << prio));
-      }
-    }
-    if (stall_prios == 0) stall_prios = lossless;
-  }
-
-  uint64_t lossless_pauses = 0;
-  for (Direction direction : kDirections) {
-    for (int prio = 0; prio < kPrioCount; ++prio) {
-      const size_t series = signal_slot::DirectionOffset(direction) + static_cast<size_t>(prio);
-      const size_t frames = slot::PauseFrames(direction, prio);
-      const size_t duration = slot::PauseDurationMicros(direction, prio);
-      if (valid.test(frames)) {
-        const auto rate = static_cast<float>(static_cast<double>(delta[frames]) / seconds);
-        bucket.rate_peak[series] = std::max(bucket.rate_peak[series], rate);
-        if (lossless & (1u << prio)) lossless_pauses += delta[frames];
-      }
-
-      StormInterval interval{previous.time, sample.time, StormVerdict::kUnknown, false};
-      bool paused_at_least_detection_time = false;
-      if (valid.test(duration)) {
-        // Firmware updates the duration counter on its own schedule, so one interval can show a
-        // little more pause than wall time: clamp to [0, 1].
-        const double ratio = std::clamp(static_cast<double>(delta[duration]) / micros, 0.0, 1.0);
-        bucket.ratio_peak[series] = std::max(bucket.ratio_peak[series], static_cast<float>(ratio));
-        // Paused in `direction` means the traffic flowing the other way is held: rx pauses stop
-        // our transmit, tx pauses stop what the peer sends us.
-        const size_t progress = slot::PrioPackets(Opposite(direction), prio);
-        const bool no_progress = !valid.test(progress) || delta[progress] == 0;
-        interval.verdict = ratio >= storm_config.threshold && no_progress ? StormVerdict::kCondition
-                                                                          : StormVerdict::kClear;
-        paused_at_least_detection_time =
-            static_cast<double>(delta[duration]) >=
-            std::chrono::duration<double, std::micro>(storm_config.detection_time).count();
-      }
-      interval.ground_truth_event = direction == Direction::kTx && (stall_prios & (1u << prio));
-      StormDetector& detector = state.storms[series];
-      const StormDetector::Transition transition = detector.Observe(interval, storm_config);
-      if (auto due = detector.detection_due(storm_config)) {
-        state.RequestSampleBy(*due);
-      } else if (!detector.stormed() && paused_at_least_detection_time) {
-        // The pause may be the tail of a storm that began inside this interval, after packets
-        // that moved earlier in it: the next interval can prove the storm after one detection
-        // time, while the next periodic sample could be up to a period later.
-        state.RequestSampleBy(sample.time + storm_config.detection_time);
-      }
-      switch (transition) {
-        case StormDetector::Transition::kStarted:
-          spdlog::warn("PFC storm on {} prio {} {}{}", netdev, prio, DirectionName(direction),
-                       interval.ground_truth_event ? " (NIC stall detector)" : "");
-          break;
-        case StormDetector::Transition::kRestored:
-          spdlog::info("PFC storm restored on {} prio {} {} after {:.3f}s", netdev, prio,
-                       DirectionName(direction),
-                       std::chrono::duration<double>(*detector.last_episode_duration()).count());
-          break;
-        case StormDetector::Transition::kNone:
-          break;
-      }
-    }
-  }
-
-  if (valid.test(slot::kNpEcnMarkedRocePackets) && valid.test(slot::kRpCnpHandled)) {
-    bucket.ecn_known = true;
-    bucket.lossless_pauses += lossless_pauses;
-    bucket.ecn_events += delta[slot::kNpEcnMarkedRocePackets] + delta[slot::kRpCnpHandled];
-  }
-  if (valid.test(slot::kNpCnpSent) && valid.test(slot::kNpEcnMarkedRocePackets)) {
-    bucket.cnp_known = true;
-    bucket.cnp_sent += delta[slot::kNpCnpSent];
-    bucket.ecn_marked += delta[slot::kNpEcnMarkedRocePackets];
   }
   state.last = sample;
 }
@@ -473,7 +515,7 @@ DeviceSignals SignalDeriver::BuildSignals(const std::string& netdev,
   while (next_window < window_count) windows[next_window++] = running;
 
   const uint8_t lossless = latest.LosslessPrios();
-  for (int prio = 0; prio < kPrioCount; ++prio) {
+  for (int prio = 0; prio < kNumPriorities; ++prio) {
     for (Direction direction : kDirections) {
       const size_t series = signal_slot::DirectionOffset(direction) + static_cast<size_t>(prio);
       const bool counters = latest.present.test(slot::PauseFrames(direction, prio)) ||

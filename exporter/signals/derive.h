@@ -19,19 +19,19 @@
 #include <string_view>
 #include <vector>
 
+#include "collectors/dcb.h"
 #include "collectors/device.h"
+#include "collectors/enum_names.h"
 #include "collectors/ethtool_map.h"
 #include "collectors/result.h"
 #include "exporter/signals/storm.h"
 
 namespace roceqos {
 
-inline constexpr int kPrioCount = 8;
-
 /// Flat positions of the counters the derivation needs in a DeviceSample. `direction` is
 /// Direction::kRx or Direction::kTx.
 namespace signal_slot {
-inline constexpr size_t kPerDirection = kPrioCount;
+inline constexpr size_t kPerDirection = kNumPriorities;
 constexpr size_t DirectionOffset(Direction direction) {
   return direction == Direction::kTx ? kPerDirection : 0;
 }
@@ -132,8 +132,14 @@ class RdmaSignalIndex {
 
 /// Why an interval was not used.
 enum class DiscardReason : uint8_t { kCounterReset, kIdentityChange, kClock, kImplausible };
-inline constexpr size_t kDiscardReasonCount = 4;
-std::string_view DiscardReasonName(DiscardReason reason);  // counter_reset, identity_change, ...
+inline constexpr EnumName<DiscardReason> kDiscardReasonNames[] = {
+    {DiscardReason::kCounterReset, "counter_reset"},
+    {DiscardReason::kIdentityChange, "identity_change"},
+    {DiscardReason::kClock, "clock"},
+    {DiscardReason::kImplausible, "implausible"},
+};
+inline constexpr size_t kDiscardReasonCount = std::size(kDiscardReasonNames);
+std::string_view DiscardReasonName(DiscardReason reason);
 
 inline constexpr size_t kMaxWindows = 4;
 inline constexpr std::chrono::seconds kWindowBucket{1};

@@ -239,9 +239,9 @@ TEST(RenderSnapshot, CollectErrorsExistAtZeroForEveryReasonOfEverySourceThatRan)
   const prometheus::MetricFamily* errors = Find(f, "roce_exporter_collect_errors_total");
   ASSERT_NE(errors, nullptr);
   // 3 sources x 8 reasons, plus the sampler's own error.
-  EXPECT_EQ(errors->metric.size(), 3 * std::size(kErrorReasons) + 1);
+  EXPECT_EQ(errors->metric.size(), 3 * std::size(kErrorReasonNames) + 1);
   for (const char* source : {"discovery", "ethtool", "rdma"}) {
-    for (std::string_view reason : kErrorReasons) {
+    for (const auto& [_, reason] : kErrorReasonNames) {
       const double want = source == std::string_view("ethtool") && reason == "device_gone" ? 2 : 0;
       EXPECT_EQ(Value(f, "roce_exporter_collect_errors_total",
                       {{"source", source}, {"reason", std::string(reason)}}),
@@ -258,15 +258,16 @@ TEST(RenderSnapshot, CollectErrorsExistAtZeroForEveryReasonOfEverySourceThatRan)
 }
 
 TEST(ErrorReason, EveryReasonIsInTheZeroInitialisedSet) {
-  const std::set<std::string_view> known(std::begin(kErrorReasons), std::end(kErrorReasons));
-  EXPECT_EQ(known.size(), std::size(kErrorReasons)) << "duplicate reason";
+  std::set<std::string_view> known;
+  for (const auto& entry : kErrorReasonNames) known.insert(entry.name);
+  EXPECT_EQ(known.size(), std::size(kErrorReasonNames)) << "duplicate reason";
   std::set<std::string_view> seen;
   for (int errnum = kErrnoException; errnum < 256; ++errnum) {
-    const std::string_view reason = ErrorReason(MakeError(errnum, "test"));
+    const std::string_view reason = ReasonName(ReasonOf(MakeError(errnum, "test")));
     EXPECT_TRUE(known.count(reason)) << "errno " << errnum << " -> " << reason;
     seen.insert(reason);
   }
-  EXPECT_EQ(seen, known) << "a zero-initialised reason that ErrorReason never returns";
+  EXPECT_EQ(seen, known) << "a zero-initialised reason that ReasonOf never returns";
 }
 
 TEST(RenderSnapshot, BeforeTheFirstSampleOnlyBuildInfo) {

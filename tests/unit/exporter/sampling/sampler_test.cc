@@ -409,7 +409,7 @@ TEST_F(SamplerTest, StagesFillExtensionPointsAndChargeTheBudget) {
     void Run(StageContext& ctx, Snapshot& draft) override {
       clock_.now += milliseconds(3);
       ctx.kernel_time = milliseconds(200);
-      ctx.errors.push_back("permission");
+      ctx.errors.push_back(ErrorReason::kPermission);
       seen_devices = draft.devices.size();
       had_previous = ctx.previous != nullptr;
     }

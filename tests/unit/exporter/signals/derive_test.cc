@@ -32,7 +32,8 @@ class FakePort {
     for (Direction d : {kRx, kTx}) {
       sample_.Set(slot::PauseFrames(d, 3), 1000);
       sample_.Set(slot::PauseDurationMicros(d, 3), 5000);
-      for (int prio = 0; prio < kPrioCount; ++prio) sample_.Set(slot::PrioPackets(d, prio), 100);
+      for (int prio = 0; prio < kNumPriorities; ++prio)
+        sample_.Set(slot::PrioPackets(d, prio), 100);
     }
     sample_.Set(slot::kStormWarningEvents, 0);
     sample_.Set(slot::kStormErrorEvents, 0);
@@ -50,7 +51,7 @@ class FakePort {
   // Keeps traffic moving on every priority except where a test says otherwise.
   void Traffic(uint64_t packets = 10) {
     for (Direction d : {kRx, kTx}) {
-      for (int prio = 0; prio < kPrioCount; ++prio) Add(slot::PrioPackets(d, prio), packets);
+      for (int prio = 0; prio < kNumPriorities; ++prio) Add(slot::PrioPackets(d, prio), packets);
     }
   }
   // Pauses `direction` on `prio` for `ratio` of the next `step` and holds the opposite traffic.
@@ -643,7 +644,7 @@ TEST(FillFromEthtoolTest, RealConnectXCaptureThroughTheNameMapping) {
   EXPECT_TRUE(sample.present.test(slot::kStormErrorEvents));
   EXPECT_EQ(sample.values[slot::PrioPackets(kRx, 0)], 15005729u);
   EXPECT_EQ(sample.values[slot::PrioPackets(kTx, 0)], 7222593u);
-  for (int prio = 0; prio < kPrioCount; ++prio) {
+  for (int prio = 0; prio < kNumPriorities; ++prio) {
     for (Direction d : {kRx, kTx}) {
       EXPECT_FALSE(sample.present.test(slot::PauseFrames(d, prio))) << prio;
       EXPECT_FALSE(sample.present.test(slot::PauseDurationMicros(d, prio))) << prio;

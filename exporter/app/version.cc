@@ -1,1 +1,0 @@
-#include "exporter/core/build_info.h"
