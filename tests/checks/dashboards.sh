@@ -3,7 +3,7 @@
 #
 #   tests/checks/dashboards.sh                      lint + PromQL syntax + harness self-test (CI)
 #   tests/checks/dashboards.sh --prometheus URL [--end TIME] [--lookback 15m] [--step 15s] \
-#       [--scrape-interval 15s] [--expect-activity REGEX]
+#       [--scrape-interval 15s] [--expect-activity REGEX] [--set VAR=VALUE]... [--variables-only]
 #                                                   also run every query against a real Prometheus
 #
 # Lint (jq): unique panel ids; unique refIds per panel; a `datasource` variable of type
@@ -23,13 +23,17 @@
 # steps) ending at --end (default: now). Each must succeed without warnings and return at least
 # one series; there is no exception. Variable queries must return label values. A query whose
 # "DASHBOARD / PANEL-ID TITLE REF" (as printed) matches --expect-activity must also have a value
-# above 0 somewhere in the range (the scenario drove it).
+# above 0 somewhere in the range (the scenario drove it). --set VAR=VALUE gives a template variable
+# a regex value instead of "All" (e.g. --set node=NODE: one node, as a user picks it);
+# --variables-only runs only the template variable queries.
 set -euo pipefail
 source "$(dirname "$0")/lib/common.bash"
 
 prometheus="" end="" lookback=15m step=15s scrape_interval=15s expect_activity='^$'
+variables_only=false
+declare -A override=()
 usage() {
-  echo "usage: $0 [--prometheus URL [--end TIME] [--lookback D] [--step D] [--scrape-interval D] [--expect-activity REGEX]]" >&2
+  echo "usage: $0 [--prometheus URL [--end TIME] [--lookback D] [--step D] [--scrape-interval D] [--expect-activity REGEX] [--set VAR=VALUE]... [--variables-only]]" >&2
   exit 2
 }
 while (($#)); do
@@ -40,6 +44,8 @@ while (($#)); do
     --step) step=$2; shift 2 ;;
     --scrape-interval) scrape_interval=$2; shift 2 ;;
     --expect-activity) expect_activity=$2; shift 2 ;;
+    --set) [[ $2 == [a-z]*=* ]] || usage; override[${2%%=*}]=${2#*=}; shift 2 ;;
+    --variables-only) variables_only=true; shift ;;
     *) usage ;;
   esac
 done
@@ -85,6 +91,18 @@ declare -A required_vars=(
   [roce-qos-node-detail.json]="datasource cluster job node netdev prio window"
 )
 
+# The $window variable offers exactly the exporter's default --derive.windows (a window the
+# exporter does not export shows "No data"): from `roce_qos_exporter --help`, else docs/metrics.md.
+default_windows=""
+if exe=$(exporter_binary 2>/dev/null); then
+  default_windows=$("$exe" --help 2>&1 | sed -nE 's/.*--derive\.windows TEXT=([0-9smh,]+).*/\1/p')
+fi
+[[ -n "$default_windows" ]] ||
+  default_windows=$(grep -oE '`--derive\.windows`, default `[0-9smh]+` and `[0-9smh]+`' "$root/docs/metrics.md" |
+    grep -oE '`[0-9]+[smh]`' | tr -d '`' | paste -sd,)
+[[ -n "$default_windows" ]] || fail "cannot find the default --derive.windows"
+default_windows_json=$(jq -cn --arg w "$default_windows" '$w | split(",") | sort')
+
 # All panels, flattened (rows may nest panels).
 panels='[.panels[] | ., (.panels // [])[]]'
 
@@ -125,6 +143,12 @@ for f in "${dashboards[@]}"; do
     jq_check "$f" "template variable \$$v" \
       "if ([.templating.list[] | select(.name == \"$v\")] | length) == 1 then empty else \"missing \$$v\" end"
   done
+  jq_check "$f" "\$window offers exactly the default --derive.windows ($default_windows)" \
+    ".templating.list[] | select(.name == \"window\") | select(((.query | split(\",\") | sort) != $default_windows_json) or (([.options[].value] | sort) != $default_windows_json) or ([.current.value] - ($default_windows_json) != [])) | \"offers \\(.query), options \\([.options[].value]), current \\(.current.value)\""
+  # The node and netdev variables must list every selected netdev, also those without an RDMA
+  # port (roce_device_info exists only for RDMA-bound ones): roce_netdev_info is per netdev.
+  jq_check "$f" "\$node and \$netdev come from roce_netdev_info" \
+    ".templating.list[] | select(.name == \"node\" or .name == \"netdev\") | select((.query.query // .query) | test(\"^label_values\\\\(roce_netdev_info[{,]\") | not) | \"\\(.name): \\(.query.query // .query)\""
   # Every datasource reference anywhere must be the variable.
   jq_check "$f" "every datasource is \${datasource}" \
     "[paths(type == \"object\" and has(\"datasource\"))] as \$p | \$p[] as \$path | getpath(\$path).datasource | select(type != \"object\" or .uid != \"\${datasource}\") | tostring"
@@ -164,7 +188,7 @@ substitute() {
   declare -A sample=([cluster]=prod [job]=roce-qos-exporter [node]=gpu-node-01 [netdev]=ens1f0np0 [prio]=3 [window]=1m)
   for v in cluster job node netdev prio window; do
     local value=${sample[$v]}
-    [[ "$mode" == e2e ]] && value='.*'
+    [[ "$mode" == e2e ]] && value=${override[$v]:-.*}
     # Whole names only: $netdevs must stay unknown rather than become "ens1f0np0s".
     e=$(sed -E -e "s/\\\$\\{$v\\}/$value/g" -e "s/\\\$$v([^A-Za-z0-9_]|\$)/$value\\1/g" <<<"$e")
   done
@@ -227,6 +251,7 @@ if [[ -n "$prometheus" ]]; then
     # before the check are counted by [$__interval] windows) and the windows tile the range.
     range_s=$(((lookback_s + interval_s - 1) / interval_s * interval_s))
     start_ts=$((end_ts - range_s))
+    [[ "$kind" != variable ]] && $variables_only && continue
     e=$(substitute e2e "$expr")
     label=""
     if [[ "$kind" == variable ]]; then
@@ -315,6 +340,16 @@ if [[ -z "$prometheus" && -z "${ROCEQOS_DASHBOARDS_NO_SELFTEST:-}" ]]; then
     else
       fail "self-test against synthetic series:"$'\n'"$(grep -E '^(FAIL|  )' "$work/selftest.log")"
     fi
+    # Picking one node: every variable still has values, on a node with RDMA ports and on one whose
+    # only netdev has none (cpu-node-01 in the synthetic series).
+    for node in gpu-node-01 cpu-node-01; do
+      if ROCEQOS_DASHBOARDS_NO_SELFTEST=1 bash "$0" --prometheus "http://127.0.0.1:$port" \
+        --end "$self_end" --lookback 30m --variables-only --set "node=$node" >"$work/selftest-$node.log" 2>&1; then
+        pass "self-test: node=$node: every variable has values ($(grep -o 'variable \$netdev: .*' "$work/selftest-$node.log" | head -1))"
+      else
+        fail "self-test: node=$node: a variable without values:"$'\n'"$(grep -E '^FAIL' "$work/selftest-$node.log")"
+      fi
+    done
     if ROCEQOS_DASHBOARDS_NO_SELFTEST=1 bash "$0" --prometheus "http://127.0.0.1:$port" \
       --end "$((self_end - 3 * 3600))" --lookback 30m >"$work/selftest-empty.log" 2>&1; then
       fail "self-test: the harness passed on a window without data"

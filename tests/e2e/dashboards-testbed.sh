@@ -3,14 +3,16 @@
 # testbed VM during traffic, a PFC storm, QoS drift and its remediation. A host script of the
 # testbed runner; tests/e2e/run runs it after alerting.sh in the same VM boot:
 #
-#   tests/testbed/run --script tests/e2e/guest/preflight.sh --host-script tests/e2e/dashboards-testbed.sh
-#   (the --script keeps the runner from running every testbed scenario first)
+#   tests/testbed/run --forward 9881 --script tests/e2e/guest/preflight.sh --host-script tests/e2e/dashboards-testbed.sh
+#   (the --script keeps the runner from running every testbed scenario first; --forward 9881
+#   reaches the second exporter, below)
 #
 # Scenario (simulated ConnectX port, guest side through $TESTBED_GUEST_EXEC):
 #   0. whatever ran before is undone: a leftover exporter is stopped, storms stopped and every
 #      simnic rate zeroed, the port configured to the embedded default policy;
 #   1. the exporter starts with --remediation=enforce; RoCE traffic with ECN marks and CNPs on
-#      priority 3; Prometheus (1 s scrapes) sees it up and in sync;
+#      priority 3; Prometheus (1 s scrapes) sees it up and in sync. A second exporter (guest port
+#      9881) watches only veth1, a netdev without an RDMA port: a second "node" without RDMA;
 #   2. drift: `dcb pfc set ... all:off 4:on`; enforce puts PFC back on priority 3 at once
 #      (roce_qos_remediations_total{field="pfc",result="success"}, dcb agrees);
 #   3. a PFC storm on priority 3 rx until Prometheus sees roce_pfc_storm == 1;
@@ -21,11 +23,17 @@
 #      --prometheus runs every panel, annotation and variable query over the scenario's time
 #      range the way Grafana would (1 s scrape interval): each must succeed and return data, and
 #      the panels this scenario drives must show it (a value > 0);
+#      then, picking each node in turn (--set node=...), every template variable must have values
+#      on the node with RDMA and on the one without;
 #   6. the storm stops: enforce restores DSCP 26 -> 3 and the device is in sync again.
 # Results (appended to $E2E_RESULTS when set): queries with data, total, duration.
 set -euo pipefail
 : "${TESTBED_EXPORTER_ADDR:?run through: tests/testbed/run --host-script $0}"
 : "${TESTBED_GUEST_EXEC:?run through tests/testbed/run --host-script}"
+: "${TESTBED_PORT_9881:?run through tests/testbed/run --forward 9881 (the exporter without RDMA)}"
+nordma_addr=127.0.0.1:$TESTBED_PORT_9881
+# The exporter without RDMA: guest lib variables for a second instance (own pid file, port, log).
+nordma="EXPORTER_PIDFILE=/run/dashboards-nordma.pid EXPORTER_PORT=9881 EXPORTER_URL=http://127.0.0.1:9881 EXPORTER_LOG=/run/dashboards-nordma.log"
 root=$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)
 work=${TESTBED_RUN_DIR:-$(mktemp -d)}/dashboards-e2e
 mkdir -p "$work"
@@ -53,6 +61,9 @@ sim=$(guest 'require exporter simnic; simnic_netdevs | head -n1')
 guest "p=\$(cat \$EXPORTER_PIDFILE 2>/dev/null)
 if [ -n \"\$p\" ] && kill -0 \"\$p\" 2>/dev/null; then stop_exporter; fi
 rm -f \$EXPORTER_PIDFILE
+$nordma; p=\$(cat \$EXPORTER_PIDFILE 2>/dev/null)
+if [ -n \"\$p\" ] && kill -0 \"\$p\" 2>/dev/null; then stop_exporter; fi
+rm -f \$EXPORTER_PIDFILE
 simnic_ctl $sim 'storm stop all; rate * 0'
 dcb pfc set dev $sim prio-pfc all:off 3:on
 dcb app add dev $sim dscp-prio 24:3 26:3 48:6
@@ -69,6 +80,9 @@ simnic_ctl $sim 'rate rx_prio3_marked 2000; rate np_ecn_marked_roce_packets 2000
 guest "EXPORTER_LOG=/run/dashboards-exporter.log
 start_exporter --sampler.period=250ms --storm.detection-time=200ms --storm.restoration-time=400ms --qos.poll-interval=500ms --remediation=enforce --remediation.backoff=1s --collector.device-include=$sim" \
   >"$work/start.log" 2>&1 || { cat "$work/start.log" >&2; echo "exporter did not start" >&2; exit 1; }
+guest "$nordma; rdma link show | grep -q ' netdev veth1 ' && fail 'veth1 has an RDMA port'
+start_exporter --web.listen-address=:9881 --sampler.period=250ms --collector.device-include=veth1" \
+  >"$work/start-nordma.log" 2>&1 || { cat "$work/start-nordma.log" >&2; echo "exporter (veth1) did not start" >&2; exit 1; }
 
 port=$(free_port)
 prom=http://127.0.0.1:$port
@@ -79,7 +93,7 @@ global:
 scrape_configs:
   - job_name: roce-qos-exporter
     static_configs:
-      - targets: ["$TESTBED_EXPORTER_ADDR"]
+      - targets: ["$TESTBED_EXPORTER_ADDR", "$nordma_addr"]
         labels:
           cluster: testbed  # as a site's relabelling adds it; the dashboards' cluster variable reads it
 YML
@@ -89,7 +103,11 @@ prom_pid=$!
 trap 'kill $prom_pid 2>/dev/null || true; wait $prom_pid 2>/dev/null || true' EXIT
 start=$(date +%s)
 
-wait_until 60 'up{job="roce-qos-exporter"} == 1'
+wait_until 60 "up{job=\"roce-qos-exporter\", instance=\"$TESTBED_EXPORTER_ADDR\"} == 1"
+wait_until 60 "roce_netdev_info{instance=\"$nordma_addr\", netdev=\"veth1\"} == 1"
+n=$(curl -sG "$prom/api/v1/query" --data-urlencode "query=roce_device_info{instance=\"$nordma_addr\"}" | jq '.data.result | length')
+[[ "$n" == 0 ]] || { echo "FAIL: the veth1 exporter has roce_device_info series" >&2; exit 1; }
+echo "ok: second exporter: veth1, no RDMA port (no roce_device_info)"
 wait_until 30 "roce_qos_in_sync{netdev=\"$sim\"} == 1"
 wait_until 30 "roce_qos_remediation_state{netdev=\"$sim\", state=\"in_sync\"} == 1"
 echo "ok: exporter (enforce) scraped and in sync"
@@ -134,6 +152,12 @@ rc=0
 ROCEQOS_DASHBOARDS_NO_SELFTEST=1 bash "$root/tests/checks/dashboards.sh" --prometheus "$prom" \
   --lookback "${lookback}s" --step "${scrape_s}s" --scrape-interval "${scrape_s}s" \
   --expect-activity "$active" | tee "$work/dashboards.log" || rc=$?
+# One node picked, as a user does: every variable needs values on both nodes.
+for inst in "$TESTBED_EXPORTER_ADDR" "$nordma_addr"; do
+  ROCEQOS_DASHBOARDS_NO_SELFTEST=1 bash "$root/tests/checks/dashboards.sh" --prometheus "$prom" \
+    --lookback "${lookback}s" --step "${scrape_s}s" --scrape-interval "${scrape_s}s" \
+    --variables-only --set "node=$inst" | tee "$work/dashboards-node-$inst.log" || rc=$?
+done
 
 # ---- 6. storm over: enforce restores the policy -------------------------------------------------
 guest "simnic_ctl $sim 'storm stop all'"
@@ -146,6 +170,7 @@ else
   rc=1
 fi
 guest 'exporter_alive; stop_exporter' >/dev/null || { echo "FAIL: the exporter did not survive or stop cleanly" >&2; rc=1; }
+guest "$nordma; exporter_alive; stop_exporter" >/dev/null || { echo "FAIL: the veth1 exporter did not survive or stop cleanly" >&2; rc=1; }
 summary=$(sed -n 's/^e2e: \([0-9]*\) of \([0-9]*\) queries.*/\1 \2/p' "$work/dashboards.log")
 {
   echo "dashboards_queries_with_data ${summary% *}"

@@ -4,7 +4,7 @@
 harness (tests/checks/dashboards.sh --prometheus) against a real Prometheus before the testbed
 can provide real exporter data; label sets follow the catalogue in docs/metrics.md.
 
-Scenario: two nodes, two netdevs each (mlx5_0/mlx5_1 port 1), traffic throughout; a PFC storm on
+Scenario: two nodes, two netdevs each (and cpu-node-01: one netdev without an RDMA port) (mlx5_0/mlx5_1 port 1), traffic throughout; a PFC storm on
 gpu-node-01 ens1f0np0 prio 3 rx from minute 10 to 16; gpu-node-02 ens1f1np1 drifts (pfc) from
 minute 20, with remediation attempts. Usage: synthetic_metrics.py END_UNIX_SECONDS > out.om
 """
@@ -44,6 +44,7 @@ for node in NODES:
     add("roce_exporter_collect_errors", "counter", "roce_exporter_collect_errors_total", {**inst, "source": "rdma", "reason": "busy"}, lambda t: t // 600)
     for netdev, dev, pci in PORTS:
         nd = {**inst, "netdev": netdev}
+        add("roce_netdev", "info", "roce_netdev_info", {**nd, "driver": "mlx5_core", "pci": pci, "role": "pf", "state": "up", "master": ""}, lambda t: 1)
         rd = {**inst, "device": dev, "port": "1"}
         add("roce_device", "info", "roce_device_info", {**rd, "netdev": netdev, "pci": pci, "role": "pf", "state": "up"}, lambda t: 1)
         add("roce_qos_in_sync", "gauge", "roce_qos_in_sync", nd, lambda t, n=node, d=netdev: 0 if drifted(n, d, t) else 1)
@@ -77,6 +78,12 @@ for node in NODES:
                 add("roce_tc_discards", "counter", "roce_tc_discards_total", {**nd, "tc": str(tc), "reason": reason}, lambda t: 0)
         for fam, rate in (("roce_cnp_sent", 40), ("roce_cnp_handled", 35), ("roce_cnp_ignored", 1), ("roce_ecn_marked_packets", 45)):
             add(fam, "counter", fam + "_total", rd, lambda t, r=rate: r * t)
+
+# A node whose only selected netdev has no RDMA port (no roce_device_info, no RDMA counters).
+inst = {"instance": "cpu-node-01"}
+add("up", "gauge", "up", inst, lambda t: 1)
+add("roce_exporter_build", "info", "roce_exporter_build_info", {**inst, "version": "0.1.0", "revision": "abc123"}, lambda t: 1)
+add("roce_netdev", "info", "roce_netdev_info", {**inst, "netdev": "eth0", "driver": "veth", "pci": "", "role": "other", "state": "up", "master": ""}, lambda t: 1)
 
 out = sys.stdout
 for family, fam in families.items():
