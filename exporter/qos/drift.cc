@@ -106,6 +106,188 @@ FieldVerdict CheckDcqcn(QosField field, uint8_t expected, const std::array<Obser
   return v;
 }
 
+// One function per policy field: the verdict from the observation's source, then the comparison.
+constexpr std::string_view kNoDcb = "no DCB on this device (EOPNOTSUPP)";
+
+void MarkAbsent(std::string actual, FieldVerdict* v) {
+  v->status = FieldStatus::kAbsent;
+  v->actual = std::move(actual);
+}
+
+FieldVerdict CheckTrust(TrustMode expected, const Observed<QosState>& dcb) {
+  FieldVerdict v = Verdict(QosField::kTrust, std::string(TrustModeName(expected)));
+  if (!FromSource(dcb, kNoDcb, &v)) return v;
+  TrustMode actual = dcb.value.Trust();
+  Compare(actual == expected, std::string(TrustModeName(actual)),
+          expected == TrustMode::kDscp
+              ? "the NIC classifies by VLAN PCP instead of DSCP: untagged RoCEv2 traffic "
+                "lands on priority 0, without PFC and ECN; expect drops and retransmissions"
+              : "the NIC classifies by DSCP while the fabric expects PCP: traffic may land on "
+                "unexpected priorities",
+          &v);
+  return v;
+}
+
+FieldVerdict CheckPfc(uint8_t expected, const Observed<QosState>& dcb) {
+  FieldVerdict v = Verdict(QosField::kPfc, PriorityListText(expected));
+  if (!FromSource(dcb, kNoDcb, &v)) return v;
+  if (!dcb.value.pfc) {
+    MarkAbsent("absent (the driver returned no ieee_pfc)", &v);
+    return v;
+  }
+  uint8_t actual = dcb.value.pfc->enabled_mask;
+  Compare(actual == expected, PriorityListText(actual), PfcImpact(expected, actual), &v);
+  return v;
+}
+
+std::string DscpMapText(const std::map<uint8_t, uint8_t>& dscp_prio) {
+  std::string text = "{";
+  for (const auto& [dscp, prio] : dscp_prio)
+    text += fmt::format("{}{}: {}", text.size() > 1 ? ", " : "", dscp, prio);
+  return text + "}";
+}
+
+FieldVerdict CheckDscpPrio(const std::map<uint8_t, uint8_t>& expected,
+                           const Observed<QosState>& dcb) {
+  FieldVerdict v = Verdict(QosField::kDscpPrio, DscpMapText(expected));
+  if (!FromSource(dcb, kNoDcb, &v)) return v;
+  std::string actual = "{";
+  std::vector<std::string> wrong;
+  for (const auto& [dscp, prio] : expected) {
+    std::vector<uint8_t> have = dcb.value.DscpPriorities(dscp);
+    std::string text = have.empty() ? "none" : "";
+    for (size_t i = 0; i < have.size(); ++i) text += fmt::format("{}{}", i ? "+" : "", have[i]);
+    actual += fmt::format("{}{}: {}", actual.size() > 1 ? ", " : "", dscp, text);
+    if (have.size() != 1 || have[0] != prio)
+      wrong.push_back(fmt::format("DSCP {} -> {} (expected {})", dscp, text, prio));
+  }
+  std::string impact;
+  for (const auto& w : wrong) impact += (impact.empty() ? "" : ", ") + w;
+  Compare(wrong.empty(), actual + "}",
+          impact +
+              ": packets with these DSCPs are queued on the wrong priority (lossy, "
+              "or CNPs delayed behind data)",
+          &v);
+  return v;
+}
+
+FieldVerdict CheckPrioTc(const std::array<uint8_t, kNumPriorities>& expected,
+                         const Observed<QosState>& dcb) {
+  FieldVerdict v = Verdict(QosField::kPrioTc, ArrayText(expected));
+  if (!FromSource(dcb, kNoDcb, &v)) return v;
+  if (!dcb.value.ets) {
+    MarkAbsent("absent (the driver returned no ieee_ets)", &v);
+    return v;
+  }
+  Compare(dcb.value.ets->prio_tc == expected, ArrayText(dcb.value.ets->prio_tc),
+          "priorities map to other traffic classes: RoCE shares a TC (and its bandwidth "
+          "and buffer) with other traffic",
+          &v);
+  return v;
+}
+
+FieldVerdict CheckEts(const EtsPolicy& expected, const Observed<QosState>& dcb) {
+  FieldVerdict v = Verdict(QosField::kEts, EtsText(expected.tsa, expected.bandwidth));
+  if (!FromSource(dcb, kNoDcb, &v)) return v;
+  if (!dcb.value.ets) {
+    MarkAbsent("absent (the driver returned no ieee_ets)", &v);
+    return v;
+  }
+  const EtsState& ets = *dcb.value.ets;
+  bool equal = ets.tc_tsa == expected.tsa;
+  // Bandwidth applies only to ETS TCs; drivers report arbitrary values for the others.
+  for (int tc = 0; tc < kNumTcs && equal; ++tc)
+    if (expected.tsa[tc] == IEEE_8021QAZ_TSA_ETS)
+      equal = ets.tc_tx_bw[tc] == expected.bandwidth[tc];
+  Compare(equal, EtsText(ets.tc_tsa, ets.tc_tx_bw),
+          "the transmit scheduler differs: RoCE may get less bandwidth than planned, or "
+          "strict TCs may starve others",
+          &v);
+  return v;
+}
+
+// The sizes are shown only when the policy checks them.
+std::string BufferText(const std::array<uint8_t, kNumPriorities>& prio_buffer,
+                       const std::array<uint32_t, 8>* size) {
+  std::string text = "prio_buffer " + ArrayText(prio_buffer);
+  if (size) text += " size " + ArrayText(*size);
+  return text;
+}
+
+FieldVerdict CheckBuffer(const BufferPolicy& expected, const Observed<QosState>& dcb) {
+  const std::array<uint32_t, 8>* expected_size = expected.size ? &*expected.size : nullptr;
+  FieldVerdict v = Verdict(QosField::kBuffer, BufferText(expected.prio_buffer, expected_size));
+  if (!FromSource(dcb, kNoDcb, &v)) return v;
+  if (!dcb.value.buffer) {
+    MarkAbsent("absent (the driver returned no dcbnl_buffer)", &v);
+    return v;
+  }
+  const BufferState& b = *dcb.value.buffer;
+  bool equal =
+      b.prio_buffer == expected.prio_buffer && (!expected.size || b.size == *expected.size);
+  Compare(equal, BufferText(b.prio_buffer, expected_size ? &b.size : nullptr),
+          "receive buffers differ: a lossless priority may share a buffer with lossy "
+          "traffic or lack the headroom PFC needs; expect drops (rx_prio*_buf_discard)",
+          &v);
+  return v;
+}
+
+// The ToS of every RDMA port bound to the netdev must match; the first unreadable or absent port
+// decides the verdict.
+FieldVerdict CheckRoceTos(uint8_t expected, const std::vector<PortTos>& ports) {
+  FieldVerdict v = Verdict(QosField::kRoceTos, std::to_string(expected));
+  if (ports.empty()) {
+    MarkAbsent("absent (no RDMA port bound to this netdev)", &v);
+    return v;
+  }
+  std::string actual;
+  bool equal = true;
+  for (const auto& port : ports) {
+    Observed<uint8_t> tos = port.tos.Effective();
+    std::string where = fmt::format("{}/{}", port.device, port.port);
+    if (tos.failed()) {
+      v.status = FieldStatus::kFailed;
+      v.actual = fmt::format("{} unreadable: {}", where, tos.error);
+      return v;
+    }
+    if (tos.absent()) {
+      MarkAbsent(fmt::format("absent ({}: no MOFED traffic_class and no readable rdma_cm "
+                             "default_roce_tos; see --qos.configfs-tos)",
+                             where),
+                 &v);
+      return v;
+    }
+    equal = equal && tos.value == expected;
+    actual += fmt::format("{}{}={}", actual.empty() ? "" : ", ", where, tos.value);
+  }
+  Compare(equal, actual,
+          fmt::format("RoCE QPs are created with another ToS: their DSCP ({}) is not the "
+                      "lossless class and/or ECN is not ECT, so no PFC and no DCQCN",
+                      expected >> 2),
+          &v);
+  return v;
+}
+
+FieldVerdict CheckTcpEcn(int expected, const Observed<int>& tcp_ecn) {
+  FieldVerdict v = Verdict(QosField::kTcpEcn, std::to_string(expected));
+  if (FromSource(tcp_ecn, "no /proc/sys/net/ipv4/tcp_ecn", &v))
+    Compare(tcp_ecn.value == expected, std::to_string(tcp_ecn.value),
+            "TCP does not negotiate ECN as planned: TCP flows sharing the fabric react to "
+            "drops instead of marks",
+            &v);
+  return v;
+}
+
+FieldVerdict CheckMtu(uint32_t expected, const Observed<uint32_t>& mtu) {
+  FieldVerdict v = Verdict(QosField::kMtu, std::to_string(expected));
+  if (FromSource(mtu, "MTU unknown", &v))
+    Compare(mtu.value == expected, std::to_string(mtu.value),
+            "the RoCE path MTU follows the netdev MTU: a smaller MTU lowers throughput, a "
+            "mismatch with the fabric drops packets",
+            &v);
+  return v;
+}
+
 }  // namespace
 
 std::string_view QosFieldName(QosField field) {
@@ -170,190 +352,21 @@ const FieldVerdict* DeviceDrift::Find(QosField field) const {
 
 DeviceDrift EvaluateDrift(const QosPolicy& policy, const ObservedQos& observed) {
   DeviceDrift drift;
+  auto add = [&](FieldVerdict v) { drift.fields.push_back(std::move(v)); };
   const Observed<QosState>& dcb = observed.dcb;
-  constexpr std::string_view kNoDcb = "no DCB on this device (EOPNOTSUPP)";
-
-  if (policy.trust) {
-    FieldVerdict v = Verdict(QosField::kTrust, std::string(TrustModeName(*policy.trust)));
-    if (FromSource(dcb, kNoDcb, &v)) {
-      TrustMode actual = dcb.value.Trust();
-      Compare(actual == *policy.trust, std::string(TrustModeName(actual)),
-              *policy.trust == TrustMode::kDscp
-                  ? "the NIC classifies by VLAN PCP instead of DSCP: untagged RoCEv2 traffic "
-                    "lands on priority 0, without PFC and ECN; expect drops and retransmissions"
-                  : "the NIC classifies by DSCP while the fabric expects PCP: traffic may land on "
-                    "unexpected priorities",
-              &v);
-    }
-    drift.fields.push_back(std::move(v));
-  }
-
-  if (policy.pfc) {
-    FieldVerdict v = Verdict(QosField::kPfc, PriorityListText(*policy.pfc));
-    if (FromSource(dcb, kNoDcb, &v)) {
-      if (!dcb.value.pfc) {
-        v.status = FieldStatus::kAbsent;
-        v.actual = "absent (the driver returned no ieee_pfc)";
-      } else {
-        uint8_t actual = dcb.value.pfc->enabled_mask;
-        Compare(actual == *policy.pfc, PriorityListText(actual), PfcImpact(*policy.pfc, actual),
-                &v);
-      }
-    }
-    drift.fields.push_back(std::move(v));
-  }
-
-  if (policy.dscp_prio) {
-    std::string expected = "{";
-    for (const auto& [dscp, prio] : *policy.dscp_prio)
-      expected += fmt::format("{}{}: {}", expected.size() > 1 ? ", " : "", dscp, prio);
-    FieldVerdict v = Verdict(QosField::kDscpPrio, expected + "}");
-    if (FromSource(dcb, kNoDcb, &v)) {
-      std::string actual = "{";
-      std::vector<std::string> wrong;
-      for (const auto& [dscp, prio] : *policy.dscp_prio) {
-        std::vector<uint8_t> have = dcb.value.DscpPriorities(dscp);
-        std::string text = have.empty() ? "none" : "";
-        for (size_t i = 0; i < have.size(); ++i) text += fmt::format("{}{}", i ? "+" : "", have[i]);
-        actual += fmt::format("{}{}: {}", actual.size() > 1 ? ", " : "", dscp, text);
-        if (have.size() != 1 || have[0] != prio)
-          wrong.push_back(fmt::format("DSCP {} -> {} (expected {})", dscp, text, prio));
-      }
-      std::string impact;
-      for (const auto& w : wrong) impact += (impact.empty() ? "" : ", ") + w;
-      Compare(wrong.empty(), actual + "}",
-              impact +
-                  ": packets with these DSCPs are queued on the wrong priority (lossy, "
-                  "or CNPs delayed behind data)",
-              &v);
-    }
-    drift.fields.push_back(std::move(v));
-  }
-
-  if (policy.prio_tc) {
-    FieldVerdict v = Verdict(QosField::kPrioTc, ArrayText(*policy.prio_tc));
-    if (FromSource(dcb, kNoDcb, &v)) {
-      if (!dcb.value.ets) {
-        v.status = FieldStatus::kAbsent;
-        v.actual = "absent (the driver returned no ieee_ets)";
-      } else {
-        Compare(dcb.value.ets->prio_tc == *policy.prio_tc, ArrayText(dcb.value.ets->prio_tc),
-                "priorities map to other traffic classes: RoCE shares a TC (and its bandwidth "
-                "and buffer) with other traffic",
-                &v);
-      }
-    }
-    drift.fields.push_back(std::move(v));
-  }
-
-  if (policy.ets) {
-    FieldVerdict v = Verdict(QosField::kEts, EtsText(policy.ets->tsa, policy.ets->bandwidth));
-    if (FromSource(dcb, kNoDcb, &v)) {
-      if (!dcb.value.ets) {
-        v.status = FieldStatus::kAbsent;
-        v.actual = "absent (the driver returned no ieee_ets)";
-      } else {
-        const EtsState& ets = *dcb.value.ets;
-        bool equal = ets.tc_tsa == policy.ets->tsa;
-        // Bandwidth applies only to ETS TCs; drivers report arbitrary values for the others.
-        for (int tc = 0; tc < kNumTcs && equal; ++tc)
-          if (policy.ets->tsa[tc] == IEEE_8021QAZ_TSA_ETS)
-            equal = ets.tc_tx_bw[tc] == policy.ets->bandwidth[tc];
-        Compare(equal, EtsText(ets.tc_tsa, ets.tc_tx_bw),
-                "the transmit scheduler differs: RoCE may get less bandwidth than planned, or "
-                "strict TCs may starve others",
-                &v);
-      }
-    }
-    drift.fields.push_back(std::move(v));
-  }
-
-  if (policy.buffer) {
-    std::string expected = "prio_buffer " + ArrayText(policy.buffer->prio_buffer);
-    if (policy.buffer->size) expected += " size " + ArrayText(*policy.buffer->size);
-    FieldVerdict v = Verdict(QosField::kBuffer, expected);
-    if (FromSource(dcb, kNoDcb, &v)) {
-      if (!dcb.value.buffer) {
-        v.status = FieldStatus::kAbsent;
-        v.actual = "absent (the driver returned no dcbnl_buffer)";
-      } else {
-        const BufferState& b = *dcb.value.buffer;
-        bool equal = b.prio_buffer == policy.buffer->prio_buffer &&
-                     (!policy.buffer->size || b.size == *policy.buffer->size);
-        std::string actual = "prio_buffer " + ArrayText(b.prio_buffer);
-        if (policy.buffer->size) actual += " size " + ArrayText(b.size);
-        Compare(equal, actual,
-                "receive buffers differ: a lossless priority may share a buffer with lossy "
-                "traffic or lack the headroom PFC needs; expect drops (rx_prio*_buf_discard)",
-                &v);
-      }
-    }
-    drift.fields.push_back(std::move(v));
-  }
-
-  if (policy.roce_tos) {
-    FieldVerdict v = Verdict(QosField::kRoceTos, std::to_string(*policy.roce_tos));
-    if (observed.roce_tos.empty()) {
-      v.status = FieldStatus::kAbsent;
-      v.actual = "absent (no RDMA port bound to this netdev)";
-    } else {
-      std::string actual;
-      bool equal = true;
-      for (const auto& port : observed.roce_tos) {
-        Observed<uint8_t> tos = port.tos.Effective();
-        std::string where = fmt::format("{}/{}", port.device, port.port);
-        if (tos.failed()) {
-          v.status = FieldStatus::kFailed;
-          v.actual = fmt::format("{} unreadable: {}", where, tos.error);
-          break;
-        }
-        if (tos.absent()) {
-          v.status = FieldStatus::kAbsent;
-          v.actual = fmt::format(
-              "absent ({}: no MOFED traffic_class and no readable rdma_cm "
-              "default_roce_tos; see --qos.configfs-tos)",
-              where);
-          break;
-        }
-        equal = equal && tos.value == *policy.roce_tos;
-        actual += fmt::format("{}{}={}", actual.empty() ? "" : ", ", where, tos.value);
-      }
-      if (v.status == FieldStatus::kInSync)
-        Compare(equal, actual,
-                fmt::format("RoCE QPs are created with another ToS: their DSCP ({}) is not the "
-                            "lossless class and/or ECN is not ECT, so no PFC and no DCQCN",
-                            *policy.roce_tos >> 2),
-                &v);
-    }
-    drift.fields.push_back(std::move(v));
-  }
-
+  if (policy.trust) add(CheckTrust(*policy.trust, dcb));
+  if (policy.pfc) add(CheckPfc(*policy.pfc, dcb));
+  if (policy.dscp_prio) add(CheckDscpPrio(*policy.dscp_prio, dcb));
+  if (policy.prio_tc) add(CheckPrioTc(*policy.prio_tc, dcb));
+  if (policy.ets) add(CheckEts(*policy.ets, dcb));
+  if (policy.buffer) add(CheckBuffer(*policy.buffer, dcb));
+  if (policy.roce_tos) add(CheckRoceTos(*policy.roce_tos, observed.roce_tos));
   if (policy.dcqcn_np)
-    drift.fields.push_back(
-        CheckDcqcn(QosField::kDcqcnNp, *policy.dcqcn_np, observed.dcqcn.np_enabled));
+    add(CheckDcqcn(QosField::kDcqcnNp, *policy.dcqcn_np, observed.dcqcn.np_enabled));
   if (policy.dcqcn_rp)
-    drift.fields.push_back(
-        CheckDcqcn(QosField::kDcqcnRp, *policy.dcqcn_rp, observed.dcqcn.rp_enabled));
-
-  if (policy.tcp_ecn) {
-    FieldVerdict v = Verdict(QosField::kTcpEcn, std::to_string(*policy.tcp_ecn));
-    if (FromSource(observed.tcp_ecn, "no /proc/sys/net/ipv4/tcp_ecn", &v))
-      Compare(observed.tcp_ecn.value == *policy.tcp_ecn, std::to_string(observed.tcp_ecn.value),
-              "TCP does not negotiate ECN as planned: TCP flows sharing the fabric react to "
-              "drops instead of marks",
-              &v);
-    drift.fields.push_back(std::move(v));
-  }
-
-  if (policy.mtu) {
-    FieldVerdict v = Verdict(QosField::kMtu, std::to_string(*policy.mtu));
-    if (FromSource(observed.mtu, "MTU unknown", &v))
-      Compare(observed.mtu.value == *policy.mtu, std::to_string(observed.mtu.value),
-              "the RoCE path MTU follows the netdev MTU: a smaller MTU lowers throughput, a "
-              "mismatch with the fabric drops packets",
-              &v);
-    drift.fields.push_back(std::move(v));
-  }
+    add(CheckDcqcn(QosField::kDcqcnRp, *policy.dcqcn_rp, observed.dcqcn.rp_enabled));
+  if (policy.tcp_ecn) add(CheckTcpEcn(*policy.tcp_ecn, observed.tcp_ecn));
+  if (policy.mtu) add(CheckMtu(*policy.mtu, observed.mtu));
   return drift;
 }
 
