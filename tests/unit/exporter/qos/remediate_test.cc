@@ -676,7 +676,9 @@ TEST(StateFile, RoundTripsAndRejectsBadInput) {
         "\"gave_up\": false, \"apply_in_progress\": false}}}"}) {
     auto r = ParseRemediationState(bad, "f.json");
     EXPECT_FALSE(r.ok()) << bad;
-    if (!r.ok()) EXPECT_NE(r.error().message.find("f.json"), std::string::npos) << bad;
+    if (!r.ok()) {
+      EXPECT_NE(r.error().message.find("f.json"), std::string::npos) << bad;
+    }
   }
 }
 
