@@ -528,7 +528,14 @@ std::string RenderPolicyYaml(const PolicySet& set) {
       sel +=
           (sel.empty() ? "" : ", ") + std::string("rdma_device: ") + Quote(*rule.match.rdma_device);
     out += sel + "}\n    policy:\n";
-    out += RenderQosPolicyYaml(rule.policy, 6);
+    std::string fields = RenderQosPolicyYaml(rule.policy, 6);
+    // tcp_ecn is host-wide: a rule inherits it from defaults and may only uncheck it (null).
+    if (rule.policy.tcp_ecn) {
+      const std::string inherited = fmt::format("      tcp_ecn: {}\n", *rule.policy.tcp_ecn);
+      if (auto at = fields.find(inherited); at != std::string::npos)
+        fields.erase(at, inherited.size());
+    }
+    out += fields;
   }
   return out;
 }

@@ -258,7 +258,7 @@ INSTANTIATE_TEST_SUITE_P(
                 "bad.yaml:5:7:", "devices[0].policy: tcp_ecn is host-wide"},
         BadCase{"tcp_ecn_in_rule_same_value",
                 "devices:\n  - match: {netdev: x}\n    policy: {pfc: [3], tcp_ecn: 1}\n",
-                "bad.yaml:3:27:", "set it under defaults"},
+                "bad.yaml:3:24:", "set it under defaults"},
         BadCase{"dscp_out_of_range", "defaults:\n  dscp_prio: {26: 3, 64: 3}\n",
                 "bad.yaml:2:22:", "DSCP 64 is out of range 0..63"},
         BadCase{"dscp_prio_out_of_range", "defaults:\n  dscp_prio: {26: 9}\n",
