@@ -160,7 +160,7 @@ hash() { metric_label "$TESTBED_WORK/metric.$$" roce_qos_policy_info hash netdev
 scrape "$TESTBED_WORK/metric.$$"
 good=$(hash)
 for bad in '' 'defaults:\n  pfc: [3' 'defaults:\n  pfc: [3, 9]\n'; do
-  printf "$bad" >"$policy"
+  printf '%b' "$bad" >"$policy"
   rejected_before=$(grep -c "policy reload rejected" "$EXPORTER_LOG")
   kill -HUP "$EXPORTER_PID"
   rejected() { [ "$(grep -c "policy reload rejected" "$EXPORTER_LOG")" -gt "$rejected_before" ]; }
