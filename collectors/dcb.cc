@@ -200,11 +200,14 @@ Result<void> ParseSetReplyPayload(Bytes payload, std::string_view context) {
   auto top = Attrs::Parse(payload, kSetReplyPolicy, context);
   if (!top) return top.error();
   auto status = top->U8(DCB_ATTR_IEEE);  // required by the policy
-  // The driver's return value, truncated to u8 by nla_put_u8: read it back as int8.
-  int err = static_cast<int8_t>(*status);
-  if (err != 0)
-    return MakeError(
-        -err, fmt::format("{}: kernel rejected the write: {}", context, std::strerror(-err)));
+  // dcbnl_ieee_set/del: nla_put_u8(skb, DCB_ATTR_IEEE, err) keeps the low byte of the negative
+  // errno. Read as int8 that misreports every errno above 127 (EHWPOISON 133 came back as -123);
+  // the errno is the byte's two's complement in 8 bits. Kernel-internal codes of 256 and above
+  // (ENOTSUPP 524) are folded by the kernel itself and cannot be recovered (524 reads as 12).
+  const int errnum = *status == 0 ? 0 : 256 - static_cast<int>(*status);
+  if (errnum != 0)
+    return MakeError(errnum, fmt::format("{}: kernel rejected the write: {} (errno {})", context,
+                                         std::strerror(errnum), errnum));
   return {};
 }
 

@@ -218,8 +218,17 @@ Inventory AssembleInventory(std::vector<Device> devices, std::vector<RdmaPort> p
   return inventory;
 }
 
+// A dump the kernel interrupted (NLM_F_DUMP_INTR: devices changed under it, reported as EINTR)
+// or a reply that did not come in time: worth an immediate retry on a fresh socket.
+static bool TransientRdmaError(const Error& e) {
+  return e.errnum == EINTR || e.errnum == ETIMEDOUT || e.errnum == EBUSY || e.errnum == ENOBUFS;
+}
+
 struct Discovery::Impl {
   RdmaOpener open_rdma;
+  std::function<std::chrono::steady_clock::time_point()> clock = &std::chrono::steady_clock::now;
+  std::optional<std::vector<RdmaPort>> last_ports;  // last good list and when it was read
+  std::chrono::steady_clock::time_point last_ports_at{};
   std::optional<netlink::Socket> route;
   std::unique_ptr<RdmaCollector> rdma;
   int ioctl_fd = -1;
@@ -272,8 +281,29 @@ struct Discovery::Impl {
       rdma = std::move(*opened);
     }
     Result<std::vector<RdmaPort>> ports = rdma->ListPorts();
+    for (int attempt = 1; !ports && TransientRdmaError(ports.error()) && attempt < kDumpAttempts;
+         ++attempt) {
+      // A fresh socket: the interrupted exchange may have left replies queued on the old one.
+      Result<std::unique_ptr<RdmaCollector>> reopened = open_rdma();
+      if (!reopened) return reopened.error();
+      rdma = std::move(*reopened);
+      ports = rdma->ListPorts();
+    }
     if (!ports) rdma.reset();  // reopen next time: the socket may be out of step
     return ports;
+  }
+
+  /// A failed listing publishes the last good ports for a bounded time instead of none: devices
+  /// without RDMA ports would lose their RDMA counters and look unbound (blocked_bond checks
+  /// mlx5_bond_* names) for as long as the fault lasts.
+  void KeepLastPorts(Inventory& inventory) {
+    if (!last_ports) return;
+    const auto age = clock() - last_ports_at;
+    if (age > kRdmaPortsKeep) {
+      last_ports.reset();
+      return;
+    }
+    inventory.rdma_ports_stale_seconds = std::chrono::duration<double>(age).count();
   }
 };
 
@@ -322,11 +352,22 @@ Result<Inventory> Discovery::Discover() {
   bool rdma_available = true;
   Result<std::vector<RdmaPort>> ports = impl_->ListRdmaPorts(&rdma_available);
   if (!ports) {
-    Inventory inventory = AssembleInventory(std::move(*devices), {}, rdma_available);
+    Inventory probe;
+    impl_->KeepLastPorts(probe);
+    std::vector<RdmaPort> kept;
+    if (probe.rdma_ports_stale_seconds) kept = *impl_->last_ports;
+    Inventory inventory = AssembleInventory(std::move(*devices), std::move(kept), rdma_available);
     inventory.rdma_error = ports.error();
+    inventory.rdma_ports_stale_seconds = probe.rdma_ports_stale_seconds;
     return inventory;
   }
+  impl_->last_ports = *ports;
+  impl_->last_ports_at = impl_->clock();
   return AssembleInventory(std::move(*devices), std::move(*ports), rdma_available);
+}
+
+void Discovery::SetClock(std::function<std::chrono::steady_clock::time_point()> clock) {
+  impl_->clock = std::move(clock);
 }
 
 }  // namespace roceqos

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -23,7 +24,15 @@ struct Inventory {
   /// Set when RDMA netlink exists but listing its ports failed. The netdevs are still complete:
   /// an RDMA fault must not hide the ethtool counters of every device.
   std::optional<Error> rdma_error;
+  /// Set when the port listing failed (rdma_error) and rdma_ports are the last good list,
+  /// kept for at most kRdmaPortsKeep: how old that list is, in seconds.
+  std::optional<double> rdma_ports_stale_seconds;
 };
+
+/// How long discovery keeps publishing the last good RDMA port list while listing fails: long
+/// enough to ride out a DUMP_INTR storm or a slow ib_core, short enough that a removed device
+/// does not linger.
+inline constexpr std::chrono::seconds kRdmaPortsKeep{60};
 
 /// Opens the RDMA netlink collector discovery lists ports with; tests inject recorded replies.
 using RdmaOpener = std::function<Result<std::unique_ptr<RdmaCollector>>()>;
@@ -44,6 +53,8 @@ class Discovery {
   Discovery(std::string sysfs_root, RdmaOpener open_rdma);
   ~Discovery();
   Result<Inventory> Discover();
+  /// The clock the RDMA staleness bound is measured on (tests inject one).
+  void SetClock(std::function<std::chrono::steady_clock::time_point()> clock);
 
  private:
   struct Impl;

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <filesystem>
 
 #include "collectors/ethtool_ioctl.h"
 #include "collectors/sysfs_file.h"
@@ -26,6 +27,21 @@ std::string_view Trim(std::string_view s) {
          (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r'))
     s.remove_suffix(1);
   return s;
+}
+
+Result<void> WriteMarker(const std::string& dir, const std::string& marker) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  const int fd = ::open(marker.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    const int errnum = errno;
+    return MakeError(errnum, fmt::format("--qos.configfs-tos: cannot write the marker {} that "
+                                         "makes a killed process's group removable: {}",
+                                         marker, std::strerror(errnum)));
+  }
+  ::fsync(fd);
+  ::close(fd);
+  return {};
 }
 
 bool IsDirectory(const std::string& path) {
@@ -130,26 +146,57 @@ RoceTosState HostReader::ReadRoceTos(std::string_view rdma_device, uint32_t port
   std::string rdma_cm = paths_.configfs + "/rdma_cm";
   if (!IsDirectory(rdma_cm)) return state;  // configfs not mounted or rdma_cm not loaded
   std::string group = fmt::format("{}/{}", rdma_cm, rdma_device);
+  const std::string marker = fmt::format("{}/{}", paths_.configfs_markers, rdma_device);
   bool created = false;
   if (!IsDirectory(group)) {
     if (!configfs_mkdir_) return state;  // reading would need a mkdir: not allowed
+    // The marker goes first: a kill after the mkdir leaves a group the next start knows is ours.
+    if (Result<void> marked = WriteMarker(paths_.configfs_markers, marker); !marked) {
+      state.configfs_tos = Observed<uint8_t>::Failed(marked.error().message, marked.error().errnum);
+      return state;
+    }
     if (::mkdir(group.c_str(), 0755) == 0) {
       created = true;
-    } else if (errno != EEXIST) {  // EEXIST: someone else created it meanwhile; not ours to remove
-      state.configfs_tos = Observed<uint8_t>::Failed(
-          fmt::format("mkdir {}: {}", group, std::strerror(errno)), errno);
-      return state;
+    } else {
+      const int errnum = errno;
+      ::unlink(marker.c_str());
+      if (errnum != EEXIST) {  // EEXIST: someone else created it meanwhile; not ours to remove
+        state.configfs_tos = Observed<uint8_t>::Failed(
+            fmt::format("mkdir {}: {}", group, std::strerror(errnum)), errnum);
+        return state;
+      }
     }
   }
   auto tos = [](std::string_view c) { return ParseSmallInt(c, 0, 255); };
   state.configfs_tos =
       ReadObserved<uint8_t>(fmt::format("{}/ports/{}/default_roce_tos", group, port), tos);
-  if (created && ::rmdir(group.c_str()) != 0 && state.configfs_tos.ok()) {
-    // The value is good, but leaving the group behind is a side effect the operator must see.
-    state.configfs_tos = Observed<uint8_t>::Failed(
-        fmt::format("rmdir {} after reading: {}", group, std::strerror(errno)));
+  if (created) {
+    if (::rmdir(group.c_str()) != 0) {
+      // The value is good, but leaving the group behind is a side effect the operator must see;
+      // the marker stays, so the next start removes it.
+      if (state.configfs_tos.ok())
+        state.configfs_tos = Observed<uint8_t>::Failed(
+            fmt::format("rmdir {} after reading: {}", group, std::strerror(errno)));
+    } else {
+      ::unlink(marker.c_str());
+    }
   }
   return state;
+}
+
+std::vector<std::string> HostReader::RemoveOrphanConfigfsGroups() const {
+  std::vector<std::string> removed;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(paths_.configfs_markers, ec)) {
+    const std::string device = entry.path().filename().string();
+    const std::string group = fmt::format("{}/rdma_cm/{}", paths_.configfs, device);
+    if (IsDirectory(group)) {
+      if (::rmdir(group.c_str()) != 0) continue;  // marker kept: tried again next start
+      removed.push_back(device);
+    }
+    std::filesystem::remove(entry.path(), ec);
+  }
+  return removed;
 }
 
 Observed<int> HostReader::ReadTcpEcn() const {

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "collectors/dcb.h"
 #include "collectors/result.h"
@@ -64,6 +65,10 @@ struct HostPaths {
   std::string sysfs = "/sys";
   std::string procfs = "/proc";
   std::string configfs = "/sys/kernel/config";
+  /// Where a marker names each rdma_cm configfs group this process created and has not removed
+  /// yet (--qos.configfs-tos). The group's name must be the RDMA device's, so the marker, not
+  /// the name, tells ours from an administrator's.
+  std::string configfs_markers = "/run/roce-qos-exporter/configfs";
 };
 
 /// Reads host sources. Stateless apart from paths and the configfs permission, so one instance
@@ -87,6 +92,11 @@ class HostReader {
   Result<void> WriteMofedTrafficClass(std::string_view rdma_device, uint32_t port, int tos) const;
 
   const HostPaths& paths() const { return paths_; }
+
+  /// Start-up recovery for --qos.configfs-tos: a process killed between its mkdir and rmdir of
+  /// rdma_cm/<dev> left the group and its marker behind; removes both. Returns the groups
+  /// removed. A group without a marker is never touched (it is not ours).
+  std::vector<std::string> RemoveOrphanConfigfsGroups() const;
 
  private:
   HostPaths paths_;

@@ -221,6 +221,14 @@ CliOutcome ParseCommandLine(std::span<const char* const> args, std::ostream& out
   app.add_option("--remediation.max-attempts", config.remediation_max_attempts,
                  "Attempts that did not hold before remediation gives up on a device")
       ->capture_default_str();
+  app.add_option("--remediation.lock-file", config.remediation_lock_file,
+                 "Enforce mode: flock held by the one enforcing instance of the node; a second "
+                 "instance stays in observe mode")
+      ->capture_default_str();
+  app.add_option("--remediation.state-file", config.remediation_state_file,
+                 "Enforce mode: attempts, back-off, give-up and applies in progress, kept across "
+                 "restarts (default: $STATE_DIRECTORY/remediation.json, else "
+                 "/var/lib/roce-qos-exporter/remediation.json)");
   app.add_option("--qos.poll-interval", qos_poll,
                  "How often the QoS state is read in full, besides change notifications; "
                  "Prometheus duration (100ms..1h)")

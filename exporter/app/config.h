@@ -29,6 +29,12 @@ struct Config {
   std::chrono::seconds remediation_backoff{30};                          // --remediation.backoff
   std::chrono::seconds remediation_max_backoff{600};  // --remediation.max-backoff
   int remediation_max_attempts = 5;                   // --remediation.max-attempts
+  /// --remediation.lock-file: flock(2) that makes one enforcer per node
+  /// (exporter/app/enforcer_lock.h)
+  std::string remediation_lock_file = "/run/roce-qos-exporter/enforce.lock";
+  /// --remediation.state-file: attempts, back-off, give-up and applies in progress across
+  /// restarts; empty: $STATE_DIRECTORY/remediation.json, else /var/lib/roce-qos-exporter/...
+  std::string remediation_state_file;
   bool qos_configfs_tos = false;  // --qos.configfs-tos: may mkdir rdma_cm/<dev> to read the ToS
   /// --storm.threshold, --storm.detection-time, --storm.restoration-time, --derive.windows
   DeriveConfig derive;

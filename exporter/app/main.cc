@@ -13,6 +13,7 @@
 
 #include "exporter/core/build_info.h"
 #include "exporter/app/cli.h"
+#include "exporter/app/enforcer_lock.h"
 #include "exporter/signals/derive_stage.h"
 #include "exporter/signals/derived_signals.h"
 #include "exporter/core/fault_log.h"
@@ -117,6 +118,18 @@ int RunExporter(const Config& config) {
         "the capability or use --remediation=dry-run");
     return 1;
   }
+  // One enforcer per node: held until the process exits; a second instance observes.
+  EnforcerLock enforcer;
+  bool enforce_held_elsewhere = false;
+  Result<RemediationMode> claimed =
+      ClaimEnforcement(config, *mode, enforcer, enforce_held_elsewhere);
+  Result<std::string> state_file =
+      claimed ? RemediationStateFile(config, *claimed) : Result<std::string>(claimed.error());
+  if (!state_file) {
+    spdlog::error("{}", state_file.error().message);
+    return 1;
+  }
+  mode = *claimed;
   Result<std::shared_ptr<const PolicySet>> policy = LoadPolicy(config.config_path);
   if (!policy) {
     spdlog::error("invalid QoS policy, not starting: {}", policy.error().message);
@@ -135,6 +148,8 @@ int RunExporter(const Config& config) {
   qos_options.remediation.base_backoff = config.remediation_backoff;
   qos_options.remediation.max_backoff = config.remediation_max_backoff;
   qos_options.remediation.max_attempts = config.remediation_max_attempts;
+  qos_options.remediation_state_file = *state_file;
+  qos_options.enforce_held_elsewhere = enforce_held_elsewhere;
   auto qos_writer = std::make_unique<KernelQosWriter>(qos_reader->get());
   QosEngine qos(qos_options, *policy, std::move(*qos_reader), std::move(qos_writer));
   spdlog::info("QoS policy: {} ({} device rule{}), remediation {}", (*policy)->source,

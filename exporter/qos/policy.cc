@@ -198,6 +198,19 @@ std::map<uint8_t, uint8_t> ParseDscpMap(const YAML::Node& node) {
 const std::vector<std::string_view> kPolicyKeys = {
     "trust", "pfc", "dscp_prio", "prio_tc", "ets", "buffer", "roce_tos", "dcqcn", "tcp_ecn", "mtu"};
 
+// net.ipv4.tcp_ecn is one value for the whole host: a rule that set it per device would make two
+// devices with different rules fight over it (each write the other's drift). Only `defaults` may
+// set it; a rule may only uncheck it (null) for its devices.
+void RejectHostWideKeysInRule(const YAML::Node& node, std::string_view where) {
+  if (!node.IsMap()) return;  // ApplyPolicyFields reports it
+  for (const auto& entry : node) {
+    if (entry.first.IsScalar() && entry.first.Scalar() == "tcp_ecn" && !IsUnchecked(entry.second))
+      Fail(entry.first, fmt::format("{}: tcp_ecn is host-wide (net.ipv4.tcp_ecn): set it under "
+                                    "defaults; a device rule may only uncheck it (null)",
+                                    where));
+  }
+}
+
 // Applies the keys present in `node` on top of `into`; keys absent keep their inherited value.
 void ApplyPolicyFields(const YAML::Node& node, std::string_view where, QosPolicy* into) {
   RequireMap(node, where);
@@ -338,6 +351,7 @@ PolicySet ParseDocument(const YAML::Node& root, std::string_view source) {
                      rule.match = ParseSelector(v, where + ".match");
                      have_match = true;
                    } else if (!v.IsNull()) {
+                     RejectHostWideKeysInRule(v, where + ".policy");
                      ApplyPolicyFields(v, where + ".policy", &rule.policy);
                      ValidateCombination(rule.policy, v, where + ".policy");
                    }
@@ -516,7 +530,14 @@ std::string RenderPolicyYaml(const PolicySet& set) {
       sel +=
           (sel.empty() ? "" : ", ") + std::string("rdma_device: ") + Quote(*rule.match.rdma_device);
     out += sel + "}\n    policy:\n";
-    out += RenderQosPolicyYaml(rule.policy, 6);
+    std::string fields = RenderQosPolicyYaml(rule.policy, 6);
+    // tcp_ecn is host-wide: a rule inherits it from defaults and may only uncheck it (null).
+    if (rule.policy.tcp_ecn) {
+      const std::string inherited = fmt::format("      tcp_ecn: {}\n", *rule.policy.tcp_ecn);
+      if (auto at = fields.find(inherited); at != std::string::npos)
+        fields.erase(at, inherited.size());
+    }
+    out += fields;
   }
   return out;
 }

@@ -1,6 +1,8 @@
 #include "exporter/qos/qos_engine.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -33,8 +35,21 @@ void CollectErrors(const ObservedQos& o, std::vector<Error>& errors) {
 
 Result<std::shared_ptr<const PolicySet>> LoadPolicy(const std::string& config_path) {
   if (config_path.empty()) return std::make_shared<const PolicySet>(DefaultPolicy());
+  // A file being rewritten in place (an editor, `cat > policy.yaml`) can be read half-written;
+  // a prefix of a valid policy may itself be valid. Refuse a file that changed while it was
+  // read: the last good policy stays, and the writer's own reload (or the next) gets it whole.
+  struct stat before {
+  }, after{};
+  const bool stat_before = ::stat(config_path.c_str(), &before) == 0;
   auto set = LoadPolicyFile(config_path);
   if (!set) return set.error();
+  if (stat_before &&
+      (::stat(config_path.c_str(), &after) != 0 || after.st_ino != before.st_ino ||
+       after.st_size != before.st_size || after.st_mtim.tv_sec != before.st_mtim.tv_sec ||
+       after.st_mtim.tv_nsec != before.st_mtim.tv_nsec))
+    return MakeError(EAGAIN, fmt::format("{}: changed while it was being read (write the new "
+                                         "policy to a temporary file and rename it into place)",
+                                         config_path));
   return std::make_shared<const PolicySet>(std::move(*set));
 }
 
@@ -43,8 +58,12 @@ QosEngine::QosEngine(QosEngineOptions options, std::shared_ptr<const PolicySet> 
     : options_(std::move(options)),
       reader_(std::move(reader)),
       writer_(std::move(writer)),
-      remediator_(options_.remediation, writer_.get()),
+      store_(options_.remediation_state_file.empty()
+                 ? nullptr
+                 : std::make_unique<RemediationStore>(options_.remediation_state_file)),
+      remediator_(options_.remediation, writer_.get(), store_.get()),
       policy_(std::move(policy)) {
+  global_.enforce_held_elsewhere = options_.enforce_held_elsewhere;
   global_.policy_source = policy_->source;
   global_.policy_reload_time = SystemClock::now();
   global_.remediation_mode = options_.remediation.mode;
@@ -131,10 +150,7 @@ QosEngine::Output QosEngine::Update(const std::vector<DeviceInput>& devices) {
     resync = resync_;
     resync_ = false;
   }
-  if (generation != applied_generation_) {
-    remediator_.ResetAll();  // give-up and back-off were about the old target
-    applied_generation_ = generation;
-  }
+  remediator_.BeginPass();
 
   Output out;
   // tcp_ecn is host-wide: read at most once per pass, only when some device polls.
@@ -212,36 +228,8 @@ std::shared_ptr<const QosDeviceState> QosEngine::UpdateDevice(
   state->policy_generation = generation;
   state->drift = EvaluateDrift(*effective, state->observed);
 
-  if (options_.remediation.mode != RemediationMode::kOff) {
-    DeviceContext context;
-    context.netdev = device.name;
-    context.role = device.role;
-    context.oper_up = device.oper_state == "up";
-    for (const auto& port : device.rdma_ports) context.rdma_devices.push_back(port.device);
-    context.driver_ready = driver_ready;
-    context.pfc_storm = input.pfc_storm;
-    auto reread = [&] {
-      const auto w = SteadyClock::now();
-      ObservedQos fresh = ReadObservedQos(*reader_, device, reader_->ReadTcpEcn());
-      out.kernel_time += SteadyClock::now() - w;
-      return fresh;
-    };
-    const auto w = SteadyClock::now();
-    RemediationState r =
-        remediator_.Step(context, *effective, state->observed, state->drift, now, reread);
-    out.kernel_time += SteadyClock::now() - w;
-    if (r == RemediationState::kActed) {
-      // The drift happened even though it is fixed now: count it, then publish what the device
-      // looks like after the writes.
-      tracker_.Record(device.name, state->drift, StateFingerprint(state->observed),
-                      SystemClock::now());
-      state->observed = reread();
-      state->drift = EvaluateDrift(*effective, state->observed);
-    }
-    state->remediation = r;
-    if (const auto* status = remediator_.Status(device.name))
-      state->remediation_counts = status->counts;
-  }
+  if (options_.remediation.mode != RemediationMode::kOff)
+    Remediate(input, *effective, driver_ready, now, *state, out);
 
   state->state_hash = StateFingerprint(state->observed);
   const auto& history =
@@ -249,6 +237,38 @@ std::shared_ptr<const QosDeviceState> QosEngine::UpdateDevice(
   state->drift_events = history.drift_events;
   state->last_change = history.last_change;
   return state;
+}
+
+void QosEngine::Remediate(const DeviceInput& input, const QosPolicy& effective, bool driver_ready,
+                          SteadyClock::time_point now, QosDeviceState& state, Output& out) {
+  const Device& device = *input.device;
+  DeviceContext context;
+  context.netdev = device.name;
+  context.role = device.role;
+  context.oper_up = device.oper_state == "up";
+  for (const auto& port : device.rdma_ports) context.rdma_devices.push_back(port.device);
+  context.driver_ready = driver_ready;
+  context.pfc_storm = input.pfc_storm;
+  auto reread = [&] { return ReadObservedQos(*reader_, device, reader_->ReadTcpEcn()); };
+  std::optional<ObservedQos> after;
+  const auto w = SteadyClock::now();  // reads and writes of remediation
+  RemediationState r = remediator_.Step(context, effective, state.observed, state.drift, now,
+                                        reread, nullptr, &after);
+  out.kernel_time += SteadyClock::now() - w;
+  if (r == RemediationState::kActed) {
+    // The drift happened even though it is fixed now: count it.
+    tracker_.Record(device.name, state.drift, StateFingerprint(state.observed), SystemClock::now());
+  }
+  if (after) {
+    // What remediation read last (before planning, after writing) is the newest state.
+    state.observed = std::move(*after);
+    state.drift = EvaluateDrift(effective, state.observed);
+  }
+  state.remediation = r;
+  if (const auto* status = remediator_.Status(device.name)) {
+    state.remediation_counts = status->counts;
+    state.interrupted_apply = status->interrupted_apply;
+  }
 }
 
 QosMonitorThread::QosMonitorThread(QosEngine* engine, Wake wake)

@@ -32,6 +32,11 @@ struct QosEngineOptions {
   RemediationOptions remediation;
   /// The MOFED/DOCA driver-ready sentinel; remediation waits for it when its directory exists.
   std::string driver_ready_path = "/run/mellanox/drivers/.driver-ready";
+  /// Enforce mode: where attempts, back-off, give-up and applies in progress survive a restart
+  /// (remediate_store.h). Empty: kept in memory only (tests, dry-run).
+  std::string remediation_state_file;
+  /// Another instance holds the enforce lock: this one observes (exported as a metric).
+  bool enforce_held_elsewhere = false;
 };
 
 /// Loads the policy named by --config (or the embedded default). Used at start-up, where an
@@ -90,18 +95,21 @@ class QosEngine {
                                                      std::optional<SteadyClock::time_point> event,
                                                      bool poll_due, const Observed<int>& tcp_ecn,
                                                      bool driver_ready, Output& out);
+  /// The remediation step of one device; publishes what it last read into `state`.
+  void Remediate(const DeviceInput& input, const QosPolicy& effective, bool driver_ready,
+                 SteadyClock::time_point now, QosDeviceState& state, Output& out);
   bool DriverReady() const;
 
   QosEngineOptions options_;
   std::unique_ptr<QosReader> reader_;
   std::unique_ptr<QosWriter> writer_;
+  std::unique_ptr<RemediationStore> store_;
   Remediator remediator_;
   DriftTracker tracker_;  // sampler thread only
 
   mutable std::mutex mu_;  // guards everything below
   std::shared_ptr<const PolicySet> policy_;
   uint64_t policy_generation_ = 1;
-  uint64_t applied_generation_ = 1;  // the generation the remediator last saw (sampler thread)
   QosGlobalState global_;
   std::map<std::string, SteadyClock::time_point> pending_;  // netdev -> first unserved event
   std::set<std::string> known_devices_;                     // selected at the last Update

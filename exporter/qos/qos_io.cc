@@ -1,6 +1,7 @@
 #include "exporter/qos/qos_io.h"
 
 #include <linux/netlink.h>
+#include <spdlog/spdlog.h>
 
 namespace roceqos {
 
@@ -31,8 +32,17 @@ Result<std::unique_ptr<KernelQosReader>> KernelQosReader::Open(HostPaths paths,
                                                                bool configfs_mkdir) {
   auto socket = netlink::Socket::Open(NETLINK_ROUTE);
   if (!socket) return socket.error();
-  return std::unique_ptr<KernelQosReader>(
+  std::unique_ptr<KernelQosReader> reader(
       new KernelQosReader(std::move(*socket), std::move(paths), configfs_mkdir));
+  if (configfs_mkdir) {
+    // Recovery from a kill between our mkdir and rmdir of rdma_cm/<dev> (collectors/host.h).
+    for (const std::string& device : reader->host_.RemoveOrphanConfigfsGroups())
+      spdlog::warn(
+          "--qos.configfs-tos: removed rdma_cm configfs group {} that a killed process "
+          "created and could not remove",
+          device);
+  }
+  return reader;
 }
 
 KernelQosReader::KernelQosReader(netlink::Socket socket, HostPaths paths, bool configfs_mkdir)

@@ -28,6 +28,9 @@ struct QosDeviceState {
   uint64_t policy_generation = 0;                       // the policy this was evaluated against
   std::optional<RemediationState> remediation;          // nullopt when --remediation=off
   std::map<std::pair<QosField, std::string>, uint64_t> remediation_counts;  // (field, result)
+  /// The previous process was killed in the middle of an apply to this device (state file);
+  /// true until the device reads in sync.
+  bool interrupted_apply = false;
 };
 
 struct QosGlobalState {
@@ -36,6 +39,8 @@ struct QosGlobalState {
   std::chrono::system_clock::time_point policy_reload_time{};  // last reload attempt (or start)
   std::string policy_reload_error;                             // the rejection, when it failed
   RemediationMode remediation_mode = RemediationMode::kOff;
+  /// --remediation=enforce was asked for, but another instance holds the node's enforce lock.
+  bool enforce_held_elsewhere = false;
   /// Kernel notification received -> snapshot with the re-read state ready to publish.
   std::optional<double> last_detection_latency_seconds;
   double max_detection_latency_seconds = 0;

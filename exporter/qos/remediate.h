@@ -18,12 +18,15 @@
 #include "collectors/device.h"
 #include "exporter/qos/drift.h"
 #include "exporter/qos/policy.h"
+#include "exporter/qos/remediate_store.h"
 
 namespace roceqos {
 
 enum class RemediationMode : uint8_t { kOff, kDryRun, kEnforce };
 Result<RemediationMode> ParseRemediationMode(std::string_view text);  // off|dry-run|enforce
 std::string_view RemediationModeName(RemediationMode mode);
+inline constexpr RemediationMode kAllRemediationModes[] = {
+    RemediationMode::kOff, RemediationMode::kDryRun, RemediationMode::kEnforce};
 
 /// One write. DCB writes go through RTM_SETDCB; the rest are sysfs/procfs writes.
 struct RemediationAction {
@@ -106,6 +109,11 @@ struct RemediationOptions {
   std::chrono::seconds max_backoff{600};    // cap of the wait
   int max_attempts = 5;                     // attempts before giving up
   std::chrono::seconds stable_reset{3600};  // in sync this long: attempts start from zero again
+  /// Writes of one pass stop once this much time went into them (the write under way finishes,
+  /// one netlink or sysfs write at most): an apply cannot keep the sampler thread, which also
+  /// feeds the systemd watchdog, past WatchdogSec. The rest waits for the next pass without
+  /// costing an attempt. docs/remediation.md "Watchdog" derives the bound.
+  std::chrono::milliseconds apply_budget{3000};
 };
 
 /// Result labels of roce_qos_remediations_total.
@@ -113,6 +121,7 @@ inline constexpr std::string_view kResultSuccess = "success";    // written and 
 inline constexpr std::string_view kResultFailed = "failed";      // the write itself failed
 inline constexpr std::string_view kResultMismatch = "mismatch";  // written, read back different
 inline constexpr std::string_view kResultDryRun = "dry_run";     // planned only
+inline constexpr std::string_view kResultSkipped = "skipped";    // not sent: an earlier one failed
 
 struct ActionRecord {
   QosField field;
@@ -128,6 +137,7 @@ class Remediator {
   using Clock = std::chrono::steady_clock;
   /// Re-reads the device after writes (verification and the add-before-delete step).
   using Reread = std::function<ObservedQos()>;
+  using Now = std::function<Clock::time_point()>;
 
   struct DeviceStatus {
     RemediationState state = RemediationState::kInSync;
@@ -138,33 +148,74 @@ class Remediator {
     std::vector<Clock::time_point> attempt_times;  // for tests and the log (last 16 kept)
     std::map<std::pair<QosField, std::string>, uint64_t> counts;  // (field, result) -> n
     std::string last_dry_run_plan;
+    /// PolicyFingerprint of the effective policy the attempts were made for: a reload that leaves
+    /// it unchanged leaves attempts, back-off and give-up alone.
+    std::string policy_hash;
+    bool apply_in_progress = false;  // between the first write and the verification read
+    /// The state file said an apply was under way when the previous process ended: the device
+    /// may be half-written. Cleared once the device reads in sync.
+    bool interrupted_apply = false;
   };
 
-  Remediator(RemediationOptions options, QosWriter* writer);
+  /// `store` (may be null) keeps attempts, back-off, give-up and applies in progress across
+  /// restarts; it is loaded here. `now` measures the apply budget (tests inject a clock).
+  Remediator(RemediationOptions options, QosWriter* writer, RemediationStore* store = nullptr,
+             Now now = &Clock::now);
+
+  /// Starts a sampler pass: the apply budget and the once-per-pass tcp_ecn write start over.
+  void BeginPass();
 
   /// One decision for one device, at the time the drift was evaluated. Returns the state and
-  /// the actions taken (or planned, in dry-run).
+  /// the actions taken (or planned, in dry-run). When enforce read the device (before planning
+  /// and after writing), `after` receives the last read: the caller publishes it, no re-read.
   RemediationState Step(const DeviceContext& context, const QosPolicy& policy,
                         const ObservedQos& observed, const DeviceDrift& drift,
                         Clock::time_point now, const Reread& reread,
-                        std::vector<ActionRecord>* records = nullptr);
+                        std::vector<ActionRecord>* records = nullptr,
+                        std::optional<ObservedQos>* after = nullptr);
 
   const DeviceStatus* Status(const std::string& netdev) const;
-  /// A new policy: give-up states and back-off start over (the old attempts were for another
-  /// target).
-  void ResetAll();
   /// Drops devices that vanished.
   void Retain(const std::vector<std::string>& present);
   RemediationMode mode() const { return options_.mode; }
 
  private:
-  void Execute(const std::string& netdev, const QosPolicy& policy,
-               std::vector<RemediationAction> plan, const Reread& reread,
-               std::vector<ActionRecord>* records, DeviceStatus* status);
+  struct Outcome;  // one action's fate in Execute
+  /// A new target for one device: its give-up state and back-off start over.
+  static void StartOver(const std::string& netdev, const std::string& policy_hash,
+                        DeviceStatus* status);
+  RemediationState StepInSync(const std::string& netdev, Clock::time_point now,
+                              DeviceStatus& status);
+  RemediationState StepDryRun(const std::string& netdev, const std::vector<RemediationAction>& plan,
+                              std::vector<ActionRecord>* records, DeviceStatus& status);
+  RemediationState StepEnforce(const std::string& netdev, const QosPolicy& policy,
+                               Clock::time_point now, const Reread& reread,
+                               std::vector<ActionRecord>* records,
+                               std::optional<ObservedQos>* after, DeviceStatus& status);
+  /// Makes the writes in order, stopping at the first that fails or when the pass budget is
+  /// spent; the outcome of each action, in plan order. False when the budget cut it short.
+  bool Execute(const std::string& netdev, const std::vector<RemediationAction>& plan,
+               const Reread& reread, std::vector<Outcome>& outcomes);
+  /// One write (a DCB batch, a delete, one sysfs/procfs file).
+  Result<void> Send(const std::string& netdev, const RemediationAction& action,
+                    const DcbWrite& dcb, const Reread& reread);
+  void Verify(const std::string& netdev, const QosPolicy& policy,
+              const std::vector<Outcome>& outcomes, const ObservedQos& after,
+              std::vector<ActionRecord>* records, DeviceStatus& status);
+  void Restore(const std::string& netdev, Clock::time_point now, DeviceStatus& status);
+  void Persist();
 
   RemediationOptions options_;
   QosWriter* writer_;
+  RemediationStore* store_;
+  Now now_;
   std::map<std::string, DeviceStatus> devices_;
+  PersistedState restored_;              // loaded at start, not yet claimed by a Step
+  std::optional<PersistedState> saved_;  // what the file holds, to write only changes
+  Clock::time_point step_now_{};         // `now` of the running Step
+  std::optional<Clock::time_point> pass_started_;
+  bool wrote_this_pass_ = false;
+  bool tcp_ecn_written_this_pass_ = false;
 };
 
 /// True when the process has CAP_NET_ADMIN in its effective set (capget(2)); enforce mode

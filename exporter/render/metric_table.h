@@ -267,8 +267,16 @@ inline constexpr MetricDef kMetricTable[] = {
    "Whether remediation gave up on a netdev after repeated attempts that did not hold.",
    {"netdev"}, "qos", "remediator"},
   {"roce_qos_remediations_total", MetricKind::kCounter,
-   "Remediation actions by field and result (success, failed, mismatch, dry_run).",
+   "Remediation actions by field and result (success, failed, mismatch, skipped, dry_run).",
    {"netdev", "field", "result"}, "qos", "remediator"},
+  {"roce_qos_remediation_interrupted_apply", MetricKind::kGauge,
+   "1 when the previous process was killed in the middle of an apply to the netdev (state file), "
+   "until the netdev reads in sync again.",
+   {"netdev"}, "qos", "remediator state file (docs/remediation.md)"},
+  {"roce_qos_remediation_enforce_held_elsewhere", MetricKind::kGauge,
+   "1 when --remediation=enforce was asked for but another instance holds the node's enforce "
+   "lock, so this one only observes.",
+   {}, "qos", "--remediation.lock-file flock"},
   // ---- Derived windowed signals and storms (signals engineer: metrics_derived.cc) ----------------
   {"roce_pfc_pause_rate_peak", MetricKind::kGauge,
    "Highest PFC pause frame rate, in frames per second, of any sampling interval in the window.",

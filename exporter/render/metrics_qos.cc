@@ -60,6 +60,8 @@ struct QosFamilies {
   FamilyBuilder remediation_state{FindMetric("roce_qos_remediation_state")};
   FamilyBuilder given_up{FindMetric("roce_qos_remediation_given_up")};
   FamilyBuilder remediations{FindMetric("roce_qos_remediations_total")};
+  FamilyBuilder interrupted{FindMetric("roce_qos_remediation_interrupted_apply")};
+  FamilyBuilder held_elsewhere{FindMetric("roce_qos_remediation_enforce_held_elsewhere")};
 
   void AppendTo(Families& out) {
     for (FamilyBuilder* f : {&trust,
@@ -98,7 +100,9 @@ struct QosFamilies {
                              &mode,
                              &remediation_state,
                              &given_up,
-                             &remediations})
+                             &remediations,
+                             &interrupted,
+                             &held_elsewhere})
       f->AppendTo(out);
   }
 };
@@ -178,7 +182,8 @@ void RenderHost(std::string_view netdev, const ObservedQos& o, QosFamilies& f) {
 
 // The results remediation can count in `mode` (exporter/qos/remediate.h kResult*).
 std::span<const std::string_view> RemediationResults(RemediationMode mode) {
-  static constexpr std::string_view kEnforce[] = {kResultSuccess, kResultFailed, kResultMismatch};
+  static constexpr std::string_view kEnforce[] = {kResultSuccess, kResultFailed, kResultMismatch,
+                                                  kResultSkipped};
   static constexpr std::string_view kDryRun[] = {kResultDryRun};
   switch (mode) {
     case RemediationMode::kEnforce:
@@ -226,6 +231,7 @@ void RenderDrift(std::string_view netdev, const QosDeviceState& q, RemediationMo
     for (RemediationState s : kAllRemediationStates)
       f.remediation_state.Add({netdev, RemediationStateName(s)}, s == *q.remediation ? 1 : 0);
     f.given_up.Add({netdev}, *q.remediation == RemediationState::kGaveUp ? 1 : 0);
+    f.interrupted.Add({netdev}, q.interrupted_apply ? 1 : 0);
     RenderRemediations(netdev, q, mode, f);
   }
 }
@@ -255,9 +261,9 @@ void RenderQos(const Snapshot& snapshot, Families& out) {
     f.notifications.Add({}, static_cast<double>(g->change_notifications));
     f.resyncs.Add({}, static_cast<double>(g->monitor_resyncs));
     f.monitor_up.Add({}, g->monitor_running ? 1 : 0);
-    for (RemediationMode m :
-         {RemediationMode::kOff, RemediationMode::kDryRun, RemediationMode::kEnforce})
+    for (RemediationMode m : kAllRemediationModes)
       f.mode.Add({RemediationModeName(m)}, m == g->remediation_mode ? 1 : 0);
+    f.held_elsewhere.Add({}, g->enforce_held_elsewhere ? 1 : 0);
   }
   f.AppendTo(out);
 }

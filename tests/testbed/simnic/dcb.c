@@ -178,6 +178,7 @@ static int simnic_ieee_setets(struct net_device *dev, struct ieee_ets *ets)
 {
 	int err = validate_ets(ets, false);
 
+	simnic_write_latency();
 	if (err)
 		return err;
 	simnic_dcb_apply_ets(to_port(dev), ets);
@@ -236,6 +237,7 @@ static int simnic_ieee_setpfc(struct net_device *dev, struct ieee_pfc *pfc)
 {
 	struct simnic_port *port = to_port(dev);
 
+	simnic_write_latency();
 	simnic_dcb_set_pfc_en(port, pfc->pfc_en, true);
 	if (pfc->delay != port->cable_len)
 		port->cable_len = pfc->delay;
@@ -413,7 +415,8 @@ static int simnic_setbuffer(struct net_device *dev, struct dcbnl_buffer *buf)
 	struct simnic_port *port = to_port(dev);
 	u32 size[SIMNIC_NUM_BUFFERS];
 	u64 total = 0;
-	int i;
+
+	simnic_write_latency();	int i;
 
 	if (!simnic_cap_buffer)
 		return -EOPNOTSUPP;

@@ -2,6 +2,7 @@
 /*
  * simnic: module parameters, ports (platform device + netdev), data path.
  */
+#include <linux/delay.h>
 #include <linux/if_vlan.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
@@ -60,6 +61,23 @@ unsigned int simnic_link_flap_ms;
 module_param_named(link_flap_ms, simnic_link_flap_ms, uint, 0444);
 MODULE_PARM_DESC(link_flap_ms,
 		 "Carrier-down time when a PFC change toggles the link (0 = immediate)");
+
+/*
+ * Remediation fault tests: every configuration write the exporter makes (ieee_setets,
+ * ieee_setpfc, dcbnl_setbuffer, the ecn enable files) sleeps this long first, so a test can
+ * SIGKILL the exporter between two of its writes.  0644: settable while loaded.
+ */
+unsigned int simnic_write_latency_ms;
+module_param_named(write_latency_ms, simnic_write_latency_ms, uint, 0644);
+MODULE_PARM_DESC(write_latency_ms, "Delay of each DCB set and ecn enable write, ms (default 0)");
+
+void simnic_write_latency(void)
+{
+	unsigned int ms = READ_ONCE(simnic_write_latency_ms);
+
+	if (ms)
+		msleep(ms);
+}
 
 static bool dcbx_host = true;
 module_param(dcbx_host, bool, 0444);

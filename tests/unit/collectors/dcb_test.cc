@@ -6,6 +6,8 @@
 #include <linux/rtnetlink.h>
 #include <sys/socket.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -519,6 +521,17 @@ TEST(DcbSetReply, NegativeErrnoAsInt8IsReported) {
   r = ParseSetReplyPayload(SetReply(static_cast<uint8_t>(-EOPNOTSUPP)), "x");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().errnum, EOPNOTSUPP);
+}
+
+// The status is the low byte of the negative errno: errnos above 127 (EHWPOISON, ERFKILL,
+// EKEYREVOKED...) wrapped to the wrong sign when the byte was read as int8.
+TEST(DcbSetReply, ErrnoAbove127IsNotNarrowedThroughInt8) {
+  for (int errnum : {1, EINVAL, 127, 128, EKEYREVOKED, ERFKILL, EHWPOISON, 255}) {
+    auto r = ParseSetReplyPayload(SetReply(static_cast<uint8_t>(-errnum)), "x");
+    ASSERT_FALSE(r.ok()) << errnum;
+    EXPECT_EQ(r.error().errnum, errnum);
+    EXPECT_NE(r.error().message.find(std::strerror(errnum)), std::string::npos) << errnum;
+  }
 }
 
 TEST(DcbSetReply, MissingStatusIsAnError) {

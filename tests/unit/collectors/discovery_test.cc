@@ -473,6 +473,74 @@ TEST(Discovery, OtherRdmaFailuresKeepTheNetdevsAndReportTheRdmaError) {
   EXPECT_EQ(opens, 2);  // retried on the next call
 }
 
+// RDMA netlink whose dump answers what the test scripts, call by call.
+class ScriptedRdma final : public RdmaCollector {
+ public:
+  explicit ScriptedRdma(std::function<Result<std::vector<RdmaPort>>()> list)
+      : list_(std::move(list)) {}
+  Result<std::vector<RdmaPort>> ListPorts() override { return list_(); }
+  Result<CounterSet> ReadCounters(const RdmaPort&) override {
+    return MakeError(EOPNOTSUPP, "fake");
+  }
+
+ private:
+  std::function<Result<std::vector<RdmaPort>>()> list_;
+};
+
+RdmaPort Port(const std::string& device) {
+  RdmaPort p;
+  p.device = device;
+  p.port = 1;
+  p.netdev = "lo";
+  return p;
+}
+
+TEST(Discovery, AnInterruptedRdmaDumpIsRetriedOnAFreshSocket) {
+  std::vector<Result<std::vector<RdmaPort>>> script = {
+      MakeError(EINTR, "RDMA_NLDEV_CMD_GET dump: interrupted (NLM_F_DUMP_INTR); retry"),
+      MakeError(ETIMEDOUT, "RDMA_NLDEV_CMD_GET dump: no reply within 2000 ms"),
+      std::vector<RdmaPort>{Port("mlx5_0")}};
+  size_t calls = 0;
+  int opens = 0;
+  Discovery discovery("/nonexistent", [&] {
+    ++opens;
+    return Result<std::unique_ptr<RdmaCollector>>(std::make_unique<ScriptedRdma>(
+        [&] { return script[std::min(calls++, script.size() - 1)]; }));
+  });
+  Result<Inventory> inventory = discovery.Discover();
+  ASSERT_TRUE(inventory) << inventory.error().message;
+  EXPECT_FALSE(inventory->rdma_error.has_value());
+  ASSERT_EQ(inventory->rdma_ports.size(), 1u);
+  EXPECT_EQ(calls, 3u);
+  EXPECT_EQ(opens, 3);
+}
+
+TEST(Discovery, AFailedRdmaListingKeepsTheLastPortsForABoundedTime) {
+  bool fail = false;
+  auto now = std::chrono::steady_clock::time_point(std::chrono::hours(1));
+  Discovery discovery("/nonexistent", [&] {
+    return Result<std::unique_ptr<RdmaCollector>>(
+        std::make_unique<ScriptedRdma>([&]() -> Result<std::vector<RdmaPort>> {
+          if (fail) return MakeError(EINTR, "interrupted (NLM_F_DUMP_INTR)");
+          return std::vector<RdmaPort>{Port("mlx5_0")};
+        }));
+  });
+  discovery.SetClock([&] { return now; });
+  ASSERT_TRUE(discovery.Discover());
+  fail = true;
+  now += std::chrono::seconds(20);
+  Result<Inventory> inventory = discovery.Discover();
+  ASSERT_TRUE(inventory);
+  EXPECT_TRUE(inventory->rdma_error.has_value()) << "the failure is still reported";
+  ASSERT_EQ(inventory->rdma_ports.size(), 1u) << "but the devices keep their RDMA ports";
+  EXPECT_EQ(inventory->rdma_ports_stale_seconds, 20.0);
+  now += kRdmaPortsKeep;
+  inventory = discovery.Discover();
+  ASSERT_TRUE(inventory);
+  EXPECT_TRUE(inventory->rdma_ports.empty()) << "not forever";
+  EXPECT_FALSE(inventory->rdma_ports_stale_seconds.has_value());
+}
+
 TEST(Discovery, TheDefaultOpenerReflectsThisKernel) {
   Discovery discovery("/nonexistent");
   Result<Inventory> inventory = discovery.Discover();

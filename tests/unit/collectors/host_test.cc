@@ -27,6 +27,7 @@ class HostFixture : public testing::Test {
     paths_.sysfs = (root_ / "sys").string();
     paths_.procfs = (root_ / "proc").string();
     paths_.configfs = (root_ / "config").string();
+    paths_.configfs_markers = (root_ / "run/markers").string();
   }
   void TearDown() override { fs::remove_all(root_); }
 
@@ -192,6 +193,52 @@ TEST_F(HostFixture, ConfigfsGroupWeCreateIsRemovedAgain) {
     p += sizeof(inotify_event) + ev->len;
   }
   EXPECT_EQ(events, (std::vector<std::string>{"create mlx5_0", "delete mlx5_0"}));
+}
+
+TEST_F(HostFixture, ConfigfsGroupIsMarkedWhileItExistsAndTheMarkerGoesWithIt) {
+  fs::create_directories(root_ / "config/rdma_cm");
+  fs::create_directories(root_ / "run/markers");
+  // A kill between the mkdir and the rmdir: what is on disk at the moment of the mkdir.
+  int fd = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_GE(::inotify_add_watch(fd, (root_ / "run/markers").c_str(), IN_CREATE | IN_DELETE), 0);
+  ASSERT_GE(::inotify_add_watch(fd, (root_ / "config/rdma_cm").c_str(), IN_CREATE | IN_DELETE), 0);
+  HostReader(paths_, /*configfs_mkdir=*/true).ReadRoceTos("mlx5_0", 1);
+  alignas(inotify_event) char buf[4096];
+  ssize_t n = ::read(fd, buf, sizeof buf);
+  ::close(fd);
+  ASSERT_GT(n, 0);
+  std::vector<std::string> events;
+  for (char* p = buf; p < buf + n;) {
+    auto* ev = reinterpret_cast<inotify_event*>(p);
+    events.push_back(std::string(ev->mask & IN_CREATE ? "create " : "delete ") + ev->name);
+    p += sizeof(inotify_event) + ev->len;
+  }
+  // Marker before the group, group gone before the marker: no instant with an unmarked group.
+  EXPECT_EQ(events, (std::vector<std::string>{"create mlx5_0", "create mlx5_0", "delete mlx5_0",
+                                              "delete mlx5_0"}));
+  EXPECT_TRUE(fs::is_empty(root_ / "run/markers"));
+}
+
+TEST_F(HostFixture, OrphanGroupOfAKilledProcessIsRemovedAtStartForeignOnesAreNot) {
+  fs::create_directories(root_ / "config/rdma_cm/mlx5_0");  // ours: killed before its rmdir
+  fs::create_directories(root_ / "config/rdma_cm/mlx5_1");  // an administrator's
+  Write("run/markers/mlx5_0", "");
+  Write("run/markers/mlx5_2", "");  // killed after the marker, before the mkdir
+  std::vector<std::string> removed = HostReader(paths_, true).RemoveOrphanConfigfsGroups();
+  EXPECT_EQ(removed, std::vector<std::string>{"mlx5_0"});
+  EXPECT_FALSE(fs::exists(root_ / "config/rdma_cm/mlx5_0"));
+  EXPECT_TRUE(fs::exists(root_ / "config/rdma_cm/mlx5_1"));
+  EXPECT_TRUE(fs::is_empty(root_ / "run/markers"));
+}
+
+TEST_F(HostFixture, NoMarkerNoMkdir) {
+  fs::create_directories(root_ / "config/rdma_cm");
+  Write("run", "a file where the marker directory should be");
+  RoceTosState s = HostReader(paths_, /*configfs_mkdir=*/true).ReadRoceTos("mlx5_0", 1);
+  ASSERT_TRUE(s.configfs_tos.failed());
+  EXPECT_NE(s.configfs_tos.error.find("marker"), std::string::npos) << s.configfs_tos.error;
+  EXPECT_FALSE(fs::exists(root_ / "config/rdma_cm/mlx5_0"));
 }
 
 TEST_F(HostFixture, ConfigfsGroupThatExistedIsLeftInPlace) {

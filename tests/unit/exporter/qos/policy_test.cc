@@ -252,6 +252,13 @@ INSTANTIATE_TEST_SUITE_P(
                 "defaults: {trust: pcp, dscp_prio: null}\ndevices:\n  - match: {netdev: x}\n"
                 "    policy: {dscp_prio: {26: 3}}\n",
                 "bad.yaml:4:13:", "devices[0].policy: dscp_prio needs trust dscp"},
+        BadCase{"tcp_ecn_in_rule",
+                "defaults: {tcp_ecn: 1}\ndevices:\n  - match: {netdev: x}\n"
+                "    policy:\n      tcp_ecn: 2\n",
+                "bad.yaml:5:7:", "devices[0].policy: tcp_ecn is host-wide"},
+        BadCase{"tcp_ecn_in_rule_same_value",
+                "devices:\n  - match: {netdev: x}\n    policy: {pfc: [3], tcp_ecn: 1}\n",
+                "bad.yaml:3:24:", "set it under defaults"},
         BadCase{"dscp_out_of_range", "defaults:\n  dscp_prio: {26: 3, 64: 3}\n",
                 "bad.yaml:2:22:", "DSCP 64 is out of range 0..63"},
         BadCase{"dscp_prio_out_of_range", "defaults:\n  dscp_prio: {26: 9}\n",
@@ -315,6 +322,22 @@ TEST(PolicyFile, MissingFileIsAnErrorNamingIt) {
   auto parsed = LoadPolicyFile("/nonexistent/policy.yaml");
   ASSERT_FALSE(parsed.ok());
   EXPECT_NE(parsed.error().message.find("/nonexistent/policy.yaml"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace roceqos
+
+namespace roceqos {
+namespace {
+
+// tcp_ecn is host-wide: a device rule may leave it unchecked, not set its own value.
+TEST(PolicyHostWide, RuleMayUncheckTcpEcn) {
+  auto set = ParsePolicy(
+      "defaults: {tcp_ecn: 2}\ndevices:\n  - match: {netdev: x}\n    policy: {tcp_ecn: null}\n",
+      "ok.yaml");
+  ASSERT_TRUE(set.ok()) << set.error().message;
+  EXPECT_EQ(set->defaults.tcp_ecn, 2);
+  EXPECT_FALSE(set->rules[0].policy.tcp_ecn.has_value());
 }
 
 }  // namespace

@@ -24,6 +24,7 @@ class FakeHost : public QosReader, public QosWriter {
   std::map<std::string, int> dcb_reads, dcqcn_reads;
   int tcp_ecn_reads = 0;
   std::vector<std::string> writes;
+  bool ignore_writes = false;  // a write the kernel accepts but something undoes at once
 
   void AddNic(const std::string& netdev) {
     QosState s;
@@ -62,7 +63,7 @@ class FakeHost : public QosReader, public QosWriter {
 
   Result<void> SetDcb(const std::string& netdev, const DcbWrite& w) override {
     writes.push_back("set " + netdev);
-    if (w.pfc) dcb[netdev].pfc = w.pfc;
+    if (w.pfc && !ignore_writes) dcb[netdev].pfc = w.pfc;
     return {};
   }
   Result<void> DeleteDcbApps(const std::string&, const std::vector<DcbApp>&) override { return {}; }
@@ -281,6 +282,42 @@ TEST(QosEngine, RejectedReloadKeepsTheLastGoodPolicyAndSaysSo) {
   EXPECT_EQ(out.devices[0]->drift.Find(QosField::kPfc)->status, FieldStatus::kDrift)
       << "a new policy re-evaluates every device at once";
   EXPECT_EQ(h.host->dcb_reads["sim0"], 1) << "without re-reading it";
+  std::filesystem::remove(path);
+}
+
+// Guard: a reload is not a reset. 100 reloads of the same file leave a given-up device given up
+// (no extra write); a reload that changes only another device's rule leaves it alone too.
+TEST(QosEngine, ReloadThatKeepsADevicesEffectivePolicyKeepsItsRemediationState) {
+  std::string path =
+      ::testing::TempDir() + "/qos_engine_same_" + std::to_string(getpid()) + ".yaml";
+  std::ofstream(path) << "defaults: {pfc: [3]}\n";
+  QosEngineOptions o = LongPoll();
+  o.config_path = path;
+  o.remediation.mode = RemediationMode::kEnforce;
+  o.remediation.max_attempts = 1;
+  o.remediation.base_backoff = 0s;  // straight to the give-up decision
+  Harness h(o);
+  h.AddDevice("sim0");
+  h.host->ignore_writes = true;  // something undoes every write
+  h.host->dcb["sim0"].pfc->enabled_mask = 0;
+  EXPECT_EQ(h.Step().devices[0]->remediation, RemediationState::kActed);
+  h.engine->OnChange(DcbEvent("sim0"));
+  EXPECT_EQ(h.Step().devices[0]->remediation, RemediationState::kGaveUp);
+  const size_t writes = h.host->writes.size();
+  for (int i = 0; i < 100; ++i) {
+    ASSERT_TRUE(h.engine->ReloadPolicy().ok());
+    EXPECT_EQ(h.Step().devices[0]->remediation, RemediationState::kGaveUp) << "reload " << i;
+  }
+  std::ofstream(path) << "defaults: {pfc: [3]}\ndevices:\n  - match: {netdev: \"other.*\"}\n"
+                         "    policy: {pfc: [4]}\n";
+  ASSERT_TRUE(h.engine->ReloadPolicy().ok());
+  EXPECT_EQ(h.Step().devices[0]->remediation, RemediationState::kGaveUp);
+  EXPECT_EQ(h.host->writes.size(), writes) << "no write from any of those reloads";
+
+  std::ofstream(path) << "defaults: {pfc: [4]}\n";  // this device's target changed
+  ASSERT_TRUE(h.engine->ReloadPolicy().ok());
+  EXPECT_EQ(h.Step().devices[0]->remediation, RemediationState::kActed);
+  EXPECT_EQ(h.host->writes.size(), writes + 1);
   std::filesystem::remove(path);
 }
 

@@ -8,7 +8,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "tests/unit/support/qos_observation.h"
@@ -42,14 +44,20 @@ class FakeNic : public QosWriter {
   bool ignore_writes = false;
   bool mlx5_app_semantics = true;
   std::optional<Error> fail_next;
+  // dcbnl_ieee_set's order: ETS is applied, then the PFC part fails and the rest is not tried.
+  bool pfc_part_fails = false;
   std::vector<std::string> calls;
+  int reads = 0;
+  std::function<void()> on_write;  // runs before each write (a kill point, a slow device)
 
   Result<void> SetDcb(const std::string& netdev, const DcbWrite& w) override {
     calls.push_back("set " + netdev + Parts(w));
+    if (on_write) on_write();
     if (auto e = Fail()) return *e;
     if (ignore_writes) return {};
     QosState& s = state.dcb.value;
     if (w.ets) s.ets = w.ets;
+    if (w.pfc && pfc_part_fails) return MakeError(EINVAL, "kernel rejected the write");
     if (w.pfc) s.pfc = w.pfc;
     if (w.buffer) s.buffer = w.buffer;
     for (const auto& app : w.apps) {
@@ -80,6 +88,7 @@ class FakeNic : public QosWriter {
   }
   Result<void> WriteTcpEcn(int value) override {
     calls.push_back(fmt::format("tcp_ecn {}", value));
+    if (on_write) on_write();
     if (auto e = Fail()) return *e;
     if (!ignore_writes) state.tcp_ecn = Observed<int>::Ok(value);
     return {};
@@ -94,7 +103,10 @@ class FakeNic : public QosWriter {
   }
 
   Remediator::Reread Reader() {
-    return [this] { return state; };
+    return [this] {
+      ++reads;
+      return state;
+    };
   }
 
  private:
@@ -428,9 +440,18 @@ TEST(Backoff, GiveUpEndsWhenTheDeviceIsFixedOrThePolicyChanges) {
   down.oper_up = false;
   EXPECT_EQ(StepOnce(r, nic, t0 + 2h, nullptr, down), RemediationState::kGaveUp);
 
-  r.ResetAll();  // policy reload
-  EXPECT_EQ(StepOnce(r, nic, t0 + 3h), RemediationState::kActed);
-  EXPECT_EQ(StepOnce(r, nic, t0 + 4h), RemediationState::kGaveUp);
+  // The same effective policy again (a reload of an unchanged file): still given up.
+  EXPECT_EQ(StepOnce(r, nic, t0 + 150min), RemediationState::kGaveUp);
+  // Another effective policy for this device: a new target, attempts start over.
+  QosPolicy other = kPolicy;
+  other.pfc = 0x18;
+  ObservedQos observed = nic.state;
+  EXPECT_EQ(r.Step(UpPf(), other, observed, EvaluateDrift(other, observed), t0 + 3h, nic.Reader()),
+            RemediationState::kActed);
+  EXPECT_EQ(r.Step(UpPf(), other, observed, EvaluateDrift(other, observed), t0 + 4h, nic.Reader()),
+            RemediationState::kGaveUp);
+  EXPECT_EQ(StepOnce(r, nic, t0 + 4h + 1s), RemediationState::kActed) << "and back: a change too";
+  EXPECT_EQ(StepOnce(r, nic, t0 + 4h + 30min), RemediationState::kGaveUp);
 
   nic.state.dcb.value.pfc->enabled_mask = 0x08;  // a human fixed it
   EXPECT_EQ(StepOnce(r, nic, t0 + 5h), RemediationState::kInSync);
@@ -452,6 +473,231 @@ TEST(Backoff, AttemptsStartOverAfterAStablePeriod) {
   nic.state.dcb.value.pfc->enabled_mask = 0;
   EXPECT_EQ(StepOnce(r, nic, t0 + 3700s), RemediationState::kActed);
   EXPECT_EQ(r.Status("sim0")->attempts, 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writes: one read per plan, DCB parts in one message, stop at the first failure, exact report.
+
+TEST(Writes, DcbPartsGoOutInOneMessageBuiltFromOneFreshRead) {
+  QosPolicy policy = kPolicy;
+  policy.prio_tc = std::array<uint8_t, 8>{1, 0, 2, 3, 4, 5, 6, 7};  // as the NIC has it
+  FakeNic nic;
+  ObservedQos stale = nic.state;  // what the last poll saw: only PFC drifted
+  stale.dcb.value.pfc->enabled_mask = 0;
+  // Since then the ETS map drifted too, and PFC is still off: the write must cover the device
+  // as it is now, not as the poll saw it.
+  nic.state.dcb.value.pfc->enabled_mask = 0;
+  nic.state.dcb.value.ets->prio_tc = {0, 1, 2, 3, 4, 5, 6, 7};
+  Remediator r(Enforce(), &nic);
+  std::vector<ActionRecord> records;
+  std::optional<ObservedQos> after;
+  EXPECT_EQ(r.Step(UpPf(), policy, stale, EvaluateDrift(policy, stale), t0, nic.Reader(), &records,
+                   &after),
+            RemediationState::kActed);
+  EXPECT_EQ(nic.calls, (std::vector<std::string>{"set sim0 ets pfc=0x08"}));
+  EXPECT_EQ(nic.reads, 2) << "one read to plan from, one to verify; the caller reuses the last";
+  ASSERT_TRUE(after.has_value());
+  EXPECT_TRUE(EvaluateDrift(policy, *after).InSync());
+  ASSERT_EQ(records.size(), 2u);
+  for (const auto& rec : records) EXPECT_EQ(rec.result, kResultSuccess) << rec.description;
+}
+
+TEST(Writes, DriftGoneByThePlanReadWritesNothing) {
+  FakeNic nic;
+  ObservedQos stale = nic.state;
+  stale.dcb.value.pfc->enabled_mask = 0;  // someone fixed it since the poll
+  Remediator r(Enforce(), &nic);
+  EXPECT_EQ(r.Step(UpPf(), kPolicy, stale, EvaluateDrift(kPolicy, stale), t0, nic.Reader()),
+            RemediationState::kInSync);
+  EXPECT_TRUE(nic.calls.empty());
+  EXPECT_EQ(r.Status("sim0")->attempts, 0);
+}
+
+TEST(Writes, StopAtTheFirstFailureAndReportExactlyWhichPartsApplied) {
+  FakeNic nic;
+  nic.pfc_part_fails = true;
+  nic.state.dcb.value.pfc->enabled_mask = 0;
+  nic.state.dcb.value.ets->prio_tc = {0, 1, 2, 3, 4, 5, 6, 7};
+  nic.state.tcp_ecn = Observed<int>::Ok(0);
+  QosPolicy policy = kPolicy;
+  policy.prio_tc = std::array<uint8_t, 8>{1, 0, 2, 3, 4, 5, 6, 7};
+  Remediator r(Enforce(), &nic);
+  std::vector<ActionRecord> records;
+  ObservedQos observed = nic.state;
+  r.Step(UpPf(), policy, observed, EvaluateDrift(policy, observed), t0, nic.Reader(), &records);
+  EXPECT_EQ(nic.calls, (std::vector<std::string>{"set sim0 ets pfc=0x08"}))
+      << "tcp_ecn is not written after the DCB write failed";
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_EQ(records[0].field, QosField::kPrioTc);
+  EXPECT_EQ(records[0].result, kResultSuccess) << "applied before the kernel stopped";
+  EXPECT_NE(records[0].error.find("applied before"), std::string::npos);
+  EXPECT_EQ(records[1].field, QosField::kPfc);
+  EXPECT_EQ(records[1].result, kResultFailed);
+  EXPECT_EQ(records[2].field, QosField::kTcpEcn);
+  EXPECT_EQ(records[2].result, kResultSkipped);
+  EXPECT_EQ(r.Status("sim0")->counts.at({QosField::kTcpEcn, "skipped"}), 1u);
+}
+
+TEST(Writes, HostWideTcpEcnIsWrittenOncePerPass) {
+  FakeNic nic;
+  nic.state.tcp_ecn = Observed<int>::Ok(0);
+  Remediator r(Enforce(), &nic);
+  r.BeginPass();
+  DeviceContext second = UpPf();
+  second.netdev = "sim1";
+  StepOnce(r, nic, t0);
+  nic.state.tcp_ecn = Observed<int>::Ok(0);  // as both devices saw it at the poll
+  StepOnce(r, nic, t0, nullptr, second);
+  EXPECT_EQ(nic.calls, (std::vector<std::string>{"tcp_ecn 1"}));
+  r.BeginPass();
+  StepOnce(r, nic, t0 + 1h, nullptr, second);
+  EXPECT_EQ(nic.calls.size(), 2u) << "the next pass may write it again";
+}
+
+// Guard: an apply cannot keep the sampler thread (which feeds the watchdog) busy past the
+// budget plus one write. The rest goes out at the next pass without costing an attempt.
+TEST(Writes, ApplyBudgetDefersTheRestWithoutCostingAnAttempt) {
+  FakeNic nic;
+  auto clock = Remediator::Clock::time_point(1h);
+  nic.on_write = [&] { clock += 2s; };  // a slow device: two seconds a write
+  nic.state.dcb.value.pfc->enabled_mask = 0;
+  nic.state.tcp_ecn = Observed<int>::Ok(0);
+  RemediationOptions o = Enforce();
+  o.apply_budget = 1s;
+  Remediator r(o, &nic, nullptr, [&] { return clock; });
+  r.BeginPass();
+  std::vector<ActionRecord> records;
+  EXPECT_EQ(StepOnce(r, nic, t0, &records), RemediationState::kActed);
+  EXPECT_EQ(nic.calls, (std::vector<std::string>{"set sim0 pfc=0x08"}));
+  ASSERT_EQ(records.size(), 1u) << "the deferred tcp_ecn write is neither success nor failure";
+  EXPECT_EQ(r.Status("sim0")->attempts, 0);
+  DeviceContext second = UpPf();
+  second.netdev = "sim1";
+  EXPECT_EQ(StepOnce(r, nic, t0, nullptr, second), RemediationState::kBackoff)
+      << "the pass budget is spent: no read, no write for the next device";
+  EXPECT_EQ(nic.calls.size(), 1u);
+  r.BeginPass();
+  EXPECT_EQ(StepOnce(r, nic, t0 + 1s), RemediationState::kActed) << "no back-off wait";
+  EXPECT_EQ(nic.calls.back(), "tcp_ecn 1");
+}
+
+// ---------------------------------------------------------------------------------------------
+// State file: attempts, back-off, give-up and applies in progress survive a restart.
+
+std::string StatePath(const std::string& name) {
+  return ::testing::TempDir() + "/remediation_state_" + std::to_string(getpid()) + "_" + name +
+         ".json";
+}
+
+TEST(StateFile, ACrashLoopCannotStepAroundMaxAttempts) {
+  const std::string path = StatePath("crashloop");
+  std::filesystem::remove(path);
+  FakeNic nic;
+  nic.ignore_writes = true;  // never holds
+  nic.state.dcb.value.pfc->enabled_mask = 0;
+  RemediationOptions o = Enforce();
+  o.max_attempts = 3;
+  o.base_backoff = 1s;
+  int restarts = 0;
+  RemediationState last{};
+  for (; restarts < 10; ++restarts) {  // every process acts once, then "crashes"
+    RemediationStore store(path);
+    Remediator r(o, &nic, &store);
+    const auto start = t0 + std::chrono::hours(restarts);
+    // The restored back-off holds too: the first step of a new process may have to wait.
+    for (int i = 0; i < 3; ++i) {
+      last = StepOnce(r, nic, start + std::chrono::seconds(10 * i));
+      if (last != RemediationState::kBackoff) break;
+    }
+    if (last == RemediationState::kGaveUp) break;
+  }
+  EXPECT_EQ(last, RemediationState::kGaveUp);
+  EXPECT_EQ(restarts, 3);
+  EXPECT_EQ(nic.calls.size(), 3u) << "three attempts across four processes, then nothing";
+  std::filesystem::remove(path);
+}
+
+TEST(StateFile, TheApplyInProgressIsOnDiskBeforeTheFirstWriteAndClearedAfter) {
+  const std::string path = StatePath("inprogress");
+  std::filesystem::remove(path);
+  FakeNic nic;
+  nic.state.dcb.value.pfc->enabled_mask = 0;
+  RemediationStore store(path);
+  std::optional<PersistedState> at_write;
+  nic.on_write = [&] { at_write = *store.Load(); };  // what a kill here would leave
+  Remediator r(Enforce(), &nic, &store);
+  StepOnce(r, nic, t0);
+  ASSERT_TRUE(at_write.has_value());
+  EXPECT_TRUE(at_write->at("sim0").apply_in_progress);
+  EXPECT_EQ(at_write->at("sim0").attempts, 1);
+  EXPECT_FALSE(store.Load()->at("sim0").apply_in_progress);
+  std::filesystem::remove(path);
+}
+
+TEST(StateFile, AStartAfterAKillMidApplySaysSoAndReplansFromAFreshRead) {
+  const std::string path = StatePath("killed");
+  FakeNic nic;
+  nic.state.dcb.value.pfc->enabled_mask = 0;  // half-applied: ETS went out, PFC did not
+  {
+    RemediationStore store(path);
+    PersistedState before;
+    before["sim0"] = PersistedDevice{PolicyFingerprint(kPolicy), 1, false, std::nullopt, true};
+    ASSERT_TRUE(store.Save(before).ok());
+  }
+  RemediationStore store(path);
+  Remediator r(Enforce(), &nic, &store);
+  ObservedQos stale = qos_test::DefaultPolicyObservation();  // an old observation says in sync
+  stale.dcb.value.pfc->enabled_mask = 0x10;
+  EXPECT_EQ(r.Step(UpPf(), kPolicy, stale, EvaluateDrift(kPolicy, stale), t0, nic.Reader()),
+            RemediationState::kActed);
+  EXPECT_EQ(nic.calls, (std::vector<std::string>{"set sim0 pfc=0x08"})) << "from the fresh read";
+  EXPECT_TRUE(r.Status("sim0")->interrupted_apply) << "exported until the device reads in sync";
+  EXPECT_EQ(r.Status("sim0")->attempts, 2) << "the interrupted apply counted";
+  StepOnce(r, nic, t0 + 1s);
+  EXPECT_FALSE(r.Status("sim0")->interrupted_apply);
+  std::filesystem::remove(path);
+}
+
+TEST(StateFile, RoundTripsAndRejectsBadInput) {
+  PersistedState state;
+  state["ens1f0np0"] = PersistedDevice{
+      "abc123", 4, true, std::chrono::system_clock::time_point(std::chrono::seconds(1700000000)),
+      false};
+  state["we\"ird"] = PersistedDevice{"h", 0, false, std::nullopt, true};
+  auto parsed = ParseRemediationState(SerializeRemediationState(state), "f.json");
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  EXPECT_EQ(*parsed, state);
+  EXPECT_TRUE(ParseRemediationState(SerializeRemediationState({}), "f.json")->empty());
+  for (const char* bad :
+       {"", "{", "[]", "{\"version\": 2, \"devices\": {}}", "{\"version\": 1}",
+        "{\"version\": 1, \"devices\": []}",
+        "{\"version\": 1, \"devices\": {\"a\": {\"attempts\": 1}}}",
+        "{\"version\": 1, \"devices\": {\"a\": {\"policy_hash\": \"h\", \"attempts\": -1, "
+        "\"gave_up\": false, \"apply_in_progress\": false}}}",
+        "{\"version\": 1, \"devices\": {\"a\": {\"policy_hash\": \"h\", \"attempts\": \"x\", "
+        "\"gave_up\": false, \"apply_in_progress\": false}}}"}) {
+    auto r = ParseRemediationState(bad, "f.json");
+    EXPECT_FALSE(r.ok()) << bad;
+    if (!r.ok()) {
+      EXPECT_NE(r.error().message.find("f.json"), std::string::npos) << bad;
+    }
+  }
+}
+
+TEST(StateFile, ATruncatedFileStartsEmptyAndIsReplacedAtomically) {
+  const std::string path = StatePath("truncated");
+  std::ofstream(path) << "{\"version\": 1, \"devices\": {\"sim0\": {\"policy_";
+  RemediationStore store(path);
+  EXPECT_FALSE(store.Load().ok());
+  FakeNic nic;
+  nic.state.dcb.value.pfc->enabled_mask = 0;
+  Remediator r(Enforce(), &nic, &store);  // logs and starts empty
+  StepOnce(r, nic, t0);
+  auto loaded = store.Load();
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  EXPECT_EQ(loaded->at("sim0").attempts, 1);
+  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+  std::filesystem::remove(path);
 }
 
 // ---------------------------------------------------------------------------------------------

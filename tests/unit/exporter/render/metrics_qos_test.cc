@@ -215,10 +215,11 @@ TEST(RenderQos, RemediationCountersExistAtZeroForEachRemediableFieldAndResultOfT
   ASSERT_TRUE(fields.count("pfc"));
   ASSERT_FALSE(fields.count("mtu"));
   Families f = RenderSnapshot(&s);
-  EXPECT_EQ(Count(f, "roce_qos_remediations_total"), fields.size() * 3);
+  EXPECT_EQ(Count(f, "roce_qos_remediations_total"), fields.size() * 4);
   for (const std::string& field : fields) {
-    for (const char* result : {"success", "failed", "mismatch"}) {
-      const double want = field == "pfc" && std::string_view(result) != "failed" ? 1 : 0;
+    for (const char* result : {"success", "failed", "mismatch", "skipped"}) {
+      const std::string_view r = result;
+      const double want = field == "pfc" && (r == "success" || r == "mismatch") ? 1 : 0;
       EXPECT_EQ(Value(f, "roce_qos_remediations_total",
                       {{"netdev", "sim0"}, {"field", field}, {"result", result}}),
                 want)
@@ -249,6 +250,23 @@ TEST(RenderQos, RemediationCountersExistAtZeroForEachRemediableFieldAndResultOfT
   EXPECT_EQ(Value(f, "roce_qos_remediations_total",
                   {{"netdev", "sim0"}, {"field", "trust"}, {"result", "dry_run"}}),
             0);
+}
+
+TEST(RenderQos, InterruptedApplyAndEnforceHeldElsewhere) {
+  Snapshot s = QosSnapshot();
+  Families f = RenderSnapshot(&s);
+  EXPECT_EQ(Value(f, "roce_qos_remediation_interrupted_apply", {{"netdev", "sim0"}}), 0);
+  EXPECT_EQ(Value(f, "roce_qos_remediation_enforce_held_elsewhere", {}), 0);
+  auto q = std::make_shared<QosDeviceState>(*s.devices[0].qos);
+  q->interrupted_apply = true;
+  s.devices[0].qos = q;
+  auto g = std::make_shared<QosGlobalState>(*s.qos);
+  g->enforce_held_elsewhere = true;
+  g->remediation_mode = RemediationMode::kOff;
+  s.qos = g;
+  f = RenderSnapshot(&s);
+  EXPECT_EQ(Value(f, "roce_qos_remediation_interrupted_apply", {{"netdev", "sim0"}}), 1);
+  EXPECT_EQ(Value(f, "roce_qos_remediation_enforce_held_elsewhere", {}), 1);
 }
 
 TEST(RenderQos, OffModeAndNoQosStageMeanNoSeries) {

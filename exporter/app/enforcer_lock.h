@@ -1,0 +1,51 @@
+#pragma once
+
+// One enforcer per node. Two exporters that both enforce would fight over the same device (each
+// one's write is the other's drift) and double every disruptive write, so --remediation=enforce
+// takes an exclusive flock(2) on --remediation.lock-file first; an instance that finds it held
+// stays in observe mode and says so (log and roce_qos_remediation_enforce_held_elsewhere).
+// flock locks die with the process (kill -9 included), so a crash never leaves a stale lock.
+
+#include <string>
+
+#include "collectors/result.h"
+#include "exporter/app/config.h"
+#include "exporter/qos/remediate.h"
+
+namespace roceqos {
+
+class EnforcerLock {
+ public:
+  EnforcerLock() = default;
+  EnforcerLock(EnforcerLock&& other) noexcept;
+  EnforcerLock& operator=(EnforcerLock&& other) noexcept;
+  EnforcerLock(const EnforcerLock&) = delete;
+  EnforcerLock& operator=(const EnforcerLock&) = delete;
+  ~EnforcerLock();
+
+  /// Creates the lock file (and its directory) and tries LOCK_EX|LOCK_NB. A lock held by another
+  /// process is not an error: held() is false and holder() names its pid (written by it). Errors
+  /// are the file or directory that cannot be created or opened.
+  static Result<EnforcerLock> Acquire(const std::string& path);
+
+  bool held() const { return fd_ >= 0; }
+  /// The holder's pid as it wrote it into the file, when held elsewhere ("" if unknown).
+  const std::string& holder() const { return holder_; }
+
+ private:
+  int fd_ = -1;
+  std::string holder_;
+};
+
+/// Start-up of enforce mode: takes `lock` on config.remediation_lock_file. Returns the mode to
+/// run in: `mode` itself, or off (observe) with `held_elsewhere` set when another instance
+/// enforces. An error (the lock file cannot be created) refuses to start.
+Result<RemediationMode> ClaimEnforcement(const Config& config, RemediationMode mode,
+                                         EnforcerLock& lock, bool& held_elsewhere);
+
+/// Enforce mode's state file (--remediation.state-file or its default), its directory created
+/// and checked writable now, so a unit without StateDirectory= fails at start, not at the first
+/// apply. Empty for the other modes.
+Result<std::string> RemediationStateFile(const Config& config, RemediationMode mode);
+
+}  // namespace roceqos

@@ -1,0 +1,177 @@
+# shellcheck shell=sh
+# Remediation under faults (docs/remediation.md), against the simulated ConnectX with a slow write
+# path (simnic write_latency_ms: every DCB set and ecn enable write sleeps first), so a SIGKILL
+# can land before, between and after the individual writes of one apply. Kill points are found
+# from the exporter's state file and the device itself, never from a sleep:
+#  * killed between two writes: the device is half-applied; an observing instance shows exactly
+#    the missing field as drift; the restarted enforcer logs the interrupted apply and converges
+#    in its first pass;
+#  * killed with the apply recorded but before the device changed, and after the apply: both
+#    converge, and after a completed apply the restart writes nothing;
+#  * a second enforcing instance is refused (log, roce_qos_remediation_enforce_held_elsewhere 1,
+#    observe mode) while the first holds the lock;
+#  * 100 reloads of an unchanged policy file leave a device in back-off alone (no write);
+#  * a truncated or half-written policy file is rejected and the old policy stays.
+require exporter simnic
+sim=$(simnic_netdevs | sed -n 1p)
+lat=/sys/module/simnic/parameters/write_latency_ms
+[ -w "$lat" ] || skip "this simnic has no write_latency_ms parameter"
+ibdev_of() { rdma_links | awk -v n="$1" '$2 == n { split($1, a, "/"); print a[1]; exit }'; }
+
+conform() {
+  dcb pfc set dev "$1" prio-pfc all:off 3:on
+  dcb app add dev "$1" dscp-prio 24:3 26:3 48:6
+  for p in 0 1 2 3 4 5 6 7; do
+    v=0
+    [ "$p" = 3 ] && v=1
+    echo $v >/sys/class/net/"$1"/ecn/roce_np/enable/$p
+    echo $v >/sys/class/net/"$1"/ecn/roce_rp/enable/$p
+  done
+  echo 106 >/sys/class/infiniband/"$(ibdev_of "$1")"/tc/1/traffic_class
+}
+echo 0 >"$lat"
+conform "$sim"
+sysctl -qw net.ipv4.tcp_ecn=1
+
+state=$TESTBED_WORK/remediation.json
+lock=$TESTBED_WORK/enforce.lock
+policy=$TESTBED_WORK/policy.yaml
+printf 'defaults:\n  pfc: [3]\n' >"$policy"
+set -- --remediation=enforce --remediation.backoff=1s --qos.poll-interval=500ms \
+  --remediation.state-file="$state" --remediation.lock-file="$lock" --config="$policy"
+enforce_flags="$*"
+
+pfc3() { dcb pfc show dev "$sim" | sed -n 's/.* 3:\(o[nf]*\) .*/\1/p'; }
+pfc3_is() { [ "$(pfc3)" = "$1" ]; }
+np3() { cat /sys/class/net/"$sim"/ecn/roce_np/enable/3; }
+in_sync() { num_eq 1 "$(metric roce_qos_in_sync netdev="$sim")"; }
+in_progress() { grep -q "\"$sim\": {[^}]*\"apply_in_progress\": true" "$state" 2>/dev/null; }
+done_apply() { [ -f "$state" ] && ! in_progress && grep -q "\"$sim\"" "$state"; }
+count() { metric roce_qos_remediations_total netdev="$sim" field="$1" result="$2" || echo 0; }
+# Starts an enforcer without waiting for /-/ready: its first pass is the apply to interrupt.
+spawn() {
+  # shellcheck disable=SC2086
+  "$EXPORTER" --web.listen-address=:"$EXPORTER_PORT" $enforce_flags >>"$EXPORTER_LOG" 2>&1 &
+  EXPORTER_PID=$!
+  echo "$EXPORTER_PID" >"$EXPORTER_PIDFILE"
+}
+kill9() {
+  kill -KILL "$EXPORTER_PID"
+  wait "$EXPORTER_PID" 2>/dev/null
+  EXPORTER_PID=
+  rm -f "$EXPORTER_PIDFILE"
+}
+between() { pfc3_is on && [ "$(np3)" = 0 ]; }
+
+# --- killed between two writes --------------------------------------------------------------------
+# Three writes: PFC (IEEE_SET), then ecn roce_np and roce_rp enable 3, 1.5 s each.
+rm -f "$state"
+dcb pfc set dev "$sim" prio-pfc 3:off
+echo 0 >/sys/class/net/"$sim"/ecn/roce_np/enable/3
+echo 0 >/sys/class/net/"$sim"/ecn/roce_rp/enable/3
+echo 1500 >"$lat"
+spawn
+wait_for 20 in_progress || fail "the state file never recorded the apply in progress"
+wait_for 10 between || fail "no point between the PFC write and the ecn writes (pfc3=$(pfc3) np3=$(np3))"
+kill9
+pfc3_is on || fail "the PFC write should have been made"
+assert_eq 0 "$(np3)" "killed before the ecn write"
+in_progress || fail "the state file lost the apply in progress"
+echo 0 >"$lat"
+# An observer sees exactly what is missing.
+start_exporter --qos.poll-interval=500ms --config="$policy"
+assert_num_eq 0 "$(metric roce_qos_drift netdev="$sim" field=pfc)" "half-applied: pfc"
+assert_num_eq 1 "$(metric roce_qos_drift netdev="$sim" field=dcqcn_np)" "half-applied: dcqcn_np"
+stop_exporter
+# shellcheck disable=SC2086
+start_exporter $enforce_flags
+grep -q "remediation $sim: the previous process ended in the middle of an apply" "$EXPORTER_LOG" ||
+  fail "the interrupted apply was not logged"
+in_sync || fail "not converged in the first pass after the restart"
+assert_num_eq 1 "$(count dcqcn_np success)" "the restart wrote the missing ecn enable"
+assert_num_eq 0 "$(count pfc success)" "and not the PFC part that had been applied"
+stop_exporter
+
+# --- killed before the device changed, and after the apply ----------------------------------------
+dcb pfc set dev "$sim" prio-pfc 3:off
+echo 1500 >"$lat"
+spawn
+wait_for 20 in_progress || fail "the state file never recorded the apply in progress"
+kill9
+echo 0 >"$lat"
+# shellcheck disable=SC2086
+start_exporter $enforce_flags
+in_sync || fail "not converged in the first pass after a kill at the start of an apply"
+stop_exporter
+dcb pfc set dev "$sim" prio-pfc 3:off
+spawn
+wait_for 20 done_apply || fail "the apply did not complete"
+wait_for 10 pfc3_is on || fail "PFC not restored"
+kill9
+# shellcheck disable=SC2086
+start_exporter $enforce_flags
+in_sync || fail "not in sync after a kill once the apply was done"
+assert_num_eq 0 "$(count pfc success)" "nothing to write after a completed apply"
+
+# --- one enforcer per node ------------------------------------------------------------------------
+second=$((EXPORTER_PORT + 1))
+# shellcheck disable=SC2086
+"$EXPORTER" --web.listen-address=:$second $enforce_flags >"$TESTBED_WORK/second.log" 2>&1 &
+second_pid=$!
+second_ready() { wget -q -O "$TESTBED_WORK/second.txt" "http://127.0.0.1:$second/metrics"; }
+wait_for 20 second_ready || fail "the second instance did not start: $(tail -5 "$TESTBED_WORK/second.log")"
+assert_num_eq 1 "$(metric_from "$TESTBED_WORK/second.txt" roce_qos_remediation_enforce_held_elsewhere)" \
+  "second instance: enforce held elsewhere"
+assert_num_eq 1 "$(metric_from "$TESTBED_WORK/second.txt" roce_qos_remediation_mode mode=off)" \
+  "second instance observes"
+grep -q "another instance (pid $EXPORTER_PID) holds" "$TESTBED_WORK/second.log" ||
+  fail "the second instance did not log who holds the lock"
+assert_num_eq 0 "$(metric roce_qos_remediation_enforce_held_elsewhere)" "the first still enforces"
+kill -TERM "$second_pid"
+wait "$second_pid"
+
+# --- 100 reloads of the same file leave the back-off alone ----------------------------------------
+stop_exporter
+set -- --remediation=enforce --remediation.backoff=1h --qos.poll-interval=500ms \
+  --remediation.state-file="$state" --remediation.lock-file="$lock" --config="$policy"
+rm -f "$state"
+start_exporter "$@"
+dcb pfc set dev "$sim" prio-pfc 3:off
+wait_for 10 pfc3_is on || fail "first fix not made"
+dcb pfc set dev "$sim" prio-pfc 3:off # undone again: now in back-off for an hour
+backoff() { num_eq 1 "$(metric roce_qos_remediation_state netdev="$sim" state=backoff)"; }
+wait_for 10 backoff || fail "not in back-off"
+reloads() { grep -c "policy reloaded from" "$EXPORTER_LOG"; }
+before=$(reloads)
+i=0
+while [ $i -lt 100 ]; do
+  kill -HUP "$EXPORTER_PID"
+  i=$((i + 1))
+  reloaded() { [ "$(reloads)" -ge $((before + i)) ]; }
+  wait_for 10 reloaded || fail "reload $i not done"
+done
+backoff || fail "100 reloads of the same file ended the back-off"
+pfc3_is off || fail "a reload of the same file caused a write"
+assert_num_eq 1 "$(count pfc success)" "one write in all"
+if grep -q "attempts start over" "$EXPORTER_LOG"; then fail "a reload reset the attempts"; fi
+
+# --- a truncated or half-written policy keeps the old one -----------------------------------------
+hash() { metric_label "$TESTBED_WORK/metric.$$" roce_qos_policy_info hash netdev="$sim"; }
+scrape "$TESTBED_WORK/metric.$$"
+good=$(hash)
+for bad in '' 'defaults:\n  pfc: [3' 'defaults:\n  pfc: [3, 9]\n'; do
+  printf '%b' "$bad" >"$policy"
+  rejected_before=$(grep -c "policy reload rejected" "$EXPORTER_LOG")
+  kill -HUP "$EXPORTER_PID"
+  rejected() { [ "$(grep -c "policy reload rejected" "$EXPORTER_LOG")" -gt "$rejected_before" ]; }
+  wait_for 10 rejected || fail "policy '$bad' was not rejected"
+  assert_num_eq 0 "$(metric roce_qos_policy_reload_success)" "reload_success after '$bad'"
+  assert_eq "$good" "$(hash)" "the old policy stays after '$bad'"
+done
+printf 'defaults:\n  pfc: [3]\n' >"$policy.new"
+mv "$policy.new" "$policy"
+kill -HUP "$EXPORTER_PID"
+ok() { num_eq 1 "$(metric roce_qos_policy_reload_success)"; }
+wait_for 10 ok || fail "a policy renamed into place was not accepted"
+stop_exporter
+conform "$sim"
