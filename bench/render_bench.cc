@@ -69,7 +69,8 @@ void BM_GzipText(benchmark::State& state) {
   }
   state.counters["plain_bytes"] = static_cast<double>(text.size());
   state.counters["gzip_bytes"] = static_cast<double>(gzip_bytes);
-  state.counters["gzip_percent"] = 100.0 * static_cast<double>(gzip_bytes) / text.size();
+  state.counters["gzip_percent"] =
+      100.0 * static_cast<double>(gzip_bytes) / static_cast<double>(text.size());
 }
 BENCHMARK(BM_GzipText)->Arg(8)->Arg(64);
 

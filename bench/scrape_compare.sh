@@ -22,6 +22,7 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'exit 1' INT TERM  # the EXIT trap then stops the exporters
 ip netns add "$ns"
 in_ns() { ip netns exec "$ns" "$@"; }
 in_ns ip link set lo up
@@ -67,10 +68,10 @@ measure() {
 
 echo "== 64 veths, $scrapes scrapes each (gzip, sequential), CPU over ${window}s of 15 s scrapes"
 make_veths 64
-in_ns "$node_exporter" --web.listen-address=127.0.0.1:9100 --collector.disable-defaults \
+ip netns exec "$ns" "$node_exporter" --web.listen-address=127.0.0.1:9100 --collector.disable-defaults \
   --collector.ethtool 2>"$work/node.log" &
 pids+=($!)
-in_ns "$exe" --web.listen-address=127.0.0.1:9879 --collector.device-include='rqb.*' \
+ip netns exec "$ns" "$exe" --web.listen-address=127.0.0.1:9879 --collector.device-include='rqb.*' \
   2>"$work/exporter.log" &
 pids+=($!)
 wait_up http://127.0.0.1:9100/metrics
@@ -82,7 +83,7 @@ pids=()
 
 echo "== 8 veths, roce_qos_exporter alone, default period (250ms), CPU over ${window}s of 15 s scrapes"
 for ((i = 8; i < 64; i++)); do in_ns ip link del "rqb$i"; done
-in_ns "$exe" --web.listen-address=127.0.0.1:9879 --collector.device-include='rqb.*' \
+ip netns exec "$ns" "$exe" --web.listen-address=127.0.0.1:9879 --collector.device-include='rqb.*' \
   2>"$work/exporter.log" &
 pids+=($!)
 wait_up http://127.0.0.1:9879/-/ready
