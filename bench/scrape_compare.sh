@@ -87,4 +87,4 @@ ip netns exec "$ns" "$exe" --web.listen-address=127.0.0.1:9879 --collector.devic
   2>"$work/exporter.log" &
 pids+=($!)
 wait_up http://127.0.0.1:9879/-/ready
-measure roce_qos_exporter/8 "${pids[0]}" http://127.0.0.1:9879/metrics
+measure roce_qos_exporter_8veths "${pids[0]}" http://127.0.0.1:9879/metrics
