@@ -6,101 +6,129 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <optional>
 #include <ostream>
 
+#include "exporter/app/subcommands.h"
 #include "exporter/core/build_info.h"
 #include "exporter/core/duration.h"
 #include "exporter/render/metrics_doc.h"
-#include "exporter/app/subcommands.h"
 
 namespace roceqos {
 namespace {
 
 constexpr std::string_view kProgram = "roce_qos_exporter";
 
-// The flag values that need more than CLI11's conversion; checked after parsing so every problem
-// is reported the same way.
-Result<void> Validate(Config& config, const std::string& period, const std::string& discovery,
-                      const std::string& qos_poll, const std::string& backoff,
-                      const std::string& max_backoff) {
-  auto invalid = [](std::string message) { return MakeError(EINVAL, std::move(message)); };
+// The text of the flags that need more than CLI11's conversion; checked after parsing so every
+// problem is reported the same way.
+struct FlagText {
+  std::string period, discovery, qos_poll, backoff, max_backoff;
+  std::string device_include, device_exclude, raw_include;
+  CLI::Option* include = nullptr;
+  CLI::Option* exclude = nullptr;
+  CLI::Option* raw = nullptr;
+  bool print_metrics_doc = false;
+  double storm_threshold = 0;
+  std::string storm_detection, storm_restoration, derive_windows;
+};
 
-  auto parsed_period = ParseDuration(period);
-  if (!parsed_period) return invalid("--sampler.period: " + parsed_period.error().message);
+Result<void> Invalid(std::string message) { return MakeError(EINVAL, std::move(message)); }
+
+Result<void> ValidateSampler(Config& config, const FlagText& text) {
+  auto parsed_period = ParseDuration(text.period);
+  if (!parsed_period) return Invalid("--sampler.period: " + parsed_period.error().message);
   if (*parsed_period < std::chrono::milliseconds(10) || *parsed_period > std::chrono::hours(1)) {
-    return invalid(fmt::format("--sampler.period \"{}\" must be between 10ms and 1h", period));
+    return Invalid(fmt::format("--sampler.period \"{}\" must be between 10ms and 1h", text.period));
   }
   config.sampler_period = *parsed_period;
 
-  auto parsed_discovery = ParseDuration(discovery);
+  auto parsed_discovery = ParseDuration(text.discovery);
   if (!parsed_discovery) {
-    return invalid("--sampler.discovery-interval: " + parsed_discovery.error().message);
+    return Invalid("--sampler.discovery-interval: " + parsed_discovery.error().message);
   }
   if (*parsed_discovery < config.sampler_period) {
-    return invalid(
+    return Invalid(
         fmt::format("--sampler.discovery-interval \"{}\" must not be shorter than --sampler.period",
-                    discovery));
+                    text.discovery));
   }
   config.discovery_interval = *parsed_discovery;
+  if (!(config.sampler_budget > 0 && config.sampler_budget <= 1)) {
+    return Invalid(fmt::format("--sampler.budget {} must be in (0, 1], a share of the period",
+                               config.sampler_budget));
+  }
+  return {};
+}
 
-  auto parsed_poll = ParseDuration(qos_poll);
-  if (!parsed_poll) return invalid("--qos.poll-interval: " + parsed_poll.error().message);
+Result<void> ValidateQos(Config& config, const FlagText& text) {
+  auto parsed_poll = ParseDuration(text.qos_poll);
+  if (!parsed_poll) return Invalid("--qos.poll-interval: " + parsed_poll.error().message);
   if (*parsed_poll < std::chrono::milliseconds(100) || *parsed_poll > std::chrono::hours(1)) {
-    return invalid(
-        fmt::format("--qos.poll-interval \"{}\" must be between 100ms and 1h", qos_poll));
+    return Invalid(
+        fmt::format("--qos.poll-interval \"{}\" must be between 100ms and 1h", text.qos_poll));
   }
   config.qos_poll_interval = *parsed_poll;
 
-  auto parsed_backoff = ParseDuration(backoff);
-  auto parsed_max_backoff = ParseDuration(max_backoff);
-  if (!parsed_backoff) return invalid("--remediation.backoff: " + parsed_backoff.error().message);
+  auto parsed_backoff = ParseDuration(text.backoff);
+  auto parsed_max_backoff = ParseDuration(text.max_backoff);
+  if (!parsed_backoff) return Invalid("--remediation.backoff: " + parsed_backoff.error().message);
   if (!parsed_max_backoff) {
-    return invalid("--remediation.max-backoff: " + parsed_max_backoff.error().message);
+    return Invalid("--remediation.max-backoff: " + parsed_max_backoff.error().message);
   }
   if (*parsed_backoff < std::chrono::seconds(1) || *parsed_max_backoff < *parsed_backoff) {
-    return invalid(fmt::format(
+    return Invalid(fmt::format(
         "--remediation.backoff \"{}\" must be at least 1s and at most --remediation.max-backoff",
-        backoff));
+        text.backoff));
   }
   config.remediation_backoff = std::chrono::duration_cast<std::chrono::seconds>(*parsed_backoff);
   config.remediation_max_backoff =
       std::chrono::duration_cast<std::chrono::seconds>(*parsed_max_backoff);
   if (config.remediation_max_attempts < 1) {
-    return invalid(fmt::format("--remediation.max-attempts {} must be at least 1",
+    return Invalid(fmt::format("--remediation.max-attempts {} must be at least 1",
                                config.remediation_max_attempts));
   }
+  return {};
+}
 
-  if (!(config.sampler_budget > 0 && config.sampler_budget <= 1)) {
-    return invalid(fmt::format("--sampler.budget {} must be in (0, 1], a share of the period",
-                               config.sampler_budget));
-  }
-
+Result<void> ValidateWeb(const Config& config) {
   const std::string& path = config.telemetry_path;
   if (path.size() < 2 || path.front() != '/' || path.rfind("/-/", 0) == 0 ||
       path.find_first_of(" ?#\t") != std::string::npos) {
-    return invalid(fmt::format(
+    return Invalid(fmt::format(
         "--web.telemetry-path \"{}\" must start with / and not be / or under /-/", path));
   }
-
-  if (auto listen = CivetListeningPorts(config.listen_address); !listen) return listen.error();
-
-  if (!config.config_path.empty()) {
-    struct stat st {};
-    if (::stat(config.config_path.c_str(), &st) != 0) {
-      return invalid(fmt::format("--config \"{}\": no such file", config.config_path));
-    }
-    if (S_ISDIR(st.st_mode)) {
-      return invalid(fmt::format("--config \"{}\": is a directory, not a policy file",
-                                 config.config_path));
-    }
-    if (!S_ISREG(st.st_mode)) {
-      return invalid(fmt::format("--config \"{}\": not a regular file", config.config_path));
-    }
-    if (::access(config.config_path.c_str(), R_OK) != 0) {
-      return invalid(fmt::format("--config \"{}\": not readable", config.config_path));
-    }
+  if (config.max_requests < 0) {
+    return Invalid(
+        fmt::format("--web.max-requests {} must be 0 (no cap) or more", config.max_requests));
   }
+  // Civetweb starts every worker at once; past a few thousand threads the cap is the host's.
+  if (config.max_connections < 8 || config.max_connections > 4096) {
+    return Invalid(
+        fmt::format("--web.max-connections {} must be between 8 and 4096", config.max_connections));
+  }
+  if (auto listen = CivetListeningPorts(config.listen_address); !listen) return listen.error();
+  return {};
+}
 
+// --config names a readable regular file (checked here so the error is a usage error naming it).
+Result<void> ValidateConfigPath(const std::string& path) {
+  if (path.empty()) return {};
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    return Invalid(fmt::format("--config \"{}\": no such file", path));
+  if (S_ISDIR(st.st_mode))
+    return Invalid(fmt::format("--config \"{}\": is a directory, not a policy file", path));
+  if (!S_ISREG(st.st_mode))
+    return Invalid(fmt::format("--config \"{}\": not a regular file", path));
+  if (::access(path.c_str(), R_OK) != 0)
+    return Invalid(fmt::format("--config \"{}\": not readable", path));
+  return {};
+}
+
+Result<void> Validate(Config& config, const FlagText& text) {
+  if (auto valid = ValidateSampler(config, text); !valid) return valid;
+  if (auto valid = ValidateQos(config, text); !valid) return valid;
+  if (auto valid = ValidateWeb(config); !valid) return valid;
+  if (auto valid = ValidateConfigPath(config.config_path); !valid) return valid;
   // Compiles the regexes; a bad one is a usage error now rather than a failure at start.
   if (auto options = MakeSamplerOptions(config); !options) return options.error();
   return {};
@@ -147,39 +175,20 @@ Result<void> ValidateDerive(Config& config, double threshold, const std::string&
   return {};
 }
 
-}  // namespace
-
-CliOutcome ParseCommandLine(std::span<const char* const> args, std::ostream& out,
-                            std::ostream& err) {
-  CliOutcome outcome;
-  Config& config = outcome.config;
-  std::string period = FormatDuration(config.sampler_period);
-  std::string discovery = FormatDuration(config.discovery_interval);
-  std::string qos_poll = FormatDuration(config.qos_poll_interval);
-  std::string backoff = FormatDuration(config.remediation_backoff);
-  std::string max_backoff = FormatDuration(config.remediation_max_backoff);
-  std::string device_include, device_exclude, raw_include;
-  bool print_metrics_doc = false;
-  double storm_threshold = config.derive.storm.threshold;
-  std::string storm_detection = FormatDuration(config.derive.storm.detection_time);
-  std::string storm_restoration;  // empty: twice the detection time
-  std::string derive_windows;
-  for (auto window : config.derive.windows) {
-    derive_windows += (derive_windows.empty() ? "" : ",") + WindowLabel(window);
-  }
-
-  CLI::App app{
-      "Prometheus exporter and QoS drift alerter for lossless RoCEv2 networks on NVIDIA/Mellanox "
-      "ConnectX (mlx5) NICs. Samples per-priority PFC/ECN/CNP counters every --sampler.period and "
-      "serves them on --web.telemetry-path.",
-      std::string(kProgram)};
-  app.set_version_flag(
-      "--version", fmt::format("{} version {} (revision {})", kProgram, kVersion, kGitRevision));
-
+void AddWebFlags(CLI::App& app, Config& config) {
   app.add_option("--web.listen-address", config.listen_address,
                  "Address to serve metrics and health on, [IPv4 host]:port")
       ->capture_default_str();
   app.add_option("--web.telemetry-path", config.telemetry_path, "Path of the metrics endpoint")
+      ->capture_default_str();
+  app.add_flag("--web.enable-lifecycle", config.enable_lifecycle,
+               "Allow POST /-/reload (off: it answers 403; SIGHUP reloads either way)");
+  app.add_option("--web.max-requests", config.max_requests,
+                 "Requests handled at once; beyond it 503 at once (0: no cap)")
+      ->capture_default_str();
+  app.add_option("--web.max-connections", config.max_connections,
+                 "Connections served at once (worker threads, 8..4096); each waits at most 2s "
+                 "for a whole request")
       ->capture_default_str();
   app.add_option("--log.level", config.log_level, "Minimum level logged")
       ->check(CLI::IsMember({"debug", "info", "warn", "error"}))
@@ -187,25 +196,31 @@ CliOutcome ParseCommandLine(std::span<const char* const> args, std::ostream& out
   app.add_option("--log.format", config.log_format, "Log line format on stderr")
       ->check(CLI::IsMember({"logfmt", "json"}))
       ->capture_default_str();
-  auto* include = app.add_option(
-      "--collector.device-include", device_include,
+}
+
+void AddSamplerFlags(CLI::App& app, Config& config, FlagText& text) {
+  text.include = app.add_option(
+      "--collector.device-include", text.device_include,
       "Regex (full match) of netdevs to sample, instead of the default selection (Mellanox PFs "
       "and netdevs bound to an RDMA port)");
-  auto* exclude = app.add_option("--collector.device-exclude", device_exclude,
-                                 "Regex (full match) of netdevs never to sample");
-  auto* raw = app.add_option(
-      "--collector.ethtool.raw-include", raw_include,
+  text.exclude = app.add_option("--collector.device-exclude", text.device_exclude,
+                                "Regex (full match) of netdevs never to sample");
+  text.raw = app.add_option(
+      "--collector.ethtool.raw-include", text.raw_include,
       "Regex (full match) of ethtool -S names without a roce_ family to export raw as "
       "roce_ethtool_stat (off by default)");
-  app.add_option("--sampler.period", period,
+  app.add_option("--sampler.period", text.period,
                  "Sample period, Prometheus duration (10ms..1h); lengthened while over budget")
       ->capture_default_str();
   app.add_option("--sampler.budget", config.sampler_budget,
                  "Share of the period that kernel calls of one sample may take, in (0, 1]")
       ->capture_default_str();
-  app.add_option("--sampler.discovery-interval", discovery,
+  app.add_option("--sampler.discovery-interval", text.discovery,
                  "How often devices are re-discovered, Prometheus duration")
       ->capture_default_str();
+}
+
+void AddQosFlags(CLI::App& app, Config& config, FlagText& text) {
   app.add_option("--config", config.config_path,
                  "Desired QoS policy file (YAML); without it the embedded default policy applies");
   app.add_option("--remediation", config.remediation,
@@ -213,10 +228,10 @@ CliOutcome ParseCommandLine(std::span<const char* const> args, std::ostream& out
                  "enforce")
       ->check(CLI::IsMember({"off", "dry-run", "enforce"}))
       ->capture_default_str();
-  app.add_option("--remediation.backoff", backoff,
+  app.add_option("--remediation.backoff", text.backoff,
                  "Wait after a remediation attempt; doubles with each attempt that did not hold")
       ->capture_default_str();
-  app.add_option("--remediation.max-backoff", max_backoff, "Cap of the wait between attempts")
+  app.add_option("--remediation.max-backoff", text.max_backoff, "Cap of the wait between attempts")
       ->capture_default_str();
   app.add_option("--remediation.max-attempts", config.remediation_max_attempts,
                  "Attempts that did not hold before remediation gives up on a device")
@@ -229,69 +244,116 @@ CliOutcome ParseCommandLine(std::span<const char* const> args, std::ostream& out
                  "Enforce mode: attempts, back-off, give-up and applies in progress, kept across "
                  "restarts (default: $STATE_DIRECTORY/remediation.json, else "
                  "/var/lib/roce-qos-exporter/remediation.json)");
-  app.add_option("--qos.poll-interval", qos_poll,
+  app.add_option("--qos.poll-interval", text.qos_poll,
                  "How often the QoS state is read in full, besides change notifications; "
                  "Prometheus duration (100ms..1h)")
       ->capture_default_str();
   app.add_flag("--qos.configfs-tos", config.qos_configfs_tos,
                "Read the RoCE ToS from rdma_cm configfs, creating and removing "
                "/sys/kernel/config/rdma_cm/<dev> when needed (a side effect; off by default)");
-  app.add_option("--storm.threshold", storm_threshold,
+}
+
+void AddDeriveFlags(CLI::App& app, FlagText& text) {
+  app.add_option("--storm.threshold", text.storm_threshold,
                  "Paused-time ratio of a sample interval at or above which (with no packet "
                  "moving on the priority) it counts towards a PFC storm, in (0, 1]")
       ->capture_default_str();
-  app.add_option("--storm.detection-time", storm_detection,
+  app.add_option("--storm.detection-time", text.storm_detection,
                  "How long the storm condition must hold before a PFC storm is declared "
                  "(100ms..5s)")
       ->capture_default_str();
-  app.add_option("--storm.restoration-time", storm_restoration,
+  app.add_option("--storm.restoration-time", text.storm_restoration,
                  "How long the storm condition must be absent before the storm is restored "
                  "(100ms..60s; default twice the detection time)");
-  app.add_option("--derive.windows", derive_windows,
+  app.add_option("--derive.windows", text.derive_windows,
                  "Sliding windows of the derived peak and ratio gauges, comma-separated whole "
                  "seconds (1 to 4 windows of 1s..5m); read one at least as long as the scrape "
                  "interval")
       ->capture_default_str();
-  app.add_flag("--print-metrics-doc", print_metrics_doc,
-               "Print the metric catalogue (docs/metrics.md) and exit");
-  RegisterSubcommands(app, outcome.subcommand);
+}
 
+// The defaults shown by --help, as the flags spell them.
+FlagText DefaultFlagText(const Config& config) {
+  FlagText text;
+  text.period = FormatDuration(config.sampler_period);
+  text.discovery = FormatDuration(config.discovery_interval);
+  text.qos_poll = FormatDuration(config.qos_poll_interval);
+  text.backoff = FormatDuration(config.remediation_backoff);
+  text.max_backoff = FormatDuration(config.remediation_max_backoff);
+  text.storm_threshold = config.derive.storm.threshold;
+  text.storm_detection = FormatDuration(config.derive.storm.detection_time);
+  for (auto window : config.derive.windows) {
+    text.derive_windows += (text.derive_windows.empty() ? "" : ",") + WindowLabel(window);
+  }
+  return text;
+}
+
+// CLI11's own outcomes: help and version to `out` (exit 0), a parse error as one line. Returns
+// the exit code when the process should exit now.
+std::optional<int> RunParser(CLI::App& app, std::span<const char* const> args, std::ostream& out,
+                             std::ostream& err) {
   try {
     app.parse(static_cast<int>(args.size()), args.data());
   } catch (const CLI::CallForHelp& e) {
-    outcome.exit_code = app.exit(e, out, err);
-    return outcome;
+    return app.exit(e, out, err);
   } catch (const CLI::CallForAllHelp& e) {
-    outcome.exit_code = app.exit(e, out, err);
-    return outcome;
+    return app.exit(e, out, err);
   } catch (const CLI::CallForVersion& e) {
-    outcome.exit_code = app.exit(e, out, err);
-    return outcome;
+    return app.exit(e, out, err);
   } catch (const CLI::ParseError& e) {
     std::string message = e.what();
     std::replace(message.begin(), message.end(), '\n', ' ');  // the error is one line
     err << kProgram << ": " << message << " (see --help)\n";
-    outcome.exit_code = kExitUsage;
-    return outcome;
+    return kExitUsage;
   }
+  return std::nullopt;
+}
 
-  if (include->count() > 0) config.device_include = device_include;
-  if (exclude->count() > 0) config.device_exclude = device_exclude;
-  if (raw->count() > 0) config.raw_include = raw_include;
-  if (auto valid = ValidateDerive(config, storm_threshold, storm_detection, storm_restoration,
-                                  derive_windows);
+// After parsing: the optional regexes, then every value check. A problem is one line on `err`.
+Result<void> ApplyFlagText(Config& config, const FlagText& text) {
+  if (text.include->count() > 0) config.device_include = text.device_include;
+  if (text.exclude->count() > 0) config.device_exclude = text.device_exclude;
+  if (text.raw->count() > 0) config.raw_include = text.raw_include;
+  if (auto valid = ValidateDerive(config, text.storm_threshold, text.storm_detection,
+                                  text.storm_restoration, text.derive_windows);
       !valid) {
-    err << kProgram << ": " << valid.error().message << " (see --help)\n";
-    outcome.exit_code = kExitUsage;
-    return outcome;
+    return valid;
   }
-  if (auto valid = Validate(config, period, discovery, qos_poll, backoff, max_backoff); !valid) {
-    err << kProgram << ": " << valid.error().message << " (see --help)\n";
-    outcome.exit_code = kExitUsage;
-    return outcome;
-  }
+  return Validate(config, text);
+}
 
-  if (print_metrics_doc) {
+}  // namespace
+
+CliOutcome ParseCommandLine(std::span<const char* const> args, std::ostream& out,
+                            std::ostream& err) {
+  CliOutcome outcome;
+  Config& config = outcome.config;
+  FlagText text = DefaultFlagText(config);
+  CLI::App app{
+      "Prometheus exporter and QoS drift alerter for lossless RoCEv2 networks on NVIDIA/Mellanox "
+      "ConnectX (mlx5) NICs. Samples per-priority PFC/ECN/CNP counters every --sampler.period and "
+      "serves them on --web.telemetry-path.",
+      std::string(kProgram)};
+  app.set_version_flag(
+      "--version", fmt::format("{} version {} (revision {})", kProgram, kVersion, kGitRevision));
+  AddWebFlags(app, config);
+  AddSamplerFlags(app, config, text);
+  AddQosFlags(app, config, text);
+  AddDeriveFlags(app, text);
+  app.add_flag("--print-metrics-doc", text.print_metrics_doc,
+               "Print the metric catalogue (docs/metrics.md) and exit");
+  RegisterSubcommands(app, outcome.subcommand);
+
+  if (std::optional<int> exit_code = RunParser(app, args, out, err)) {
+    outcome.exit_code = *exit_code;
+    return outcome;
+  }
+  if (auto valid = ApplyFlagText(config, text); !valid) {
+    err << kProgram << ": " << valid.error().message << " (see --help)\n";
+    outcome.exit_code = kExitUsage;
+    return outcome;
+  }
+  if (text.print_metrics_doc) {
     out << GenerateMetricsDoc();
     return outcome;
   }

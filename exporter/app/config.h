@@ -15,6 +15,9 @@ namespace roceqos {
 struct Config {
   std::string listen_address = ":9879";       // --web.listen-address, [host]:port
   std::string telemetry_path = "/metrics";    // --web.telemetry-path
+  bool enable_lifecycle = false;              // --web.enable-lifecycle: POST /-/reload allowed
+  int max_requests = 40;                      // --web.max-requests: handled at once, then 503
+  int max_connections = 256;                  // --web.max-connections: civetweb worker threads
   std::string log_level = "info";             // --log.level: debug|info|warn|error
   std::string log_format = "logfmt";          // --log.format: logfmt|json
   std::optional<std::string> device_include;  // --collector.device-include (full-match regex)

@@ -1,7 +1,6 @@
 // roce_qos_exporter: parse flags, start the sampler and the HTTP endpoint, wait for SIGTERM/SIGINT.
 
 #include <fmt/format.h>
-#include <prometheus/text_serializer.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
@@ -9,23 +8,23 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
-#include <sstream>
 
-#include "exporter/core/build_info.h"
 #include "exporter/app/cli.h"
 #include "exporter/app/enforcer_lock.h"
-#include "exporter/signals/derive_stage.h"
-#include "exporter/signals/derived_signals.h"
-#include "exporter/core/fault_log.h"
 #include "exporter/app/http_server.h"
+#include "exporter/app/systemd_notify.h"
+#include "exporter/core/build_info.h"
+#include "exporter/core/fault_log.h"
 #include "exporter/core/logging.h"
-#include "exporter/render/metrics.h"
 #include "exporter/qos/qos_engine.h"
 #include "exporter/qos/qos_io.h"
 #include "exporter/qos/qos_stage.h"
 #include "exporter/qos/remediate.h"
+#include "exporter/render/exposition_cache.h"
+#include "exporter/render/metrics.h"
 #include "exporter/sampling/sampler.h"
-#include "exporter/app/systemd_notify.h"
+#include "exporter/signals/derive_stage.h"
+#include "exporter/signals/derived_signals.h"
 
 namespace roceqos {
 namespace {
@@ -41,106 +40,102 @@ std::string LandingPage(const Config& config) {
       kVersion, kGitRevision, config.telemetry_path, config.telemetry_path);
 }
 
-std::vector<HttpRoute> Routes(const Config& config, const Sampler& sampler,
-                              const SnapshotCollectable& collectable, QosEngine& qos) {
+HttpResponse Reload(const Config& config, QosEngine& qos) {
+  HttpResponse r;
+  if (!config.enable_lifecycle) {
+    // As Prometheus answers without --web.enable-lifecycle; SIGHUP still reloads.
+    r.status = 403;
+    r.body = "Lifecycle API is not enabled (start with --web.enable-lifecycle, or send SIGHUP).\n";
+  } else if (Result<void> reloaded = qos.ReloadPolicy(); reloaded) {
+    r.body = "policy reloaded\n";
+  } else {
+    // The last good policy stays in force; say why the new one was refused.
+    r.status = 500;
+    r.body =
+        "policy rejected, the last good policy stays in force: " + reloaded.error().message + "\n";
+  }
+  return r;
+}
+
+// The rendered body of the latest snapshot, gzip when the client accepts it (Vary either way,
+// so a cache between us and the client keeps the two apart).
+HttpResponse Metrics(const HttpRequest& request, ExpositionCache& cache) {
+  const bool gzip = AcceptsGzip(request.accept_encoding);
+  std::shared_ptr<const Exposition> exposition = cache.Get(gzip);
+  HttpResponse r;
+  r.content_type = kMetricsContentType;
+  r.body = gzip ? *exposition->gzip : exposition->text;
+  if (gzip) r.headers.emplace_back("Content-Encoding", "gzip");
+  r.headers.emplace_back("Vary", "Accept-Encoding");
+  return r;
+}
+
+HttpResponse Text(int status, std::string body, std::string content_type = "") {
+  HttpResponse r;
+  r.status = status;
+  r.body = std::move(body);
+  if (!content_type.empty()) r.content_type = std::move(content_type);
+  return r;
+}
+
+std::vector<HttpRoute> Routes(const Config& config, const Sampler& sampler, ExpositionCache& cache,
+                              QosEngine& qos) {
   std::vector<HttpRoute> routes;
-  routes.push_back({"/-/reload", {"POST"}, [&qos](const HttpRequest&) {
-                      HttpResponse r;
-                      if (Result<void> reloaded = qos.ReloadPolicy(); reloaded) {
-                        r.body = "policy reloaded\n";
-                      } else {
-                        // The last good policy stays in force; say why the new one was refused.
-                        r.status = 500;
-                        r.body = "policy rejected, the last good policy stays in force: " +
-                                 reloaded.error().message + "\n";
-                      }
-                      return r;
+  routes.push_back(
+      {"/-/reload", {"POST"}, [&config, &qos](const HttpRequest&) { return Reload(config, qos); }});
+  routes.push_back({config.telemetry_path, {"GET"}, [&cache](const HttpRequest& request) {
+                      return Metrics(request, cache);
                     }});
-  routes.push_back({config.telemetry_path, {"GET"}, [&collectable](const HttpRequest&) {
-                      std::ostringstream body;
-                      prometheus::TextSerializer().Serialize(body, collectable.Collect());
-                      HttpResponse r;
-                      r.content_type = kMetricsContentType;
-                      r.body = std::move(body).str();
-                      return r;
-                    }});
-  routes.push_back({"/-/healthy", {"GET"}, [](const HttpRequest&) {
-                      HttpResponse r;
-                      r.body = "OK\n";
-                      return r;
-                    }});
+  routes.push_back({"/-/healthy", {"GET"}, [](const HttpRequest&) { return Text(200, "OK\n"); }});
   routes.push_back({"/-/ready", {"GET"}, [&sampler](const HttpRequest&) {
-                      HttpResponse r;
-                      if (sampler.Latest()) {
-                        r.body = "OK\n";
-                      } else {
-                        r.status = 503;
-                        r.body = "no sample published yet\n";
-                      }
-                      return r;
+                      return sampler.Latest() ? Text(200, "OK\n")
+                                              : Text(503, "no sample published yet\n");
                     }});
   routes.push_back({"/", {"GET"}, [&config](const HttpRequest&) {
-                      HttpResponse r;
-                      r.content_type = "text/html; charset=utf-8";
-                      r.body = LandingPage(config);
-                      return r;
+                      return Text(200, LandingPage(config), "text/html; charset=utf-8");
                     }});
   return routes;
 }
 
-int RunExporter(const Config& config) {
-  // Block the termination signals before any thread exists, so every thread inherits the mask
-  // and only sigwait() below receives them.
+// Blocks the termination signals before any thread exists, so every thread inherits the mask and
+// only WaitForTermination() receives them.
+sigset_t BlockSignals() {
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGHUP);  // policy reload
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  return signals;
+}
 
-  spdlog::info("starting roce_qos_exporter version {} (revision {})", kVersion, kGitRevision);
-  Result<SamplerOptions> options = MakeSamplerOptions(config);
-  Result<std::string> listen = CivetListeningPorts(config.listen_address);
-  if (!options || !listen) {
-    spdlog::error("{}", !options ? options.error().message : listen.error().message);
-    return 1;
-  }
-  // The policy and remediation mode are checked before anything starts: a policy that does not
-  // validate, or enforce mode without the capability it needs, refuses to start.
+// The policy and remediation mode are checked before anything starts: a policy that does not
+// validate, or enforce mode without the capability it needs, refuses to start.
+// `enforcer` is the caller's: the lock must be held for the life of the process, not this call.
+Result<std::unique_ptr<QosEngine>> MakeQosEngine(const Config& config, EnforcerLock& enforcer) {
   Result<RemediationMode> mode = ParseRemediationMode(config.remediation);
-  if (!mode) {
-    spdlog::error("{}", mode.error().message);
-    return 1;
-  }
+  if (!mode) return mode.error();
   if (*mode == RemediationMode::kEnforce && !HasNetAdminCapability()) {
-    spdlog::error(
+    return MakeError(
+        EPERM,
         "--remediation=enforce needs CAP_NET_ADMIN (RTM_SETDCB is refused without it); run with "
         "the capability or use --remediation=dry-run");
-    return 1;
   }
-  // One enforcer per node: held until the process exits; a second instance observes.
-  EnforcerLock enforcer;
+  // One enforcer per node; a second instance observes.
   bool enforce_held_elsewhere = false;
   Result<RemediationMode> claimed =
       ClaimEnforcement(config, *mode, enforcer, enforce_held_elsewhere);
   Result<std::string> state_file =
       claimed ? RemediationStateFile(config, *claimed) : Result<std::string>(claimed.error());
-  if (!state_file) {
-    spdlog::error("{}", state_file.error().message);
-    return 1;
-  }
+  if (!state_file) return state_file.error();
   mode = *claimed;
   Result<std::shared_ptr<const PolicySet>> policy = LoadPolicy(config.config_path);
   if (!policy) {
-    spdlog::error("invalid QoS policy, not starting: {}", policy.error().message);
-    return 1;
+    return MakeError(EINVAL, "invalid QoS policy, not starting: " + policy.error().message);
   }
   Result<std::unique_ptr<KernelQosReader>> qos_reader =
       KernelQosReader::Open(HostPaths{}, config.qos_configfs_tos);
-  if (!qos_reader) {
-    spdlog::error("QoS reader: {}", qos_reader.error().message);
-    return 1;
-  }
+  if (!qos_reader) return MakeError(EINVAL, "QoS reader: " + qos_reader.error().message);
   QosEngineOptions qos_options;
   qos_options.config_path = config.config_path;
   qos_options.poll_interval = config.qos_poll_interval;
@@ -151,14 +146,17 @@ int RunExporter(const Config& config) {
   qos_options.remediation_state_file = *state_file;
   qos_options.enforce_held_elsewhere = enforce_held_elsewhere;
   auto qos_writer = std::make_unique<KernelQosWriter>(qos_reader->get());
-  QosEngine qos(qos_options, *policy, std::move(*qos_reader), std::move(qos_writer));
+  auto qos = std::make_unique<QosEngine>(qos_options, *policy, std::move(*qos_reader),
+                                         std::move(qos_writer));
   spdlog::info("QoS policy: {} ({} device rule{}), remediation {}", (*policy)->source,
                (*policy)->rules.size(), (*policy)->rules.size() == 1 ? "" : "s",
                RemediationModeName(*mode));
+  return qos;
+}
 
-  SystemdNotifier notifier;  // before the sampler thread starts (reads the environment)
-  FaultLog notify_log;       // only touched on the sampler thread
-  Sampler sampler(std::move(options.value()), MakeKernelSources());
+// The sampler's stages in order and its publish hook (sd_notify on every snapshot).
+void WireSampler(const Config& config, Sampler& sampler, QosEngine& qos, SystemdNotifier& notifier,
+                 FaultLog& notify_log) {
   sampler.AddStage(std::make_unique<DeriveStage>(config.derive));
   sampler.SetPublishHook([&notifier, &notify_log](const Snapshot&) {
     if (Result<void> sent = notifier.SnapshotPublished(); !sent) {
@@ -172,36 +170,17 @@ int RunExporter(const Config& config) {
   sampler.AddStage(std::make_unique<QosStage>(&qos, [](const DeviceSnapshot& device) {
     return device.derived && device.derived->signals.AnyStorm();
   }));
-  // A DCB notification wakes the sampler at once: detection well under one period.
-  QosMonitorThread qos_monitor(&qos, [&sampler](const QosEngine::ChangeResponse& change) {
-    sampler.Wake(change.discovery, change.dcb_changed);
-  });
-  SnapshotCollectable collectable([&sampler] { return sampler.Latest(); });
+}
 
-  Result<std::unique_ptr<HttpServer>> server = HttpServer::Start(
-      HttpOptions{.listening_ports = *listen}, Routes(config, sampler, collectable, qos));
-  if (!server) {
-    // Before the sampler starts: a port in use fails fast, without touching any device.
-    spdlog::error("{}", server.error().message);
-    return 1;
-  }
-  sampler.Start();
-  qos_monitor.Start();
-  std::string ports;
-  for (int port : (*server)->ListeningPorts()) {
-    ports += (ports.empty() ? "" : ",") + std::to_string(port);
-  }
-  spdlog::info("listening on {} (port {}), metrics at {}", config.listen_address, ports,
-               config.telemetry_path);
-
-  // Wait for SIGTERM/SIGINT (SIGHUP reloads the policy); say so once if the first sample takes
-  // unusually long.
+// Waits for SIGTERM/SIGINT (SIGHUP reloads the policy); says so once if the first sample takes
+// unusually long. Returns the signal that ends the exporter.
+int WaitForTermination(const sigset_t& signals, const Sampler& sampler, QosEngine& qos) {
   const timespec first_sample_deadline{30, 0};
   bool warned_first_sample = false;
-  int received = -1;
   for (;;) {
-    received = warned_first_sample ? sigwaitinfo(&signals, nullptr)
-                                   : sigtimedwait(&signals, nullptr, &first_sample_deadline);
+    const int received = warned_first_sample
+                             ? sigwaitinfo(&signals, nullptr)
+                             : sigtimedwait(&signals, nullptr, &first_sample_deadline);
     if (received < 0) {
       if (errno == EAGAIN && !warned_first_sample) {
         warned_first_sample = true;
@@ -211,13 +190,61 @@ int RunExporter(const Config& config) {
       }
       continue;
     }
-    if (received == SIGHUP) {
-      spdlog::info("received SIGHUP, reloading the QoS policy");
-      (void)qos.ReloadPolicy();  // logs and exports its own outcome
-      continue;
-    }
-    break;
+    if (received != SIGHUP) return received;
+    spdlog::info("received SIGHUP, reloading the QoS policy");
+    (void)qos.ReloadPolicy();  // logs and exports its own outcome
   }
+}
+
+void LogListening(const Config& config, const HttpServer& server) {
+  std::string ports;
+  for (int port : server.ListeningPorts()) {
+    ports += (ports.empty() ? "" : ",") + std::to_string(port);
+  }
+  spdlog::info("listening on {} (port {}), metrics at {}", config.listen_address, ports,
+               config.telemetry_path);
+}
+
+int RunExporter(const Config& config) {
+  const sigset_t signals = BlockSignals();
+  spdlog::info("starting roce_qos_exporter version {} (revision {})", kVersion, kGitRevision);
+  Result<SamplerOptions> options = MakeSamplerOptions(config);
+  Result<std::string> listen = CivetListeningPorts(config.listen_address);
+  if (!options || !listen) {
+    spdlog::error("{}", !options ? options.error().message : listen.error().message);
+    return 1;
+  }
+  EnforcerLock enforcer;  // held until the process exits
+  Result<std::unique_ptr<QosEngine>> qos = MakeQosEngine(config, enforcer);
+  if (!qos) {
+    spdlog::error("{}", qos.error().message);
+    return 1;
+  }
+  SystemdNotifier notifier;  // before the sampler thread starts (reads the environment)
+  FaultLog notify_log;       // only touched on the sampler thread
+  Sampler sampler(std::move(options.value()), MakeKernelSources());
+  WireSampler(config, sampler, **qos, notifier, notify_log);
+  // A DCB notification wakes the sampler at once: detection well under one period.
+  QosMonitorThread qos_monitor(qos->get(), [&sampler](const QosEngine::ChangeResponse& change) {
+    sampler.Wake(change.discovery, change.dcb_changed);
+  });
+  HttpCounters http_counters;
+  ExpositionCache cache([&sampler] { return sampler.Latest(); },
+                        [&http_counters] { return http_counters.Read(); });
+  Result<std::unique_ptr<HttpServer>> server =
+      HttpServer::Start(HttpOptions{.listening_ports = *listen,
+                                    .threads = config.max_connections,
+                                    .max_requests = config.max_requests},
+                        Routes(config, sampler, cache, **qos), &http_counters);
+  if (!server) {
+    // Before the sampler starts: a port in use fails fast, without touching any device.
+    spdlog::error("{}", server.error().message);
+    return 1;
+  }
+  sampler.Start();
+  qos_monitor.Start();
+  LogListening(config, **server);
+  const int received = WaitForTermination(signals, sampler, **qos);
   spdlog::info("received {}, shutting down", received == SIGTERM ? "SIGTERM" : "SIGINT");
   if (Result<void> stopping = notifier.Stopping(); !stopping) {
     spdlog::warn("{}", stopping.error().message);

@@ -11,7 +11,7 @@ std::string_view IndexLabel(int index, std::string& storage) {
   return storage;
 }
 
-Families RenderSnapshot(const Snapshot* snapshot) {
+Families RenderSnapshot(const Snapshot* snapshot, const ServingStats* serving) {
   Families out;
   if (snapshot != nullptr) {
     RenderEthtoolCounters(*snapshot, out);
@@ -21,6 +21,7 @@ Families RenderSnapshot(const Snapshot* snapshot) {
     RenderDerived(*snapshot, out);
   }
   RenderSelf(snapshot, out);
+  if (serving != nullptr) RenderServing(*serving, out);
   return out;
 }
 

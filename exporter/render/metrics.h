@@ -9,9 +9,12 @@
 #include <prometheus/collectable.h>
 #include <prometheus/metric_family.h>
 
+#include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "exporter/core/snapshot.h"
@@ -20,16 +23,29 @@ namespace roceqos {
 
 using Families = std::vector<prometheus::MetricFamily>;
 
+/// The HTTP server's own counters (promhttp-style) and the exposition cache's render cost, as of
+/// the moment a body is rendered (a cached body shows them as of its render).
+struct ServingStats {
+  std::vector<std::pair<std::string, uint64_t>> requests_by_code;  // every code of the closed set
+  int64_t in_flight = 0;
+  uint64_t rejected = 0;
+  uint64_t bytes_identity = 0;
+  uint64_t bytes_gzip = 0;
+  double render_seconds = 0;  // of the previous render (a body cannot time itself)
+  uint64_t renders = 0;
+};
+
 void RenderEthtoolCounters(const Snapshot& snapshot, Families& out);  // metrics_counters.cc
 void RenderRdmaCounters(const Snapshot& snapshot, Families& out);     // metrics_rdma.cc
 void RenderDeviceInfo(const Snapshot& snapshot, Families& out);       // metrics_device.cc
 void RenderQos(const Snapshot& snapshot, Families& out);              // metrics_qos.cc
 void RenderDerived(const Snapshot& snapshot, Families& out);          // metrics_derived.cc
 /// Self-metrics; `snapshot` is null before the first sample (build info only).
-void RenderSelf(const Snapshot* snapshot, Families& out);  // metrics_self.cc
+void RenderSelf(const Snapshot* snapshot, Families& out);      // metrics_self.cc
+void RenderServing(const ServingStats& stats, Families& out);  // metrics_self.cc
 
-/// All families for one scrape. Never throws on data; `snapshot` may be null.
-Families RenderSnapshot(const Snapshot* snapshot);
+/// All families for one scrape. Never throws on data; `snapshot` and `serving` may be null.
+Families RenderSnapshot(const Snapshot* snapshot, const ServingStats* serving = nullptr);
 
 /// Label value for a priority / traffic class index without allocating for 0..7.
 std::string_view IndexLabel(int index, std::string& storage);

@@ -58,4 +58,25 @@ void RenderSelf(const Snapshot* snapshot, Families& out) {
   }
 }
 
+void RenderServing(const ServingStats& stats, Families& out) {
+  FamilyBuilder requests(FindMetric("roce_exporter_http_requests_total"));
+  for (const auto& [code, count] : stats.requests_by_code) {
+    requests.Add({code}, static_cast<double>(count));
+  }
+  FamilyBuilder in_flight(FindMetric("roce_exporter_http_requests_in_flight"));
+  in_flight.Add({}, static_cast<double>(stats.in_flight));
+  FamilyBuilder rejected(FindMetric("roce_exporter_http_requests_rejected_total"));
+  rejected.Add({}, static_cast<double>(stats.rejected));
+  FamilyBuilder bytes(FindMetric("roce_exporter_http_response_bytes_total"));
+  bytes.Add({"gzip"}, static_cast<double>(stats.bytes_gzip));
+  bytes.Add({"identity"}, static_cast<double>(stats.bytes_identity));
+  FamilyBuilder render(FindMetric("roce_exporter_scrape_render_seconds"));
+  render.Add({}, stats.render_seconds);
+  FamilyBuilder renders(FindMetric("roce_exporter_scrape_renders_total"));
+  renders.Add({}, static_cast<double>(stats.renders));
+  for (FamilyBuilder* f : {&requests, &in_flight, &rejected, &bytes, &render, &renders}) {
+    f->AppendTo(out);
+  }
+}
+
 }  // namespace roceqos

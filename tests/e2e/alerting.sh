@@ -202,6 +202,13 @@ start_exporter --sampler.period=250ms --storm.detection-time=200ms --storm.resto
 poll 30 bash -c "[[ \$(curl -sf '$prom/api/v1/query' --data-urlencode 'query=up{job=\"roce-qos-exporter\"}' | grep -o '\"1\"]') ]]" ||
   { echo "Prometheus does not scrape the exporter at $TESTBED_EXPORTER_ADDR" >&2; exit 1; }
 pass "Prometheus scrapes the exporter in the guest ($TESTBED_EXPORTER_ADDR, netdev $sim)"
+# Prometheus asks for gzip (Accept-Encoding: gzip): its scrapes are the gzip bytes the exporter
+# counts (nothing else here sends Accept-Encoding), read back through Prometheus itself.
+gzip_served() {
+  [[ $(query 'roce_exporter_http_response_bytes_total{job="roce-qos-exporter",encoding="gzip"} > 0') ]]
+}
+poll 30 gzip_served && pass "Prometheus scrapes took the gzip path: $(query 'roce_exporter_http_response_bytes_total{job="roce-qos-exporter",encoding="gzip"}') gzip bytes served" ||
+  fail "no gzip body served to Prometheus: $(query 'roce_exporter_http_response_bytes_total{job="roce-qos-exporter"}')"
 
 # With PFC on priority 3 the storm series exist; the QoS families need the QoS stage.
 missing=()

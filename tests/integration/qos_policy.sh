@@ -129,7 +129,7 @@ ip -n "$ns" link set lo up
 ip -n "$ns" link add qit0 type veth peer name qit1
 # The defaults cover Mellanox PFs only: a rule applies them to the veths of the namespace.
 printf 'defaults:\n  tcp_ecn: 2\n%s' "$veth_rule" > policy.yaml
-ip netns exec "$ns" "$exe" --config policy.yaml --web.listen-address 127.0.0.1:0 \
+ip netns exec "$ns" "$exe" --config policy.yaml --web.listen-address 127.0.0.1:0 --web.enable-lifecycle \
   --collector.device-include 'qit.*' --qos.poll-interval 200ms 2> daemon.log &
 pid=$!
 port=""

@@ -216,5 +216,24 @@ TEST(Cli, PrintsTheMetricsDoc) {
   EXPECT_EQ(p.out, GenerateMetricsDoc());
 }
 
+TEST(Cli, WebServingFlags) {
+  Parsed defaults = Parse({});
+  EXPECT_FALSE(defaults.outcome.config.enable_lifecycle) << "POST /-/reload is off by default";
+  EXPECT_EQ(defaults.outcome.config.max_requests, 40);
+  EXPECT_EQ(defaults.outcome.config.max_connections, 256);
+  Parsed p = Parse({"--web.enable-lifecycle", "--web.max-requests=0", "--web.max-connections=64"});
+  ASSERT_EQ(p.outcome.kind, CliOutcome::Kind::kRunExporter) << p.err;
+  EXPECT_TRUE(p.outcome.config.enable_lifecycle);
+  EXPECT_EQ(p.outcome.config.max_requests, 0);
+  EXPECT_EQ(p.outcome.config.max_connections, 64);
+}
+
+TEST(Cli, WebServingFlagsOutOfRangeAreUsageErrors) {
+  ExpectUsageError(Parse({"--web.max-requests=-1"}), "--web.max-requests");
+  ExpectUsageError(Parse({"--web.max-connections=2"}), "--web.max-connections");
+  ExpectUsageError(Parse({"--web.max-connections=100000"}), "--web.max-connections");
+  ExpectUsageError(Parse({"--web.max-connections=many"}), "--web.max-connections");
+}
+
 }  // namespace
 }  // namespace roceqos

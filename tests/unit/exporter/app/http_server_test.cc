@@ -7,8 +7,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <future>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 namespace roceqos {
 namespace {
@@ -129,6 +132,86 @@ TEST_F(HttpServerTest, MalformedAndOversizedRequestsGet4xx) {
   const std::string garbage = Exchange(port_, "\x01\x02 garbage\r\n\r\n");
   EXPECT_THAT(garbage, ::testing::MatchesRegex("HTTP/1\\.[01] 4[0-9][0-9] (.|\r|\n)*"));
   EXPECT_THAT(Get(port_, "GET", "/metrics"), StartsWith("HTTP/1.1 200 ")) << "still serving";
+}
+
+TEST_F(HttpServerTest, AnOverlongRequestLineIsRefusedAndTheServerStaysUp) {
+  // Longer than max_request_size (8 KiB): civetweb answers 4xx (413/414/431) or just closes.
+  const std::string r =
+      Exchange(port_, "GET /" + std::string(20000, 'a') + " HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_THAT(r, ::testing::AnyOf(::testing::MatchesRegex("HTTP/1\\.[01] 4[0-9][0-9] (.|\r|\n)*"),
+                                  ::testing::IsEmpty()));
+  EXPECT_THAT(r, ::testing::Not(HasSubstr("200 OK")));
+  EXPECT_THAT(Get(port_, "GET", "/metrics"), StartsWith("HTTP/1.1 200 ")) << "still serving";
+}
+
+TEST(HttpAcceptsGzip, FollowsRfc9110Qvalues) {
+  EXPECT_TRUE(AcceptsGzip("gzip"));
+  EXPECT_TRUE(AcceptsGzip("GZip"));
+  EXPECT_TRUE(AcceptsGzip("x-gzip"));
+  EXPECT_TRUE(AcceptsGzip("deflate, gzip;q=1.0, *;q=0.5"));  // Prometheus sends "gzip"
+  EXPECT_TRUE(AcceptsGzip("br ; q=0.9 , gzip ; q=0.001"));
+  EXPECT_TRUE(AcceptsGzip("*"));
+  EXPECT_FALSE(AcceptsGzip(""));
+  EXPECT_FALSE(AcceptsGzip("identity"));
+  EXPECT_FALSE(AcceptsGzip("deflate, br"));
+  EXPECT_FALSE(AcceptsGzip("gzip;q=0"));
+  EXPECT_FALSE(AcceptsGzip("gzip;q=0.000"));
+  EXPECT_FALSE(AcceptsGzip("*;q=0"));
+  EXPECT_FALSE(AcceptsGzip("gzip;q=0, *")) << "an explicit gzip;q=0 beats the wildcard";
+  EXPECT_FALSE(AcceptsGzip("gzipper"));
+}
+
+TEST(HttpAcceptsGzip, MalformedQvaluesNeverSelectGzip) {
+  EXPECT_FALSE(AcceptsGzip("gzip;q="));
+  EXPECT_FALSE(AcceptsGzip("gzip;q=abc"));
+  EXPECT_FALSE(AcceptsGzip("gzip;q=2"));
+  EXPECT_FALSE(AcceptsGzip("gzip;q=-1"));
+  EXPECT_FALSE(AcceptsGzip("gzip;q=0.5x"));
+  EXPECT_FALSE(AcceptsGzip(",,;;q=,"));
+}
+
+// --web.max-requests: with one request in a handler, the next is a 503 at once (not queued), the
+// rejection is counted, and the cap frees again when the first finishes.
+TEST(HttpServer, RequestsBeyondTheCapAreA503AtOnce) {
+  std::promise<void> entered, release;
+  std::shared_future<void> released = release.get_future().share();
+  std::vector<HttpRoute> routes;
+  routes.push_back({"/slow", {"GET"}, [&](const HttpRequest&) {
+                      entered.set_value();
+                      released.wait();
+                      HttpResponse r;
+                      r.body = "done\n";
+                      return r;
+                    }});
+  routes.push_back({"/fast", {"GET"}, [](const HttpRequest&) { return HttpResponse{}; }});
+  HttpCounters counters;
+  auto server = HttpServer::Start(
+      HttpOptions{.listening_ports = "127.0.0.1:0", .threads = 8, .max_requests = 1}, routes,
+      &counters);
+  ASSERT_TRUE(server.ok()) << server.error().message;
+  const int port = server.value()->ListeningPorts()[0];
+  auto slow = std::async(std::launch::async, [&] { return Get(port, "GET", "/slow"); });
+  entered.get_future().wait();
+  const auto start = std::chrono::steady_clock::now();
+  const std::string rejected = Get(port, "GET", "/fast");
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_THAT(rejected, StartsWith("HTTP/1.1 503 "));
+  EXPECT_THAT(rejected, HasSubstr("--web.max-requests=1"));
+  EXPECT_LT(took, std::chrono::milliseconds(500));
+  EXPECT_EQ(counters.rejected.load(), 1u);
+  EXPECT_EQ(counters.in_flight.load(), 1);
+  release.set_value();
+  EXPECT_THAT(slow.get(), StartsWith("HTTP/1.1 200 "));
+  EXPECT_THAT(Get(port, "GET", "/fast"), StartsWith("HTTP/1.1 200 "));
+  const ServingStats stats = counters.Read();
+  EXPECT_EQ(stats.in_flight, 0);
+  for (const auto& [code, count] : stats.requests_by_code) {
+    if (code == "200") EXPECT_EQ(count, 2u);
+    if (code == "503") EXPECT_EQ(count, 1u);
+    if (code == "404") EXPECT_EQ(count, 0u) << "every known code is there from the start";
+  }
+  EXPECT_EQ(stats.bytes_identity,
+            5u + std::string("too many concurrent requests (--web.max-requests=1)\n").size());
 }
 
 TEST(HttpServer, ABusyPortIsAnErrorNotACrash) {
