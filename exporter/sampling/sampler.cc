@@ -7,6 +7,7 @@
 #include <exception>
 
 #include "exporter/core/error_reason.h"
+#include "exporter/core/log_event.h"
 
 namespace roceqos {
 namespace {
@@ -59,6 +60,26 @@ auto Sampler::Timed(nanoseconds& accumulator, F&& call) {
 
 void Sampler::CountError(std::string_view source, std::string_view reason) {
   ++errors_[{std::string(source), std::string(reason)}];
+}
+
+// An empty selection serves no device series at all, which looks like a healthy idle host: say it
+// at start and again at most once per discovery interval while it lasts.
+void Sampler::WarnIfNothingSelected(nanoseconds now, size_t candidates) {
+  if (!selected_.empty()) {
+    last_nothing_selected_warning_.reset();
+    return;
+  }
+  if (last_nothing_selected_warning_ &&
+      now - *last_nothing_selected_warning_ < options_.discovery_interval) {
+    return;
+  }
+  last_nothing_selected_warning_ = now;
+  LogEvent(spdlog::level::warn, "no device selected",
+           {{"include", options_.device_include_text.empty() ? "(default: Mellanox PFs, RDMA-bound "
+                                                               "netdevs)"
+                                                             : options_.device_include_text},
+            {"exclude", options_.device_exclude_text},
+            {"candidates", candidates}});
 }
 
 void Sampler::Discover(nanoseconds now) {
@@ -128,6 +149,7 @@ void Sampler::Discover(nanoseconds now) {
     }
   }
   selected_ = std::move(next);
+  WarnIfNothingSelected(now, inventory->devices.size());
   EnsureRdma();
 }
 
