@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <prometheus/text_serializer.h>
 #include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include <atomic>
 #include <cstdio>
