@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <ostream>
 
+#include "collectors/enum_names.h"
+#include "exporter/sampling/device_selector.h"
+
 namespace roceqos {
 namespace {
 
@@ -45,71 +48,219 @@ std::string UnverifiedNote(size_t unverified) {
                      unverified == 1 ? "" : "s");
 }
 
+// enum ib_port_state (include/rdma/ib_verbs.h), carried by RDMA_NLDEV_ATTR_PORT_STATE and shown
+// as "4: ACTIVE" in /sys/class/infiniband/<dev>/ports/<p>/state.
+enum class IbPortState : uint8_t {
+  kNop = 0,
+  kDown = 1,
+  kInit = 2,
+  kArmed = 3,
+  kActive = 4,
+  kActiveDefer = 5
+};
+constexpr EnumName<IbPortState> kIbPortStateNames[] = {
+    {IbPortState::kNop, "NOP"},       {IbPortState::kDown, "DOWN"},
+    {IbPortState::kInit, "INIT"},     {IbPortState::kArmed, "ARMED"},
+    {IbPortState::kActive, "ACTIVE"}, {IbPortState::kActiveDefer, "ACTIVE_DEFER"},
+};
+
+CheckItem RdmaPortItem(const RdmaPort& port) {
+  CheckItem item{fmt::format("rdma_port {}/{}", port.device, port.port), FieldStatus::kInSync,
+                 "ACTIVE", "", ""};
+  const auto state = static_cast<IbPortState>(port.port_state);
+  if (state == IbPortState::kNop) {
+    // Older kernels omit RDMA_NLDEV_ATTR_PORT_STATE: nothing to compare, not drift.
+    item.status = FieldStatus::kAbsent;
+    item.actual = "not reported by the kernel";
+    return item;
+  }
+  item.actual = std::string(NameOf(kIbPortStateNames, state));
+  if (state != IbPortState::kActive) {
+    item.status = FieldStatus::kDrift;
+    item.why = "RoCE traffic cannot use a port that is not ACTIVE (link down or not yet up)";
+  }
+  return item;
+}
+
+// Counts of one device's items, and the verdict they give.
+struct Tally {
+  int drift = 0, failed = 0, unverified = 0;
+  explicit Tally(const std::vector<CheckItem>& items) {
+    for (const auto& i : items) {
+      drift += i.status == FieldStatus::kDrift;
+      failed += i.status == FieldStatus::kFailed;
+      unverified += i.status == FieldStatus::kAbsent;
+    }
+  }
+  std::string_view Verdict() const { return drift ? "drift" : failed ? "unknown" : "in_sync"; }
+};
+
+// The summary counts and the exit code over all devices.
+struct Summary {
+  int checked = 0, in_sync = 0, drift = 0, unknown = 0;
+  void Add(const Tally& t) {
+    ++checked;
+    if (t.drift)
+      ++drift;
+    else if (t.failed)
+      ++unknown;
+    else
+      ++in_sync;
+  }
+  int ExitCode() const {
+    if (checked == 0) return kCheckError;  // nothing selected is never a green
+    if (drift) return kCheckDrift;
+    if (unknown) return kCheckError;
+    return kCheckInSync;
+  }
+};
+
+void RenderItem(const Style& style, const CheckItem& v, std::ostream& out) {
+  std::string word(StatusWord(v.status));
+  std::string painted = v.status == FieldStatus::kInSync  ? style.Paint(word, "32")
+                        : v.status == FieldStatus::kDrift ? style.Paint(word, "1;31")
+                                                          : style.Paint(word, "33");
+  if (v.status == FieldStatus::kInSync) {
+    out << fmt::format("  {:<10} {:<11} {}\n", v.item, painted, v.actual);
+    return;
+  }
+  out << fmt::format("  {:<10} {:<11} expected {}\n  {:<10} {:<11} actual   {}\n", v.item, painted,
+                     v.expected, "", "", v.actual);
+  if (!v.why.empty()) out << fmt::format("  {:<22} why: {}\n", "", v.why);
+}
+
+std::string TextVerdict(const Style& style, const Tally& t, size_t items) {
+  if (t.drift)
+    return style.Paint(fmt::format("DRIFT in {} of {} fields", t.drift, items), "1;31") +
+           UnverifiedNote(t.unverified);
+  if (t.failed) return style.Paint(fmt::format("UNKNOWN ({} unreadable)", t.failed), "1;33");
+  return style.Paint("in sync", "32") + UnverifiedNote(t.unverified);
+}
+
+// JSON string literal (RFC 8259 section 7): quote, backslash and control characters escaped.
+std::string Json(std::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string_view JsonStatus(FieldStatus status) {
+  switch (status) {
+    case FieldStatus::kInSync:
+      return "ok";
+    case FieldStatus::kDrift:
+      return "drift";
+    case FieldStatus::kAbsent:
+      return "unverified";
+    case FieldStatus::kFailed:
+      return "unreadable";
+  }
+  return "unreadable";
+}
+
+std::string JsonItems(const std::vector<CheckItem>& items) {
+  std::string out = "[";
+  for (size_t i = 0; i < items.size(); ++i) {
+    const auto& v = items[i];
+    out += fmt::format("{}{{\"item\":{},\"status\":{},\"expected\":{},\"actual\":{},\"why\":{}}}",
+                       i ? "," : "", Json(v.item), Json(JsonStatus(v.status)), Json(v.expected),
+                       Json(v.actual), Json(v.why));
+  }
+  return out + "]";
+}
+
+std::string JsonDevice(const Device& d, std::string_view rule, const Tally& tally,
+                       const std::vector<CheckItem>& items) {
+  std::string ports = "[";
+  for (const auto& p : d.rdma_ports)
+    ports += fmt::format("{}{}", ports.size() > 1 ? "," : "",
+                         Json(fmt::format("{}/{}", p.device, p.port)));
+  ports += "]";
+  return fmt::format(
+      "{{\"netdev\":{},\"role\":{},\"pci\":{},\"rdma_ports\":{},\"policy_rule\":{},"
+      "\"verdict\":{},\"items\":{}}}",
+      Json(d.name), Json(DeviceRoleName(d.role)), Json(d.pci_address), ports, Json(rule),
+      Json(tally.Verdict()), JsonItems(items));
+}
+
 }  // namespace
+
+std::vector<CheckItem> DeviceChecklist(const DeviceDrift& drift, const Device& device) {
+  std::vector<CheckItem> items;
+  for (const auto& v : drift.fields)
+    items.push_back(
+        CheckItem{std::string(QosFieldName(v.field)), v.status, v.expected, v.actual, v.impact});
+  for (const auto& port : device.rdma_ports) items.push_back(RdmaPortItem(port));
+  return items;
+}
 
 int RenderCheckReport(const PolicySet& policy, const std::vector<CheckDevice>& devices, bool color,
                       std::ostream& out) {
   Style style{color};
   out << fmt::format("policy: {}\n", policy.source);
-  int drifted = 0, unknown = 0;
+  Summary summary;
   for (const auto& [device, observed] : devices) {
     auto [effective, rule] = policy.Resolve(device);
-    DeviceDrift drift = EvaluateDrift(*effective, observed);
-    int bad = 0, failed = 0;
-    for (const auto& v : drift.fields) {
-      bad += v.Drifted();
-      failed += v.status == FieldStatus::kFailed;
-    }
-    std::string verdict =
-        bad ? style.Paint(fmt::format("DRIFT in {} of {} fields", bad, drift.fields.size()),
-                          "1;31") +
-                  UnverifiedNote(drift.Unverifiable())
-        : failed ? style.Paint(fmt::format("UNKNOWN ({} unreadable)", failed), "1;33")
-                 : style.Paint("in sync", "32") + UnverifiedNote(drift.Unverifiable());
-    out << fmt::format("\n{}: {}\n", DeviceHeadline(device), verdict);
+    std::vector<CheckItem> items = DeviceChecklist(EvaluateDrift(*effective, observed), device);
+    Tally tally(items);
+    summary.Add(tally);
+    out << fmt::format("\n{}: {}\n", DeviceHeadline(device),
+                       TextVerdict(style, tally, items.size()));
     out << fmt::format("  policy rule \"{}\" (fingerprint {}), state fingerprint {}\n", rule,
                        PolicyFingerprint(*effective), StateFingerprint(observed));
-    if (drift.fields.empty()) out << "  (the policy checks no field of this device)\n";
-    for (const auto& v : drift.fields) {
-      std::string word(StatusWord(v.status));
-      std::string painted = v.status == FieldStatus::kInSync  ? style.Paint(word, "32")
-                            : v.status == FieldStatus::kDrift ? style.Paint(word, "1;31")
-                                                              : style.Paint(word, "33");
-      if (v.status == FieldStatus::kInSync) {
-        out << fmt::format("  {:<10} {:<11} {}\n", QosFieldName(v.field), painted, v.actual);
-      } else {
-        out << fmt::format("  {:<10} {:<11} expected {}\n  {:<10} {:<11} actual   {}\n",
-                           QosFieldName(v.field), painted, v.expected, "", "", v.actual);
-        if (!v.impact.empty()) out << fmt::format("  {:<22} why: {}\n", "", v.impact);
-      }
-    }
-    if (bad)
-      ++drifted;
-    else if (failed)
-      ++unknown;
+    if (items.empty()) out << "  (the policy checks no field of this device)\n";
+    for (const auto& v : items) RenderItem(style, v, out);
   }
   out << fmt::format("\n{} device{} checked: {} in sync, {} with drift, {} unknown\n",
-                     devices.size(), devices.size() == 1 ? "" : "s",
-                     devices.size() - static_cast<size_t>(drifted + unknown), drifted, unknown);
-  if (devices.empty()) out << "no RoCE device selected (no Mellanox PF, no RDMA-bound netdev)\n";
-  if (drifted) return kCheckDrift;
-  if (unknown) return kCheckError;
-  return kCheckInSync;
+                     summary.checked, summary.checked == 1 ? "" : "s", summary.in_sync,
+                     summary.drift, summary.unknown);
+  return summary.ExitCode();
+}
+
+int RenderCheckJson(const PolicySet& policy, const std::vector<CheckDevice>& devices,
+                    std::ostream& out) {
+  Summary summary;
+  std::string list;
+  for (const auto& [device, observed] : devices) {
+    auto [effective, rule] = policy.Resolve(device);
+    std::vector<CheckItem> items = DeviceChecklist(EvaluateDrift(*effective, observed), device);
+    Tally tally(items);
+    summary.Add(tally);
+    list += (list.empty() ? "" : ",") + JsonDevice(device, rule, tally, items);
+  }
+  const int code = summary.ExitCode();
+  out << fmt::format(
+      "{{\"schema_version\":1,\"policy\":{},\"devices\":[{}],\"summary\":{{\"checked\":{},"
+      "\"in_sync\":{},\"drift\":{},\"unknown\":{}}},\"exit_code\":{}}}\n",
+      Json(policy.source), list, summary.checked, summary.in_sync, summary.drift, summary.unknown,
+      code);
+  return code;
 }
 
 Result<std::vector<Device>> SelectCheckDevices(const Inventory& inventory,
-                                               const std::vector<std::string>& netdevs) {
+                                               const CheckSelection& selection) {
   std::vector<Device> out;
-  if (netdevs.empty()) {
+  if (selection.netdevs.empty()) {
+    DeviceSelector selector(SelectedByDefault, selection.include, selection.exclude);
     for (const auto& d : inventory.devices)
-      if (SelectedByDefault(d)) out.push_back(d);
+      if (selector.Selected(d)) out.push_back(d);
   } else {
-    for (const auto& name : netdevs) {
+    for (const auto& name : selection.netdevs) {
       auto it = std::find_if(inventory.devices.begin(), inventory.devices.end(),
                              [&](const Device& d) { return d.name == name; });
       if (it == inventory.devices.end())
         return MakeError(ENODEV, fmt::format("no network device \"{}\"", name));
-      out.push_back(*it);
+      if (std::none_of(out.begin(), out.end(), [&](const Device& d) { return d.name == name; }))
+        out.push_back(*it);
     }
   }
   std::sort(out.begin(), out.end(),
@@ -129,6 +280,20 @@ int PolicyError(const Error& error, std::ostream& err) {
   return kCheckError;
 }
 
+// An empty selection is an error (exit 2), never a green "0 devices checked".
+std::string NothingSelected(const CheckSelection& selection, size_t candidates) {
+  std::string how = "no Mellanox PF, no RDMA-bound netdev";
+  if (!selection.include_text.empty())
+    how =
+        fmt::format("no netdev matches --collector.device-include=\"{}\"", selection.include_text);
+  if (!selection.exclude_text.empty())
+    how += fmt::format(" after --collector.device-exclude=\"{}\"", selection.exclude_text);
+  return fmt::format(
+      "roce_qos_exporter check: no RoCE device selected ({}; {} netdev{} seen; see "
+      "--collector.device-include)\n",
+      how, candidates, candidates == 1 ? "" : "s");
+}
+
 int CheckWithPolicy(const CheckOptions& options, const PolicySet& policy,
                     const Result<Inventory>& inventory, QosReader& reader, std::ostream& out,
                     std::ostream& err) {
@@ -137,15 +302,17 @@ int CheckWithPolicy(const CheckOptions& options, const PolicySet& policy,
         << "\n";
     return kCheckError;
   }
-  auto devices = SelectCheckDevices(*inventory, options.netdevs);
+  auto devices = SelectCheckDevices(*inventory, options.selection);
   if (!devices) {
     err << "roce_qos_exporter check: " << devices.error().message << "\n";
     return kCheckError;
   }
+  if (devices->empty()) err << NothingSelected(options.selection, inventory->devices.size());
   Observed<int> tcp_ecn = reader.ReadTcpEcn();
   std::vector<CheckDevice> read;
   for (const auto& device : *devices)
     read.push_back(CheckDevice{device, ReadObservedQos(reader, device, tcp_ecn)});
+  if (options.json) return RenderCheckJson(policy, read, out);
   return RenderCheckReport(policy, read, options.color, out);
 }
 

@@ -6,6 +6,8 @@
 // `sysctl net.ipv4.tcp_ecn`, `cat .../tc/1/traffic_class`, ...).
 
 #include <iosfwd>
+#include <optional>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -21,15 +23,38 @@ namespace roceqos {
 /// Exit codes (documented in docs/policy.md).
 inline constexpr int kCheckInSync = 0;  // every checked field of every device matches
 inline constexpr int kCheckDrift = 1;   // at least one field differs or is absent
-inline constexpr int kCheckError = 2;   // bad policy, discovery failure, or unreadable fields only
+inline constexpr int kCheckError = 2;   // bad policy, discovery failure, unreadable fields only,
+                                        // or no device selected
+
+/// The device selection, the same as the daemon's (exporter/sampling/device_selector.h).
+struct CheckSelection {
+  std::vector<std::string>
+      netdevs;  // --netdev, repeatable; non-empty: exactly these (deduplicated)
+  std::optional<std::regex> include;       // --collector.device-include (whole-name match)
+  std::optional<std::regex> exclude;       // --collector.device-exclude
+  std::string include_text, exclude_text;  // the patterns as given, for messages
+};
 
 struct CheckOptions {
-  std::string config_path;           // empty: the embedded default policy
-  std::vector<std::string> netdevs;  // empty: the exporter's default device selection
+  std::string config_path;  // empty: the embedded default policy
+  CheckSelection selection;
   HostPaths paths;
   bool configfs_tos = false;  // --qos.configfs-tos
   bool color = false;         // ANSI colours (a terminal)
+  bool json = false;          // --json: the schema in docs/check.md instead of text
 };
+
+/// One line of the validation checklist: a QoS policy field, or a check-only item (RDMA port
+/// state). Status reuses the drift vocabulary: kAbsent = cannot be verified, kFailed = unreadable.
+struct CheckItem {
+  std::string item;  // "pfc", "rdma_port mlx5_0/1", ...
+  FieldStatus status = FieldStatus::kInSync;
+  std::string expected, actual, why;
+};
+
+/// Every checklist item of one device: the QoS fields its effective policy checks, then the state
+/// of every bound RDMA port (ACTIVE expected).
+std::vector<CheckItem> DeviceChecklist(const DeviceDrift& drift, const Device& device);
 
 struct CheckDevice {
   Device device;
@@ -40,10 +65,14 @@ struct CheckDevice {
 int RenderCheckReport(const PolicySet& policy, const std::vector<CheckDevice>& devices, bool color,
                       std::ostream& out);
 
-/// Chooses the devices to check: the named ones (an unknown name is an Error), or the default
-/// selection (Mellanox PFs and netdevs bound to an RDMA port).
+/// The same report as JSON (schema_version 1, docs/check.md). Pure: tests parse it.
+int RenderCheckJson(const PolicySet& policy, const std::vector<CheckDevice>& devices,
+                    std::ostream& out);
+
+/// Chooses the devices to check: the named ones once each (an unknown name is an Error), or the
+/// daemon's selection (include/exclude regexes, else Mellanox PFs and RDMA-bound netdevs).
 Result<std::vector<Device>> SelectCheckDevices(const Inventory& inventory,
-                                               const std::vector<std::string>& netdevs);
+                                               const CheckSelection& selection);
 
 /// The whole subcommand against the kernel: load the policy, discover, read, report.
 int RunCheck(const CheckOptions& options, std::ostream& out, std::ostream& err);

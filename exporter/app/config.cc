@@ -47,6 +47,8 @@ Result<SamplerOptions> MakeSamplerOptions(const Config& config) {
   if (!raw) return raw.error();
   options.device_include = std::move(include.value());
   options.device_exclude = std::move(exclude.value());
+  options.device_include_text = config.device_include.value_or("");
+  options.device_exclude_text = config.device_exclude.value_or("");
   options.raw_include = std::move(raw.value());
   return options;
 }

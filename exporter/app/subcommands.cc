@@ -8,6 +8,7 @@
 #include <ostream>
 
 #include "exporter/app/check.h"
+#include "exporter/app/config.h"
 
 namespace roceqos {
 
@@ -15,16 +16,29 @@ void RegisterSubcommands(CLI::App& app, SubcommandRun& selected) {
   CLI::App* check = app.add_subcommand(
       "check",
       "Check every selected device against the QoS policy (--config or the embedded default) and "
-      "print expected vs actual per field; exit 0 in sync, 1 drift, 2 error");
+      "print expected vs actual per item; exit 0 in sync, 1 drift, 2 error or nothing selected");
   check->fallthrough();
   auto netdevs = std::make_shared<std::vector<std::string>>();
   check->add_option("--netdev", *netdevs,
-                    "Check this netdev (repeatable) instead of the default device selection");
-  check->callback([&selected, netdevs] {
-    selected = [netdevs](const Config& config, std::ostream& out, std::ostream& err) {
+                    "Check this netdev (repeatable) instead of the daemon's device selection");
+  auto json = std::make_shared<bool>(false);
+  check->add_flag("--json", *json, "Print the report as JSON (schema_version 1, docs/check.md)");
+  check->callback([&selected, netdevs, json] {
+    selected = [netdevs, json](const Config& config, std::ostream& out, std::ostream& err) {
+      // The daemon's own regex compilation, so check selects exactly what the daemon samples.
+      auto sampler = MakeSamplerOptions(config);
+      if (!sampler) {
+        err << "roce_qos_exporter check: " << sampler.error().message << "\n";
+        return kCheckError;
+      }
       CheckOptions options;
       options.config_path = config.config_path;
-      options.netdevs = *netdevs;
+      options.selection.netdevs = *netdevs;
+      options.selection.include = sampler->device_include;
+      options.selection.exclude = sampler->device_exclude;
+      options.selection.include_text = config.device_include.value_or("");
+      options.selection.exclude_text = config.device_exclude.value_or("");
+      options.json = *json;
       options.configfs_tos = config.qos_configfs_tos;
       options.color = &out == &std::cout && ::isatty(STDOUT_FILENO);
       return RunCheck(options, out, err);

@@ -148,6 +148,10 @@ inline constexpr MetricDef kMetricTable[] = {
   {"roce_exporter_sample_overruns_total", MetricKind::kCounter,
    "Samples whose kernel calls took longer than the budget allows.",
    {}, "self", "sampler"},
+  {"roce_exporter_selected_devices", MetricKind::kGauge,
+   "Network devices the sampler reads (--collector.device-include/-exclude, else Mellanox PFs and "
+   "RDMA-bound netdevs); 0 means the exporter watches nothing.",
+   {}, "self", "discovery"},
   {"roce_exporter_samples_total", MetricKind::kCounter,
    "Samples taken since start.",
    {}, "self", "sampler"},

@@ -47,13 +47,15 @@ void RenderSelf(const Snapshot* snapshot, Families& out) {
   kernel.Add({}, s.last_kernel_seconds);
   FamilyBuilder overruns(FindMetric("roce_exporter_sample_overruns_total"));
   overruns.Add({}, static_cast<double>(s.overruns));
+  FamilyBuilder selected(FindMetric("roce_exporter_selected_devices"));
+  selected.Add({}, static_cast<double>(snapshot->devices.size()));
   FamilyBuilder samples(FindMetric("roce_exporter_samples_total"));
   samples.Add({}, static_cast<double>(s.samples));
   FamilyBuilder taken(FindMetric("roce_exporter_last_sample_timestamp_seconds"));
   taken.Add({}, std::chrono::duration<double>(snapshot->taken_at.time_since_epoch()).count());
 
   for (FamilyBuilder* f : {&duration, &errors, &available, &period, &configured, &budget, &kernel,
-                           &overruns, &samples, &taken}) {
+                           &overruns, &selected, &samples, &taken}) {
     f->AppendTo(out);
   }
 }

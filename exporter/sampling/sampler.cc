@@ -7,6 +7,7 @@
 #include <exception>
 
 #include "exporter/core/error_reason.h"
+#include "exporter/core/log_event.h"
 
 namespace roceqos {
 namespace {
@@ -61,6 +62,26 @@ void Sampler::CountError(std::string_view source, ErrorReason reason) {
   ++errors_[{std::string(source), std::string(ReasonName(reason))}];
 }
 
+// An empty selection serves no device series at all, which looks like a healthy idle host: say it
+// at start and again at most once per discovery interval while it lasts.
+void Sampler::WarnIfNothingSelected(nanoseconds now, size_t candidates) {
+  if (!selected_.empty()) {
+    last_nothing_selected_warning_.reset();
+    return;
+  }
+  if (last_nothing_selected_warning_ &&
+      now - *last_nothing_selected_warning_ < options_.discovery_interval) {
+    return;
+  }
+  last_nothing_selected_warning_ = now;
+  LogEvent(spdlog::level::warn, "no device selected",
+           {{"include", options_.device_include_text.empty() ? "(default: Mellanox PFs, RDMA-bound "
+                                                               "netdevs)"
+                                                             : options_.device_include_text},
+            {"exclude", options_.device_exclude_text},
+            {"candidates", candidates}});
+}
+
 void Sampler::Discover(nanoseconds now) {
   last_discovery_ = now;
   discovered_once_ = true;
@@ -93,7 +114,9 @@ void Sampler::Discover(nanoseconds now) {
   } else {
     fault_log_.Ok("discovery.rdma");
   }
+  const size_t candidates = inventory->devices.size();
   Select(std::move(inventory->devices));
+  WarnIfNothingSelected(now, candidates);
   EnsureRdma();
 }
 

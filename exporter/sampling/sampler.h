@@ -42,6 +42,8 @@ struct SamplerOptions {
   std::optional<std::regex> device_include;
   std::optional<std::regex> device_exclude;
   std::optional<std::regex> raw_include;  // opt-in raw ethtool names
+  // The include/exclude patterns as given, for the "no device selected" log line.
+  std::string device_include_text, device_exclude_text;
 };
 
 /// What a stage may report back to the sampler about its run.
@@ -137,6 +139,8 @@ class Sampler {
   /// Stamps sequence, time and status onto the finished draft.
   std::shared_ptr<const Snapshot> Finish(std::shared_ptr<Snapshot> snapshot,
                                          std::chrono::nanoseconds kernel_time);
+  /// Warns that nothing is selected, at most once per discovery interval while it lasts.
+  void WarnIfNothingSelected(std::chrono::nanoseconds now, size_t candidates);
   void EnsureRdma();
   void SampleEthtool(DeviceSnapshot& out, bool& device_gone, std::chrono::nanoseconds& spent);
   void SampleRdma(DeviceSnapshot& out, std::vector<std::pair<std::string, uint32_t>>& seen,
@@ -164,6 +168,7 @@ class Sampler {
   std::vector<std::shared_ptr<const Device>> selected_;  // sorted by name
   bool discovered_once_ = false;
   std::chrono::nanoseconds last_discovery_{};
+  std::optional<std::chrono::nanoseconds> last_nothing_selected_warning_;
   std::unique_ptr<RdmaCollector> rdma_;
   bool rdma_netlink_available_ = true;
   std::unordered_map<std::string, NameMapping> name_mappings_;

@@ -15,10 +15,6 @@
 set -euo pipefail
 source "$(dirname "$0")/lib/common.bash"
 
-# `roce_qos_exporter check` with no RoCE device selected exits 0 today. The change under way makes
-# it exit 2 ("could not check"): flip this to 1 when it lands.
-CHECK_EXITS_2_ON_NOTHING_SELECTED=0
-
 if [[ "${SKIP_DEB_PACKAGE:-0}" == 1 ]]; then
   echo "deb-package: SKIPPED (SKIP_DEB_PACKAGE=1): the package was not built or installed" >&2
   exit 0
@@ -137,8 +133,7 @@ line=$(in_root --net roce_qos_exporter --version 2>&1 || true)
 
 status=0
 in_root --net roce_qos_exporter check >"$work/check.txt" 2>&1 || status=$?
-want=0
-((CHECK_EXITS_2_ON_NOTHING_SELECTED)) && want=2
+want=2  # nothing selected is "could not check", never a green
 if ((status == want)) && grep -q 'no RoCE device selected' "$work/check.txt"; then
   pass "installed check with no NIC: exit $status, 'no RoCE device selected'"
 else

@@ -13,11 +13,6 @@
 set -euo pipefail
 source "$(dirname "$0")/lib/common.bash"
 
-# `roce_qos_exporter check` with no RoCE device selected exits 0 today ("no RoCE device selected",
-# said plainly). The change under way makes it exit 2 ("could not check"): flip this to 1 when it
-# lands, and the plugin must then report Unknown instead of OK.
-CHECK_EXITS_2_ON_NOTHING_SELECTED=0
-
 dir=$root/deploy/kubernetes/node-problem-detector
 config=$dir/roce-qos-monitor.json
 npd=$root/tests/checks/lib/npd_plugin.py
@@ -72,13 +67,9 @@ expect_run() { # LABEL STATUS MESSAGE_REGEX RESULT
 }
 
 export ROCE_QOS_EXPORTER=$exe
-if ((CHECK_EXITS_2_ON_NOTHING_SELECTED)); then
-  expect_run "real check, no device (private netns)" Unknown '^unknown \(check exit 2\): .*no RoCE device' \
-    "$(unshare --net python3 "$npd" run "$config" "$dir")"
-else
-  expect_run "real check, no device (private netns)" OK '^in sync: 0 devices checked.* no RoCE device selected' \
-    "$(unshare --net python3 "$npd" run "$config" "$dir")"
-fi
+# Nothing selected is exit 2 ("could not check"): the condition is Unknown, never a false OK.
+expect_run "real check, no device (private netns)" Unknown '^unknown \(check exit 2\): .*no RoCE device' \
+  "$(unshare --net python3 "$npd" run "$config" "$dir")"
 printf 'version: 1\ndefaults:\n  pfc: [9]\n' >"$work/bad-policy.yaml"
 expect_run "real check, invalid policy" Unknown "^unknown \\(check exit 2\\): invalid policy.*bad-policy.yaml:3" \
   "$(unshare --net bash -c "$(declare -f npd_run); work=$work config=$config npd=$npd dir=$dir npd_run '[\"--config=$work/bad-policy.yaml\"]'")"

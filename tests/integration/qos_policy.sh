@@ -4,7 +4,9 @@
 #  * every bad policy (malformed YAML, wrong type, out-of-range priority/DSCP, unknown key, empty
 #    file, ETS not summing to 100) is refused with "<file>:<line>:<col>: ..." and a non-zero exit,
 #    by `check` (exit 2, nothing checked) and by the daemon (exit 1, one error line, never serves);
-#  * `check` exit codes: 1 on drift (loopback has no DCB), 2 on an unknown --netdev;
+#  * `check` exit codes: 1 on drift (loopback has no DCB), 2 on an unknown --netdev, 2 with the
+#    reason on stderr when --collector.device-include selects nothing; include selects like the
+#    daemon (lo by regex) and a repeated --netdev is checked once; --json carries exit_code;
 #  * SIGHUP and POST /-/reload keep the last good policy when the new one is bad, and say so in
 #    roce_qos_policy_reload_success (needs root for a private network namespace; skipped otherwise);
 #  * observe mode (`check`) works with no capability at all; --remediation=enforce without
@@ -74,6 +76,28 @@ rc=$?
 set -e
 [[ $rc == 2 ]] || fail "check --netdev no-such-dev0: exit $rc, want 2"
 grep -q 'no network device "no-such-dev0"' err.txt || fail "unknown device not named: $(cat err.txt)"
+
+echo "== check selects like the daemon; nothing selected is exit 2"
+set +e
+"$exe" check --collector.device-include='no-such-dev[0-9]+' > out.txt 2> err.txt
+rc=$?
+set -e
+[[ $rc == 2 ]] || fail "check selecting nothing: exit $rc, want 2"$'\n'"$(cat out.txt err.txt)"
+grep -q 'no RoCE device selected (no netdev matches --collector.device-include="no-such-dev\[0-9\]+"' err.txt ||
+  fail "nothing selected not explained: $(cat err.txt)"
+set +e
+"$exe" check --config lo.yaml --collector.device-include='l.' > out.txt 2> err.txt
+rc=$?
+set -e
+[[ $rc == 0 ]] || fail "check --collector.device-include='l.': exit $rc, want 0"$'\n'"$(cat out.txt err.txt)"
+grep -q '^1 device checked' out.txt || fail "include regex did not select exactly lo: $(cat out.txt)"
+set +e
+"$exe" check --config lo.yaml --netdev lo --netdev lo --json > out.txt 2> err.txt
+rc=$?
+set -e
+[[ $rc == 0 ]] || fail "check --json on lo: exit $rc, want 0"$'\n'"$(cat out.txt err.txt)"
+grep -q '"summary":{"checked":1,"in_sync":1,"drift":0,"unknown":0},"exit_code":0}' out.txt ||
+  fail "check --json twice lo: $(cat out.txt)"
 
 echo "== bad policies are refused with file, line and reason"
 bad() {  # name, expected "line:col: text" prefix regex, content

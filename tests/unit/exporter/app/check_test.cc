@@ -65,6 +65,7 @@ Device Nic(const std::string& name, const std::string& rdma, const std::string& 
   RdmaPort port;
   port.device = rdma;
   port.port = 1;
+  port.port_state = 4;  // IB_PORT_ACTIVE
   port.netdev = name;
   d.rdma_ports.push_back(port);
   return d;
@@ -116,7 +117,7 @@ TEST(Check, PfcOffOnPriority3ExplainsWhyAndExitsOne) {
   reader.dcb["ens1f1np1"].value.pfc->enabled_mask = 0;
   CheckRun r = Check(reader);
   EXPECT_EQ(r.code, kCheckDrift);
-  EXPECT_NE(r.out.find("ens1f1np1 (pf 0000:3b:00.1, mlx5_1/1, up): DRIFT in 1 of 7 fields"),
+  EXPECT_NE(r.out.find("ens1f1np1 (pf 0000:3b:00.1, mlx5_1/1, up): DRIFT in 1 of 8 fields"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("pfc        DRIFT       expected [3]"), std::string::npos) << r.out;
@@ -136,7 +137,7 @@ TEST(Check, NoDcbCannotBeVerifiedAndIsNotDrift) {
   reader.AddGoodNic("ens1f0np0", "mlx5_0");
   CheckOptions options;
   options.config_path = path;
-  options.netdevs = {"ens1f0np0", "veth0"};
+  options.selection.netdevs = {"ens1f0np0", "veth0"};
   CheckRun r = Check(reader, options);
   std::filesystem::remove(path);
   EXPECT_EQ(r.code, kCheckInSync) << r.out;
@@ -152,7 +153,7 @@ TEST(Check, DevicesTheDefaultsDoNotCoverAreReportedButNotChecked) {
   FakeReader reader;
   reader.AddGoodNic("ens1f0np0", "mlx5_0");
   CheckOptions options;
-  options.netdevs = {"ens1f0np0", "veth0"};
+  options.selection.netdevs = {"ens1f0np0", "veth0"};
   CheckRun r = Check(reader, options);
   EXPECT_EQ(r.code, kCheckInSync) << r.out;
   EXPECT_NE(r.out.find("policy rule \"none\""), std::string::npos) << r.out;
@@ -212,21 +213,130 @@ TEST(Check, DiscoveryFailureAndUnknownNetdevAreErrors) {
   EXPECT_NE(r.err.find("device discovery failed: RTM_GETLINK dump: timed out"), std::string::npos);
 
   CheckOptions options;
-  options.netdevs = {"eth9"};
+  options.selection.netdevs = {"eth9"};
   r = Check(reader, options);
   EXPECT_EQ(r.code, kCheckError);
   EXPECT_NE(r.err.find("no network device \"eth9\""), std::string::npos);
 }
 
-TEST(Check, NoRoceDeviceIsSaidPlainly) {
+TEST(Check, NothingSelectedIsAnErrorSaidOnStderr) {
   FakeReader reader;
   Inventory inv;
   Device lo;
   lo.name = "lo";
   inv.devices.push_back(lo);
   CheckRun r = Check(reader, {}, inv);
-  EXPECT_EQ(r.code, kCheckInSync);
-  EXPECT_NE(r.out.find("no RoCE device selected"), std::string::npos);
+  EXPECT_EQ(r.code, kCheckError);
+  EXPECT_NE(r.err.find("no RoCE device selected (no Mellanox PF, no RDMA-bound netdev; 1 netdev "
+                       "seen; see --collector.device-include)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.out.find("0 devices checked"), std::string::npos);
+}
+
+CheckOptions Selecting(const char* include, const char* exclude = nullptr) {
+  CheckOptions options;
+  if (include) {
+    options.selection.include = std::regex(include);
+    options.selection.include_text = include;
+  }
+  if (exclude) {
+    options.selection.exclude = std::regex(exclude);
+    options.selection.exclude_text = exclude;
+  }
+  return options;
+}
+
+TEST(Check, IncludeRegexSelectsLikeTheDaemon) {
+  FakeReader reader;
+  CheckRun r = Check(reader, Selecting("veth.*"));
+  EXPECT_EQ(r.code, kCheckInSync) << r.out << r.err;  // veth0: rule "none", nothing to differ
+  EXPECT_NE(r.out.find("veth0 ("), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("ens1f0np0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 device checked"), std::string::npos) << r.out;
+}
+
+TEST(Check, ExcludeRegexDropsFromTheDefaultSelection) {
+  FakeReader reader;
+  reader.AddGoodNic("ens1f0np0", "mlx5_0");
+  CheckRun r = Check(reader, Selecting(nullptr, "ens1f1.*"));
+  EXPECT_EQ(r.code, kCheckInSync) << r.out << r.err;
+  EXPECT_EQ(r.out.find("ens1f1np1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 device checked"), std::string::npos) << r.out;
+
+  r = Check(reader, Selecting("ens.*", "ens.*"));
+  EXPECT_EQ(r.code, kCheckError);
+  EXPECT_NE(r.err.find("no netdev matches --collector.device-include=\"ens.*\" after "
+                       "--collector.device-exclude=\"ens.*\""),
+            std::string::npos)
+      << r.err;
+}
+
+TEST(Check, RepeatedNetdevIsCheckedOnce) {
+  FakeReader reader;
+  reader.AddGoodNic("ens1f0np0", "mlx5_0");
+  CheckOptions options;
+  options.selection.netdevs = {"ens1f0np0", "ens1f0np0"};
+  CheckRun r = Check(reader, options);
+  EXPECT_EQ(r.code, kCheckInSync) << r.out;
+  EXPECT_NE(r.out.find("1 device checked"), std::string::npos) << r.out;
+}
+
+TEST(Check, RdmaPortNotActiveIsDriftAndUnreportedIsUnverified) {
+  FakeReader reader;
+  reader.AddGoodNic("ens1f0np0", "mlx5_0");
+  reader.AddGoodNic("ens1f1np1", "mlx5_1");
+  Inventory inv = TwoNics();
+  inv.devices[0].rdma_ports[0].port_state = 1;  // IB_PORT_DOWN on ens1f1np1
+  inv.devices[1].rdma_ports[0].port_state = 0;  // no RDMA_NLDEV_ATTR_PORT_STATE
+  CheckRun r = Check(reader, {}, inv);
+  EXPECT_EQ(r.code, kCheckDrift) << r.out;
+  EXPECT_NE(r.out.find("rdma_port mlx5_1/1 DRIFT       expected ACTIVE"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("actual   DOWN"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("rdma_port mlx5_0/1 UNVERIFIED  expected ACTIVE"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("1 in sync, 1 with drift"), std::string::npos) << r.out;
+}
+
+TEST(Check, JsonFollowsSchemaVersionOne) {
+  FakeReader reader;
+  reader.AddGoodNic("ens1f0np0", "mlx5_0");
+  reader.AddGoodNic("ens1f1np1", "mlx5_1");
+  reader.dcb["ens1f1np1"].value.pfc->enabled_mask = 0;
+  CheckOptions options;
+  options.json = true;
+  CheckRun r = Check(reader, options);
+  EXPECT_EQ(r.code, kCheckDrift);
+  const std::string& j = r.out;
+  EXPECT_EQ(j.rfind("{\"schema_version\":1,\"policy\":\"", 0), 0u) << j;
+  EXPECT_NE(j.find("{\"netdev\":\"ens1f0np0\",\"role\":\"pf\",\"pci\":\"0000:3b:00.0\","
+                   "\"rdma_ports\":[\"mlx5_0/1\"],\"policy_rule\":\"default\",\"verdict\":"
+                   "\"in_sync\""),
+            std::string::npos)
+      << j;
+  EXPECT_NE(j.find("\"verdict\":\"drift\""), std::string::npos) << j;
+  EXPECT_NE(j.find("{\"item\":\"pfc\",\"status\":\"drift\",\"expected\":"), std::string::npos) << j;
+  EXPECT_NE(j.find("{\"item\":\"rdma_port mlx5_0/1\",\"status\":\"ok\",\"expected\":"
+                   "\"ACTIVE\",\"actual\":\"ACTIVE\",\"why\":\"\"}"),
+            std::string::npos)
+      << j;
+  EXPECT_NE(j.find("\"summary\":{\"checked\":2,\"in_sync\":1,\"drift\":1,\"unknown\":0},"
+                   "\"exit_code\":1}\n"),
+            std::string::npos)
+      << j;
+  EXPECT_EQ(j.find('\033'), std::string::npos);
+}
+
+TEST(Check, JsonEscapesStringsAndReportsNothingSelected) {
+  PolicySet policy = DefaultPolicy();
+  policy.source = "a \"quoted\"\\path\n";
+  std::ostringstream out;
+  EXPECT_EQ(RenderCheckJson(policy, {}, out), kCheckError);
+  EXPECT_EQ(
+      out.str(),
+      "{\"schema_version\":1,\"policy\":\"a \\\"quoted\\\"\\\\path\\u000a\",\"devices\":[],"
+      "\"summary\":{\"checked\":0,\"in_sync\":0,\"drift\":0,\"unknown\":0},\"exit_code\":2}\n");
 }
 
 TEST(Check, ColourOnlyWhenAsked) {

@@ -3,11 +3,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <prometheus/text_serializer.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include <atomic>
 #include <cstdio>
 #include <sstream>
 
+#include "exporter/core/logging.h"
 #include "exporter/render/metrics.h"
 #include "tests/unit/support/fake_sources.h"
 
@@ -333,6 +336,53 @@ TEST_F(SamplerTest, DiscoveryRunsAtItsOwnCadence) {
   sampler_->RequestDiscovery();
   Sample();
   EXPECT_EQ(inventory_->calls, 3) << "on demand";
+}
+
+// The default logger, redirected to a string in logfmt while the object lives.
+class CapturedLog {
+ public:
+  CapturedLog() : previous_(spdlog::default_logger()) {
+    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(lines_);
+    sink->set_formatter(MakeLogFormatter("logfmt"));
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>("test", sink));
+  }
+  ~CapturedLog() { spdlog::set_default_logger(previous_); }
+  std::string Take() { return std::exchange(lines_, std::ostringstream()).str(); }
+
+ private:
+  std::ostringstream lines_;
+  std::shared_ptr<spdlog::logger> previous_;
+};
+
+TEST_F(SamplerTest, NothingSelectedIsWarnedOncePerDiscoveryIntervalAndExported) {
+  CapturedLog log;
+  SamplerOptions options;
+  options.discovery_interval = seconds(5);
+  options.device_include = std::regex("ens9.*");
+  options.device_include_text = "ens9.*";
+  Build(std::move(options));
+  AddDevice(MakeDevice("ens1f0np0", 2), {"a"});
+  AddDevice(MakeDevice("veth0", 4, "veth"), {"a"});
+
+  EXPECT_THAT(Render(*Sample()), HasSubstr("roce_exporter_selected_devices 0\n"));
+  std::string first = log.Take();
+  EXPECT_THAT(first, HasSubstr("no device selected"));
+  EXPECT_THAT(first, HasSubstr("include=ens9.*"));
+  EXPECT_THAT(first, HasSubstr("candidates=2"));
+
+  sampler_->RequestDiscovery();  // a rediscovery within the interval: no second line
+  Sample();
+  EXPECT_EQ(inventory_->calls, 2);
+  EXPECT_THAT(log.Take(), Not(HasSubstr("no device selected")));
+
+  for (int i = 0; i < 20; ++i) Sample();  // the next scheduled discovery, 5 s later
+  EXPECT_EQ(inventory_->calls, 3);
+  EXPECT_THAT(log.Take(), HasSubstr("no device selected"));
+
+  AddDevice(MakeDevice("ens9f0np0", 6), {"a"});
+  sampler_->RequestDiscovery();
+  EXPECT_THAT(Render(*Sample()), HasSubstr("roce_exporter_selected_devices 1\n"));
+  EXPECT_THAT(log.Take(), Not(HasSubstr("no device selected")));
 }
 
 TEST_F(SamplerTest, FailedDiscoveryKeepsTheDevicesFoundBefore) {

@@ -1,0 +1,64 @@
+# shellcheck shell=sh
+# `roce_qos_exporter check` as the validation checklist on the simulated ConnectX:
+#  * it selects like the daemon: --collector.device-include picks the simnic netdev by regex,
+#    --collector.device-exclude drops it, and an empty selection is exit 2 with the reason;
+#  * a repeated --netdev is checked once;
+#  * the RDMA port item: ACTIVE with the link up (ok, exit 0), DOWN after `ip link set down`
+#    (drift, exit 1, expected ACTIVE / actual DOWN);
+#  * --json carries the same verdict and exit code.
+# Link speed and SR-IOV VF count are not checklist items yet (docs/check.md).
+require exporter simnic
+sim=$(simnic_netdevs | head -n1)
+ibdev=$(rdma_links | awk -v n="$sim" '$2 == n { split($1, a, "/"); print a[1]; exit }')
+[ -n "$ibdev" ] || fail "no RDMA device bound to $sim"
+
+# The embedded default policy, as in qos_drift.sh, so only the item under test can differ.
+dcb pfc set dev "$sim" prio-pfc all:off 3:on
+dcb app add dev "$sim" dscp-prio 24:3 26:3 48:6
+for p in 0 1 2 3 4 5 6 7; do
+  v=0
+  [ "$p" = 3 ] && v=1
+  echo $v >/sys/class/net/"$sim"/ecn/roce_np/enable/$p
+  echo $v >/sys/class/net/"$sim"/ecn/roce_rp/enable/$p
+done
+echo 106 >/sys/class/infiniband/"$ibdev"/tc/1/traffic_class
+sysctl -qw net.ipv4.tcp_ecn=1
+ip link set "$sim" up
+port_is() { rdma_links | awk -v n="$sim" -v s="$1" '$2 == n && $3 == s { f = 1 } END { exit !f }'; }
+wait_for 10 port_is ACTIVE || fail "$ibdev/1 not ACTIVE with $sim up: $(rdma_links)"
+
+# 1. Selection by regex, like the daemon.
+"$EXPORTER" check --collector.device-include="$sim" >check.txt 2>err.txt
+assert_eq 0 $? "check --collector.device-include=$sim exit"
+assert_eq 1 "$(grep -c ' (pf ' check.txt)" "devices checked by include"
+grep -q "^$sim (" check.txt || fail "include did not select $sim: $(cat check.txt)"
+assert_match "rdma_port $ibdev/1 ok +ACTIVE" "$(grep "rdma_port $ibdev/1" check.txt)" "port item"
+
+"$EXPORTER" check --collector.device-include="$sim" --collector.device-exclude="$sim" \
+  >check.txt 2>err.txt
+assert_eq 2 $? "check with everything excluded exit"
+grep -q 'no RoCE device selected' err.txt || fail "empty selection not explained: $(cat err.txt)"
+
+"$EXPORTER" check --netdev "$sim" --netdev "$sim" >check.txt 2>err.txt
+assert_eq 0 $? "check --netdev twice exit"
+grep -q '^1 device checked' check.txt || fail "repeated --netdev counted twice: $(cat check.txt)"
+
+# 2. The RDMA port state follows the link: down is drift.
+ip link set "$sim" down
+wait_for 10 port_is DOWN || fail "$ibdev/1 not DOWN with $sim down: $(rdma_links)"
+"$EXPORTER" check --netdev "$sim" >check.txt 2>err.txt
+assert_eq 1 $? "check exit with the RDMA port down"
+assert_match "rdma_port $ibdev/1 DRIFT +expected ACTIVE" "$(grep "rdma_port $ibdev/1" check.txt)" \
+  "port item when down"
+grep -q 'actual   DOWN' check.txt || fail "port state not shown: $(cat check.txt)"
+
+"$EXPORTER" check --netdev "$sim" --json >check.json 2>err.txt
+assert_eq 1 $? "check --json exit with the RDMA port down"
+grep -q "{\"item\":\"rdma_port $ibdev/1\",\"status\":\"drift\",\"expected\":\"ACTIVE\",\"actual\":\"DOWN\"" \
+  check.json || fail "json port item: $(cat check.json)"
+grep -q '"exit_code":1}' check.json || fail "json exit_code: $(cat check.json)"
+
+ip link set "$sim" up
+wait_for 10 port_is ACTIVE || fail "$ibdev/1 not ACTIVE again: $(rdma_links)"
+"$EXPORTER" check --netdev "$sim" >check.txt 2>err.txt
+assert_eq 0 $? "check exit with the link back up"
