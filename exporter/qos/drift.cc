@@ -5,10 +5,31 @@
 
 #include <algorithm>
 
+#include "collectors/enum_names.h"
 #include "exporter/core/log_event.h"
 
 namespace roceqos {
 namespace {
+
+constexpr EnumName<QosField> kQosFieldNames[] = {
+    {QosField::kTrust, "trust"},
+    {QosField::kPfc, "pfc"},
+    {QosField::kDscpPrio, "dscp_prio"},
+    {QosField::kPrioTc, "prio_tc"},
+    {QosField::kEts, "ets"},
+    {QosField::kBuffer, "buffer"},
+    {QosField::kRoceTos, "roce_tos"},
+    {QosField::kDcqcnNp, "dcqcn_np"},
+    {QosField::kDcqcnRp, "dcqcn_rp"},
+    {QosField::kTcpEcn, "tcp_ecn"},
+    {QosField::kMtu, "mtu"},
+};
+constexpr EnumName<FieldStatus> kFieldStatusNames[] = {
+    {FieldStatus::kInSync, "in_sync"},
+    {FieldStatus::kDrift, "drift"},
+    {FieldStatus::kAbsent, "absent"},
+    {FieldStatus::kFailed, "failed"},
+};
 
 std::string EtsText(const std::array<uint8_t, kNumTcs>& tsa,
                     const std::array<uint8_t, kNumTcs>& bw) {
@@ -290,47 +311,9 @@ FieldVerdict CheckMtu(uint32_t expected, const Observed<uint32_t>& mtu) {
 
 }  // namespace
 
-std::string_view QosFieldName(QosField field) {
-  switch (field) {
-    case QosField::kTrust:
-      return "trust";
-    case QosField::kPfc:
-      return "pfc";
-    case QosField::kDscpPrio:
-      return "dscp_prio";
-    case QosField::kPrioTc:
-      return "prio_tc";
-    case QosField::kEts:
-      return "ets";
-    case QosField::kBuffer:
-      return "buffer";
-    case QosField::kRoceTos:
-      return "roce_tos";
-    case QosField::kDcqcnNp:
-      return "dcqcn_np";
-    case QosField::kDcqcnRp:
-      return "dcqcn_rp";
-    case QosField::kTcpEcn:
-      return "tcp_ecn";
-    case QosField::kMtu:
-      return "mtu";
-  }
-  return "unknown";
-}
+std::string_view QosFieldName(QosField field) { return NameOf(kQosFieldNames, field); }
 
-std::string_view FieldStatusName(FieldStatus status) {
-  switch (status) {
-    case FieldStatus::kInSync:
-      return "in_sync";
-    case FieldStatus::kDrift:
-      return "drift";
-    case FieldStatus::kAbsent:
-      return "absent";
-    case FieldStatus::kFailed:
-      return "failed";
-  }
-  return "unknown";
-}
+std::string_view FieldStatusName(FieldStatus status) { return NameOf(kFieldStatusNames, status); }
 
 bool DeviceDrift::InSync() const {
   return std::all_of(fields.begin(), fields.end(), [](const FieldVerdict& v) {
