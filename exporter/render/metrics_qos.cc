@@ -10,9 +10,9 @@
 #include <string_view>
 #include <utility>
 
+#include "exporter/qos/qos_state.h"
 #include "exporter/render/metric_family_builder.h"
 #include "exporter/render/metrics.h"
-#include "exporter/qos/qos_state.h"
 
 namespace roceqos {
 namespace {
@@ -252,7 +252,10 @@ void RenderQos(const Snapshot& snapshot, Families& out) {
       f.latency_max.Add({}, g->max_detection_latency_seconds);
     }
     f.notifications.Add({}, static_cast<double>(g->change_notifications));
-    f.resyncs.Add({}, static_cast<double>(g->monitor_resyncs));
+    for (const auto& [reason, name] : kResyncReasonNames) {
+      f.resyncs.Add({name},
+                    static_cast<double>(g->monitor_resyncs.at(static_cast<size_t>(reason))));
+    }
     f.monitor_up.Add({}, g->monitor_running ? 1 : 0);
     for (RemediationMode m :
          {RemediationMode::kOff, RemediationMode::kDryRun, RemediationMode::kEnforce})
