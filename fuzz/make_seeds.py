@@ -98,6 +98,10 @@ def text_seeds():
     for name, argv in {'listen': ['--listen', '127.0.0.1:9'], 'check': ['check', '--policy', 'p.yaml'],
                        'bad': ['--period', '-1s'], 'version': ['--version']}.items():
         put('cli_fuzz', name, '\0'.join(argv).encode())
+    for name, req in {'get': 'GET /metrics HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip\r\n\r\n',
+                      'reload': 'POST /-/reload HTTP/1.1\r\nContent-Length: 0\r\n\r\n',
+                      '404': 'HEAD /nope?x=1 HTTP/1.0\r\n\r\n'}.items():
+        put('http_fuzz', name, req.encode())
 
 
 if __name__ == '__main__':
