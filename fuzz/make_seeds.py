@@ -40,20 +40,20 @@ def netlink_seeds():
     attrs = nla(3, b'eth7\0') + nla(4, struct.pack('=I', 9000)) + nla(16, b'\x06')
     put('rtnetlink_fuzz', 'newlink', nlmsg(16, 0, ifi + attrs))
     put('rtnetlink_fuzz', 'dellink', nlmsg(17, 0, ifi + attrs))
-    # RTM_NEWDCB (78) notification: struct dcbmsg + DCB_ATTR_IFNAME (1).
+    # RTM_GETDCB (78) notification (dcbnl_notify): struct dcbmsg + DCB_ATTR_IFNAME (1).
     put('rtnetlink_fuzz', 'newdcb', nlmsg(78, 0, struct.pack('=BBH', 0, 20, 0) + nla(1, b'eth7\0')))
 
 
 def dcb_seeds():
     # DCB_ATTR_IEEE (13) nest: DCB_ATTR_IEEE_ETS (1, struct ieee_ets 59 bytes), DCB_ATTR_IEEE_PFC
     # (2, struct ieee_pfc 136 bytes) and DCB_ATTR_IEEE_APP_TABLE (3) with one DSCP app entry;
-    # DCB_ATTR_DCBX (15) u8.
+    # DCB_ATTR_DCBX (14) u8.
     ets = bytes([1, 8, 0]) + bytes(8) + bytes([50, 50] + [0] * 6) + bytes(8) + bytes([2] * 8) \
         + bytes(8)
     pfc = bytes([8, 0x08, 0, 0]) + bytes(4) + bytes(128)
     app = nla(1, struct.pack('=BBH', 3, 5, 26))  # DCB_ATTR_IEEE_APP: selector DSCP, prio 3
     ieee = nla(1, ets[:59]) + nla(2, pfc) + nla(3 | 0x8000, app)
-    put('dcb_fuzz', 'ieee_get', nla(1, b'eth7\0') + nla(13 | 0x8000, ieee) + nla(15, b'\x04'))
+    put('dcb_fuzz', 'ieee_get', nla(1, b'eth7\0') + nla(13 | 0x8000, ieee) + nla(14, b'\x04'))
     put('dcb_fuzz', 'set_reply', nla(13, b'\0'))
 
 
