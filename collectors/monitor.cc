@@ -99,26 +99,37 @@ Result<std::vector<ChangeEvent>> ChangeMonitor::Wait(std::chrono::milliseconds t
     [[maybe_unused]] ssize_t n = ::read(wake_fd_, &count, sizeof count);
   }
   if (!(fds[0].revents & POLLIN)) return events;
-  auto read = socket_.ReadNotifications([&](const netlink::NlMessage& message) -> Result<void> {
-    auto event = ParseChangeNotification(message, received);
-    if (!event) {
-      ++malformed_;  // one bad message must not hide the others in the datagram
-      return {};
-    }
-    if (*event) events.push_back(std::move(**event));
-    return {};
-  });
-  if (!read) {
-    if (read.error().errnum == ENOBUFS) {
-      ChangeEvent resync;
-      resync.kind = ChangeEvent::Kind::kResync;
-      resync.received = received;
-      events.push_back(std::move(resync));
-      return events;
-    }
-    return read.error();
+  uint64_t malformed_now = 0;
+  auto read = socket_.ReadNotifications(
+      [&](const netlink::NlMessage& message) -> Result<void> {
+        auto event = ParseChangeNotification(message, received);
+        if (!event) {
+          ++malformed_now;  // one bad message must not hide the others in the datagram
+          return {};
+        }
+        if (*event) events.push_back(std::move(**event));
+        return {};
+      },
+      kMaxDatagramsPerWait);
+  malformed_ += malformed_now;
+  if (auto reason = ResyncReasonFor(read, malformed_now)) {
+    ChangeEvent resync;
+    resync.kind = ChangeEvent::Kind::kResync;
+    resync.resync_reason = *reason;
+    resync.received = received;
+    events.push_back(std::move(resync));
   }
   return events;
+}
+
+std::optional<ChangeEvent::ResyncReason> ResyncReasonFor(const Result<size_t>& read,
+                                                         uint64_t malformed_messages) {
+  if (!read) {
+    return read.error().errnum == ENOBUFS ? ChangeEvent::ResyncReason::kOverflow
+                                          : ChangeEvent::ResyncReason::kReadError;
+  }
+  if (malformed_messages > 0) return ChangeEvent::ResyncReason::kMalformed;
+  return std::nullopt;
 }
 
 }  // namespace roceqos

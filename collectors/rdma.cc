@@ -5,6 +5,7 @@
 #include <rdma/rdma_netlink.h>
 
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 namespace roceqos {
@@ -158,12 +159,12 @@ class NetlinkRdmaCollector final : public RdmaCollector {
       // A device unregistered between the two dumps is simply gone.
       if (!dumped && dumped.error().errnum != ENODEV) return dumped.error();
     }
+    ForgetAbsentPorts(names_, ports);
     return ports;
   }
 
   Result<CounterSet> ReadCounters(const RdmaPort& port) override {
-    const uint64_t key = (uint64_t{port.device_index} << 32) | port.port;
-    auto& names = names_[key];
+    auto& names = names_[PortKey(port.device_index, port.port)];
     // No NLM_F_ACK: the reply itself completes the doit, so a sample costs one recvmsg.
     netlink::Message request(NldevType(RDMA_NLDEV_CMD_STAT_GET), 0);
     request.PutU32(RDMA_NLDEV_ATTR_DEV_INDEX, port.device_index);
@@ -191,11 +192,20 @@ class NetlinkRdmaCollector final : public RdmaCollector {
 
  private:
   netlink::Socket socket_;
-  // Names of each port's last sample, keyed by (device index, port).
-  std::unordered_map<uint64_t, std::shared_ptr<const std::vector<std::string>>> names_;
+  PortNamesCache names_;  // bounded by ForgetAbsentPorts after every listing
 };
 
 }  // namespace
+
+uint64_t PortKey(uint32_t device_index, uint32_t port) {
+  return (uint64_t{device_index} << 32) | port;
+}
+
+void ForgetAbsentPorts(PortNamesCache& cache, const std::vector<RdmaPort>& present) {
+  std::unordered_set<uint64_t> keep;
+  for (const RdmaPort& port : present) keep.insert(PortKey(port.device_index, port.port));
+  std::erase_if(cache, [&](const auto& entry) { return !keep.contains(entry.first); });
+}
 
 Result<CounterSet> ParseRdmaStatReply(
     Bytes payload, const std::shared_ptr<const std::vector<std::string>>& previous_names) {

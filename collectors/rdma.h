@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "collectors/device.h"
@@ -39,6 +40,16 @@ Result<RdmaPort> ParseRdmaPortReply(netlink::Bytes payload);
 
 /// Parses one RDMA_NLDEV_CMD_GET reply payload.
 Result<RdmaDevice> ParseRdmaDeviceReply(netlink::Bytes payload);
+
+/// The counter names of each port's last sample, keyed by PortKey (device index, port), so an
+/// unchanged kernel list is shared between samples instead of reallocated.
+using PortNamesCache =
+    std::unordered_map<uint64_t, std::shared_ptr<const std::vector<std::string>>>;
+uint64_t PortKey(uint32_t device_index, uint32_t port);
+/// Drops the entries of ports not in `present` (the last ListPorts()). The kernel never reuses an
+/// RDMA device index (ib_device_rename keeps it, re-registering takes a new one), so without this
+/// every device churn would leave an entry behind for the life of the process.
+void ForgetAbsentPorts(PortNamesCache& cache, const std::vector<RdmaPort>& present);
 
 class RdmaCollector {
  public:

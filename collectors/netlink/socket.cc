@@ -439,9 +439,9 @@ Result<void> Socket::JoinGroup(unsigned group) {
   return {};
 }
 
-Result<size_t> Socket::ReadNotifications(const ReplyHandler& on_message) {
+Result<size_t> Socket::ReadNotifications(const ReplyHandler& on_message, size_t max_datagrams) {
   size_t dispatched = 0;
-  while (true) {
+  for (size_t read = 0; read < max_datagrams; ++read) {
     Result<Bytes> datagram = Receive(/*blocking=*/false, "netlink notifications");
     if (!datagram) return datagram.error();
     if (datagram->empty()) return dispatched;
@@ -453,6 +453,7 @@ Result<size_t> Socket::ReadNotifications(const ReplyHandler& on_message) {
         });
     if (!walked) return walked.error();
   }
+  return dispatched;
 }
 
 }  // namespace roceqos::netlink

@@ -174,10 +174,11 @@ class Socket {
 
   /// Joins a multicast group (RTNLGRP_DCB, RTNLGRP_LINK, RDMA_NL_GROUP_NOTIFY, ...).
   Result<void> JoinGroup(unsigned group);
-  /// Reads every notification already queued, without blocking, and calls on_message for each
-  /// message; returns how many were dispatched (0 when nothing was pending). ENOBUFS means
-  /// notifications were lost: the caller must re-read its state in full.
-  Result<size_t> ReadNotifications(const ReplyHandler& on_message);
+  /// Reads the notifications already queued (at most `max_datagrams` datagrams), without
+  /// blocking, and calls on_message for each message; returns how many were dispatched (0 when
+  /// nothing was pending). ENOBUFS means notifications were lost: the caller must re-read its
+  /// state in full.
+  Result<size_t> ReadNotifications(const ReplyHandler& on_message, size_t max_datagrams = SIZE_MAX);
 
   int fd() const;
   uint32_t port_id() const;

@@ -100,7 +100,7 @@ QosEngine::ChangeResponse QosEngine::OnChange(const ChangeEvent& event) {
   switch (event.kind) {
     case ChangeEvent::Kind::kResync:
       resync_ = true;
-      ++global_.monitor_resyncs;
+      ++global_.monitor_resyncs.at(static_cast<size_t>(event.resync_reason));
       return {.sample = true, .discovery = true, .dcb_changed = {}};
     case ChangeEvent::Kind::kLinkRemoved:
       ++global_.change_notifications;

@@ -4,6 +4,7 @@
 // observed for one netdev, its drift against its effective policy and the remediation state, plus
 // the host-wide QoS status. Immutable once published; rendered by metrics_qos.cc.
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -11,6 +12,7 @@
 #include <string>
 #include <utility>
 
+#include "collectors/monitor.h"
 #include "exporter/qos/drift.h"
 #include "exporter/qos/remediate.h"
 
@@ -45,9 +47,10 @@ struct QosGlobalState {
   std::optional<double> last_detection_latency_seconds;
   double max_detection_latency_seconds = 0;
   uint64_t change_notifications = 0;  // DCB + link notifications that named a selected device
-  uint64_t monitor_resyncs = 0;       // notification overflows (ENOBUFS): full re-reads
-  bool monitor_running = false;       // false: polling only (the monitor could not start)
-  Observed<int> tcp_ecn;              // host-wide, from the last poll
+  /// Full re-reads after lost notifications, by ChangeEvent::ResyncReason (kResyncReasonNames).
+  std::array<uint64_t, std::size(kResyncReasonNames)> monitor_resyncs{};
+  bool monitor_running = false;  // false: polling only (the monitor could not start)
+  Observed<int> tcp_ecn;         // host-wide, from the last poll
 };
 
 }  // namespace roceqos

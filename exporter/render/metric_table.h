@@ -274,8 +274,10 @@ inline constexpr MetricDef kMetricTable[] = {
    "DCB and link change notifications received.",
    {}, "qos", "RTNLGRP_DCB / RTNLGRP_LINK monitor"},
   {"roce_qos_monitor_resyncs_total", MetricKind::kCounter,
-   "Notification overflows (ENOBUFS) that made the exporter re-read every device.",
-   {}, "qos", "RTNLGRP_DCB / RTNLGRP_LINK monitor"},
+   "Monitor reads that lost notifications (reason: overflow = ENOBUFS, read_error = other "
+   "recvmsg or framing error, malformed = unparseable message) and made the exporter re-read "
+   "every device.",
+   {"reason"}, "qos", "RTNLGRP_DCB / RTNLGRP_LINK monitor"},
   {"roce_qos_monitor_up", MetricKind::kGauge,
    "Whether change notifications are received (0: the exporter relies on polling alone).",
    {}, "qos", "RTNLGRP_DCB / RTNLGRP_LINK monitor"},

@@ -259,7 +259,10 @@ void RenderQos(const Snapshot& snapshot, Families& out) {
       f.latency_max.Add({}, g->max_detection_latency_seconds);
     }
     f.notifications.Add({}, static_cast<double>(g->change_notifications));
-    f.resyncs.Add({}, static_cast<double>(g->monitor_resyncs));
+    for (const auto& [reason, name] : kResyncReasonNames) {
+      f.resyncs.Add({name},
+                    static_cast<double>(g->monitor_resyncs.at(static_cast<size_t>(reason))));
+    }
     f.monitor_up.Add({}, g->monitor_running ? 1 : 0);
     for (RemediationMode m : kAllRemediationModes)
       f.mode.Add({RemediationModeName(m)}, m == g->remediation_mode ? 1 : 0);

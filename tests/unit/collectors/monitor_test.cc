@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <optional>
 #include <thread>
 
 #include "tests/unit/support/netns.h"
@@ -159,6 +160,64 @@ TEST(ChangeMonitorKernel, InterruptWakesAWaitingThread) {
   monitor.Interrupt();
   waiter.join();
   EXPECT_TRUE(returned);
+}
+
+}  // namespace
+}  // namespace roceqos
+
+namespace roceqos {
+namespace {
+
+// Every read outcome that can lose a notification must ask for a full re-read, with the reason
+// that labels roce_qos_monitor_resyncs_total; a clean read must not (a resync re-reads every
+// device, so a spurious one costs a full discovery on every wake-up).
+TEST(MonitorResync, EveryReadErrorAndEveryMalformedMessageResyncs) {
+  using Reason = ChangeEvent::ResyncReason;
+  EXPECT_EQ(ResyncReasonFor(Result<size_t>(MakeError(ENOBUFS, "overflow")), 0), Reason::kOverflow);
+  EXPECT_EQ(ResyncReasonFor(Result<size_t>(MakeError(EMSGSIZE, "truncated")), 0),
+            Reason::kReadError);
+  EXPECT_EQ(ResyncReasonFor(Result<size_t>(MakeError(0, "nlmsg_len 9 past the datagram")), 0),
+            Reason::kReadError);
+  EXPECT_EQ(ResyncReasonFor(Result<size_t>(size_t{3}), 1), Reason::kMalformed);
+  EXPECT_EQ(ResyncReasonFor(Result<size_t>(size_t{3}), 0), std::nullopt);
+  EXPECT_EQ(ResyncReasonFor(Result<size_t>(size_t{0}), 0), std::nullopt);
+}
+
+// The per-wake-up bound: with several datagrams queued, a read bounded to one returns after one
+// and leaves the rest for the next call (so a storm cannot hold the monitor thread). `ip` returns
+// after the kernel has queued its notifications, so no waiting is needed.
+TEST(MonitorResync, ReadNotificationsStopsAfterMaxDatagrams) {
+  std::string why;
+  auto ns = testing::PrivateNetns::Create("monbound", &why);
+  if (!ns) GTEST_SKIP() << why;
+  std::optional<netlink::Socket> socket;
+  ASSERT_TRUE(ns->Run(
+      [&] {
+        auto opened = netlink::Socket::Open(NETLINK_ROUTE);
+        ASSERT_TRUE(opened.ok()) << opened.error().message;
+        socket.emplace(std::move(*opened));
+        ASSERT_TRUE(socket->JoinGroup(RTNLGRP_LINK).ok());
+      },
+      &why))
+      << why;
+  ASSERT_TRUE(socket.has_value());
+  ASSERT_TRUE(ns->Ip("link add qbnd0 type veth peer name qbnd1"));
+  ASSERT_TRUE(ns->Ip("link set qbnd0 mtu 4000"));
+  ASSERT_TRUE(ns->Ip("link set qbnd0 mtu 4100"));
+  auto count = [](const netlink::NlMessage&) -> Result<void> { return {}; };
+  auto first = socket->ReadNotifications(count, 1);
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  EXPECT_EQ(*first, 1u);  // one RTM_NEWLINK per datagram
+  auto rest = socket->ReadNotifications(count);
+  ASSERT_TRUE(rest.ok()) << rest.error().message;
+  EXPECT_GE(*rest, 2u);  // qbnd1 creation and the two MTU changes were still queued
+  ASSERT_TRUE(ns->Ip("link del qbnd0"));
+}
+
+TEST(MonitorResync, ReasonNamesAreTheMetricLabels) {
+  EXPECT_EQ(NameOf(kResyncReasonNames, ChangeEvent::ResyncReason::kOverflow), "overflow");
+  EXPECT_EQ(NameOf(kResyncReasonNames, ChangeEvent::ResyncReason::kReadError), "read_error");
+  EXPECT_EQ(NameOf(kResyncReasonNames, ChangeEvent::ResyncReason::kMalformed), "malformed");
 }
 
 }  // namespace

@@ -437,3 +437,38 @@ TEST(RdmaCollectorOpen, MatchesWhetherThisKernelHasRdmaNetlink) {
 
 }  // namespace
 }  // namespace roceqos
+
+namespace roceqos {
+namespace {
+
+RdmaPort PortOf(uint32_t device_index, uint32_t port) {
+  RdmaPort p;
+  p.device_index = device_index;
+  p.port = port;
+  return p;
+}
+
+// Device churn: each re-registered device gets a new index, so the cache must shrink back to the
+// ports present, keeping the shared names of those still there.
+TEST(PortNamesCache, ForgetsPortsOfDevicesNoLongerPresent) {
+  PortNamesCache cache;
+  auto names =
+      std::make_shared<const std::vector<std::string>>(std::vector<std::string>{"out_of_buffer"});
+  for (uint32_t index = 1; index <= 100; ++index) cache[PortKey(index, 1)] = names;
+  cache[PortKey(100, 2)] = names;
+  ForgetAbsentPorts(cache, {PortOf(100, 1), PortOf(100, 2), PortOf(101, 1)});
+  EXPECT_EQ(cache.size(), 2u);
+  EXPECT_EQ(cache.at(PortKey(100, 1)), names);
+  EXPECT_TRUE(cache.contains(PortKey(100, 2)));
+  EXPECT_FALSE(cache.contains(PortKey(99, 1)));
+  ForgetAbsentPorts(cache, {});
+  EXPECT_TRUE(cache.empty());
+}
+
+TEST(PortNamesCache, KeySeparatesDeviceAndPort) {
+  EXPECT_NE(PortKey(1, 2), PortKey(2, 1));
+  EXPECT_EQ(PortKey(0xffffffffu, 0xffffffffu), ~uint64_t{0});
+}
+
+}  // namespace
+}  // namespace roceqos

@@ -111,6 +111,7 @@ Snapshot QosSnapshot() {
   g->last_detection_latency_seconds = 0.004;
   g->max_detection_latency_seconds = 0.02;
   g->change_notifications = 12;
+  g->monitor_resyncs = {2, 0, 5};  // overflow, read_error, malformed
   g->monitor_running = true;
   g->tcp_ecn = Observed<int>::Ok(1);
   s.qos = g;
@@ -196,6 +197,9 @@ TEST(RenderQos, DriftPolicyAndRemediationFamilies) {
   EXPECT_DOUBLE_EQ(Value(f, "roce_qos_detection_latency_seconds", {}), 0.004);
   EXPECT_DOUBLE_EQ(Value(f, "roce_qos_detection_latency_max_seconds", {}), 0.02);
   EXPECT_EQ(Value(f, "roce_qos_change_notifications_total", {}), 12);
+  EXPECT_EQ(Value(f, "roce_qos_monitor_resyncs_total", {{"reason", "overflow"}}), 2);
+  EXPECT_EQ(Value(f, "roce_qos_monitor_resyncs_total", {{"reason", "read_error"}}), 0);
+  EXPECT_EQ(Value(f, "roce_qos_monitor_resyncs_total", {{"reason", "malformed"}}), 5);
   EXPECT_EQ(Value(f, "roce_qos_monitor_up", {}), 1);
   EXPECT_EQ(Value(f, "roce_qos_remediation_mode", {{"mode", "enforce"}}), 1);
 }

@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora fuzz/corpus/<target>/ from tests/fixtures and small hand-made inputs.
+
+Run from anywhere; rewrites the seed-* files. libFuzzer adds what it finds to its own working
+copy (scripts/fuzz), never to these directories.
+"""
+import pathlib
+import re
+import shutil
+import struct
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+FIX = ROOT / 'tests' / 'fixtures'
+CORPUS = ROOT / 'fuzz' / 'corpus'
+
+
+def nla(kind, payload):
+    """One netlink attribute (struct nlattr, NLA_ALIGN padding)."""
+    raw = struct.pack('=HH', 4 + len(payload), kind) + payload
+    return raw + b'\0' * (-len(raw) % 4)
+
+
+def nlmsg(kind, flags, body):
+    """One netlink message (struct nlmsghdr)."""
+    return struct.pack('=IHHII', 16 + len(body), kind, flags, 1, 0) + body
+
+
+def put(target, name, data):
+    d = CORPUS / target
+    d.mkdir(parents=True, exist_ok=True)
+    (d / f'seed-{name}').write_bytes(data)
+
+
+def netlink_seeds():
+    for f in sorted((FIX / 'netlink').glob('*.bin')):
+        put('netlink_fuzz', f.stem, f.read_bytes())
+        put('rtnetlink_fuzz', f.stem, f.read_bytes())
+    # RTM_NEWLINK notification: ifinfomsg + IFLA_IFNAME (3), IFLA_MTU (4), IFLA_OPERSTATE (16).
+    ifi = struct.pack('=BxHiII', 0, 1, 7, 0x1043, 0)
+    attrs = nla(3, b'eth7\0') + nla(4, struct.pack('=I', 9000)) + nla(16, b'\x06')
+    put('rtnetlink_fuzz', 'newlink', nlmsg(16, 0, ifi + attrs))
+    put('rtnetlink_fuzz', 'dellink', nlmsg(17, 0, ifi + attrs))
+    # RTM_GETDCB (78) notification (dcbnl_notify): struct dcbmsg + DCB_ATTR_IFNAME (1).
+    put('rtnetlink_fuzz', 'newdcb', nlmsg(78, 0, struct.pack('=BBH', 0, 20, 0) + nla(1, b'eth7\0')))
+
+
+def dcb_seeds():
+    # DCB_ATTR_IEEE (13) nest: DCB_ATTR_IEEE_ETS (1, struct ieee_ets 59 bytes), DCB_ATTR_IEEE_PFC
+    # (2, struct ieee_pfc 136 bytes) and DCB_ATTR_IEEE_APP_TABLE (3) with one DSCP app entry;
+    # DCB_ATTR_DCBX (14) u8.
+    ets = bytes([1, 8, 0]) + bytes(8) + bytes([50, 50] + [0] * 6) + bytes(8) + bytes([2] * 8) \
+        + bytes(8)
+    pfc = bytes([8, 0x08, 0, 0]) + bytes(4) + bytes(128)
+    app = nla(1, struct.pack('=BBH', 3, 5, 26))  # DCB_ATTR_IEEE_APP: selector DSCP, prio 3
+    ieee = nla(1, ets[:59]) + nla(2, pfc) + nla(3 | 0x8000, app)
+    put('dcb_fuzz', 'ieee_get', nla(1, b'eth7\0') + nla(13 | 0x8000, ieee) + nla(14, b'\x04'))
+    put('dcb_fuzz', 'set_reply', nla(13, b'\0'))
+
+
+def rdma_seeds():
+    # RDMA_NLDEV_ATTR_DEV_INDEX (1), DEV_NAME (2), PORT_INDEX (3), STAT_HWCOUNTERS (80) with
+    # HWCOUNTER_ENTRY (81) { ENTRY_NAME (82), ENTRY_VALUE (83) }.
+    head = nla(1, struct.pack('=I', 2)) + nla(2, b'mlx5_0\0') + nla(3, struct.pack('=I', 1))
+    entries = b''.join(nla(81 | 0x8000, nla(82, n + b'\0') + nla(83, struct.pack('=Q', 7)))
+                       for n in (b'out_of_buffer', b'np_cnp_sent', b'rp_cnp_handled'))
+    put('rdma_fuzz', 'stat_get', head + nla(80 | 0x8000, entries))
+    put('rdma_fuzz', 'port_get', head + nla(12, b'\x04') + nla(13, b'\x05'))
+
+
+def module_seeds():
+    for f in sorted((FIX / 'transceiver').glob('*.pages')):
+        lower, upper, current = b'', {}, None
+        for line in f.read_text().splitlines():
+            m = re.match(r'\[(lower|page ([0-9a-fA-F]+))\]', line)
+            if m:
+                current = 'lower' if m.group(1) == 'lower' else int(m.group(2), 16)
+                upper.setdefault(current, b'')
+            elif line and not line.startswith('#') and current is not None:
+                upper[current] += bytes.fromhex(line)
+        lower = upper.pop('lower')
+        put('module_fuzz', f.stem, lower + b''.join(bytes([p]) + d for p, d in upper.items()))
+
+
+def ethtool_seeds():
+    for f in sorted((FIX / 'captures').glob('*ethtool_S*.txt')):
+        names = re.findall(r'^\s+([A-Za-z0-9_\[\]\.-]+):\s+\d+\s*$', f.read_text(), re.M)
+        put('ethtool_map_fuzz', f.stem[:40],
+            b''.join(n.encode()[:31].ljust(32, b'\0') for n in names))
+
+
+def text_seeds():
+    for name, text in {'zero': '0\n', 'one': '1\n', 'tc3': '3\n', 'tos': '106\n',
+                       'mofed_tc': 'Global tclass=106\n', 'none': 'N/A\n'}.items():
+        put('sysfs_fuzz', name, text.encode())
+    shutil.copy(ROOT / 'deploy/kubernetes/base/policy.yaml', CORPUS / 'policy_fuzz' / 'seed-default')
+    put('policy_fuzz', 'rule', b'version: 1\ndevices:\n  - match: {netdev: "^eth[0-9]+$"}\n'
+        b'    policy: {trust: dscp, pfc: [3]}\n')
+    for name, argv in {'listen': ['--listen', '127.0.0.1:9'], 'check': ['check', '--policy', 'p.yaml'],
+                       'bad': ['--period', '-1s'], 'version': ['--version']}.items():
+        put('cli_fuzz', name, '\0'.join(argv).encode())
+    for name, req in {'get': 'GET /metrics HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip\r\n\r\n',
+                      'reload': 'POST /-/reload HTTP/1.1\r\nContent-Length: 0\r\n\r\n',
+                      '404': 'HEAD /nope?x=1 HTTP/1.0\r\n\r\n'}.items():
+        put('http_fuzz', name, req.encode())
+
+
+if __name__ == '__main__':
+    (CORPUS / 'policy_fuzz').mkdir(parents=True, exist_ok=True)
+    netlink_seeds(); dcb_seeds(); rdma_seeds(); module_seeds(); ethtool_seeds(); text_seeds()
