@@ -22,7 +22,7 @@ struct Error {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : data_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : data_(std::move(value)) {}      // NOLINT(google-explicit-constructor)
   Result(Error error) : data_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
   bool ok() const { return data_.index() == 0; }
@@ -46,7 +46,8 @@ template <>
 class [[nodiscard]] Result<void> {
  public:
   Result() = default;
-  Result(Error error) : error_(std::move(error)), ok_(false) {}  // NOLINT(google-explicit-constructor)
+  Result(Error error)
+      : error_(std::move(error)), ok_(false) {}  // NOLINT(google-explicit-constructor)
 
   bool ok() const { return ok_; }
   explicit operator bool() const { return ok_; }
@@ -57,6 +58,8 @@ class [[nodiscard]] Result<void> {
   bool ok_ = true;
 };
 
-inline Error MakeError(int errnum, std::string message) { return Error{errnum, std::move(message)}; }
+inline Error MakeError(int errnum, std::string message) {
+  return Error{errnum, std::move(message)};
+}
 
 }  // namespace roceqos

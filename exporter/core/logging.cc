@@ -9,7 +9,6 @@
 #include <optional>
 
 #include "collectors/enum_names.h"
-
 #include "exporter/core/log_event.h"
 
 namespace roceqos {

@@ -197,8 +197,8 @@ class Remediator {
   bool Execute(const std::string& netdev, const std::vector<RemediationAction>& plan,
                const Reread& reread, std::vector<Outcome>& outcomes);
   /// One write (a DCB batch, a delete, one sysfs/procfs file).
-  Result<void> Send(const std::string& netdev, const RemediationAction& action,
-                    const DcbWrite& dcb, const Reread& reread);
+  Result<void> Send(const std::string& netdev, const RemediationAction& action, const DcbWrite& dcb,
+                    const Reread& reread);
   void Verify(const std::string& netdev, const QosPolicy& policy,
               const std::vector<Outcome>& outcomes, const ObservedQos& after,
               std::vector<ActionRecord>* records, DeviceStatus& status);

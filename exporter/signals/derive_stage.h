@@ -11,8 +11,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "exporter/signals/derive.h"
 #include "exporter/sampling/sampler.h"
+#include "exporter/signals/derive.h"
 
 namespace roceqos {
 

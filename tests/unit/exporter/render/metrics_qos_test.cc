@@ -9,9 +9,9 @@
 #include <set>
 #include <sstream>
 
+#include "exporter/qos/qos_state.h"
 #include "exporter/render/metric_table.h"
 #include "exporter/render/metrics.h"
-#include "exporter/qos/qos_state.h"
 
 namespace roceqos {
 namespace {

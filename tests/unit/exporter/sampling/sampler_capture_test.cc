@@ -9,8 +9,8 @@
 #include "collectors/ethtool_map.h"
 #include "exporter/render/metrics.h"
 #include "exporter/sampling/sampler.h"
-#include "tests/unit/support/fake_sources.h"
 #include "tests/unit/support/ethtool_capture.h"
+#include "tests/unit/support/fake_sources.h"
 
 namespace roceqos {
 namespace {
