@@ -206,9 +206,15 @@ TEST(HttpServer, RequestsBeyondTheCapAreA503AtOnce) {
   const ServingStats stats = counters.Read();
   EXPECT_EQ(stats.in_flight, 0);
   for (const auto& [code, count] : stats.requests_by_code) {
-    if (code == "200") EXPECT_EQ(count, 2u);
-    if (code == "503") EXPECT_EQ(count, 1u);
-    if (code == "404") EXPECT_EQ(count, 0u) << "every known code is there from the start";
+    if (code == "200") {
+      EXPECT_EQ(count, 2u);
+    }
+    if (code == "503") {
+      EXPECT_EQ(count, 1u);
+    }
+    if (code == "404") {
+      EXPECT_EQ(count, 0u) << "every known code is there from the start";
+    }
   }
   EXPECT_EQ(stats.bytes_identity,
             5u + std::string("too many concurrent requests (--web.max-requests=1)\n").size());

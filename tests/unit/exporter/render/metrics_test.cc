@@ -123,9 +123,12 @@ Snapshot RichSnapshot() {
   return s;
 }
 
+// As /metrics renders it: the snapshot plus the HTTP server's own counters.
 Families RenderRich() {
   const Snapshot s = RichSnapshot();
-  return RenderSnapshot(&s);
+  ServingStats serving;
+  serving.requests_by_code = {{"200", 1}};
+  return RenderSnapshot(&s, &serving);
 }
 
 TEST(RenderSnapshot, MapsEthtoolCountersToFamiliesWithLabelsAndBaseUnits) {
