@@ -6,6 +6,7 @@
 set -uo pipefail
 source "$(dirname "$0")/lib/common.bash"
 exe=$(exporter_binary) || exit 1
+exe=$(realpath "$exe")  # linked from a scratch directory below
 
 if out=$(python3 "$root/tests/checks/lib/docs_rot.py" "$root" "$exe"); then
   pass "$(tail -n1 <<<"$out")"
