@@ -126,8 +126,11 @@ dcb pfc set dev "$sim" prio-pfc 3:on
 
 # --- give-up: something keeps undoing the fix (as a switch's DCBX would) -------------------------
 : >"$EXPORTER_LOG"
+# A deployment of its own: remediation state persists across restarts (docs/remediation.md), so
+# this part starts from an empty state file rather than the attempts of the runs above.
 start_exporter --remediation=enforce --remediation.backoff=1s --remediation.max-backoff=8s \
-  --remediation.max-attempts=3 --qos.poll-interval=200ms
+  --remediation.max-attempts=3 --qos.poll-interval=200ms \
+  --remediation.state-file="$PWD/give-up-state.json"
 (
   while :; do
     [ "$(simnic_state "$sim" pfc_en)" = 0x08 ] && echo "pfc 0x00" >"$SIMNIC_DEBUGFS/$sim/ctl"
