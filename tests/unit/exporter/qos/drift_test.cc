@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "exporter/core/logging.h"
+#include "tests/unit/support/captured_log.h"
 #include "tests/unit/support/qos_observation.h"
 
 namespace roceqos {
@@ -305,22 +306,6 @@ TEST(DriftTracker, StartingInDriftCountsOneEventAndVanishedDevicesAreDropped) {
   EXPECT_EQ(tracker.Find("sim0"), nullptr);
   EXPECT_NE(tracker.Find("sim1"), nullptr);
 }
-
-// Collects what the default logger prints, as the exporter would (logfmt), for one test.
-class CapturedLog {
- public:
-  CapturedLog() : previous_(spdlog::default_logger()) {
-    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(lines_);
-    sink->set_formatter(MakeLogFormatter("logfmt"));
-    spdlog::set_default_logger(std::make_shared<spdlog::logger>("test", sink));
-  }
-  ~CapturedLog() { spdlog::set_default_logger(previous_); }
-  std::string Take() { return std::exchange(lines_, std::ostringstream()).str(); }
-
- private:
-  std::ostringstream lines_;
-  std::shared_ptr<spdlog::logger> previous_;
-};
 
 TEST(DriftTracker, LogsWhenAFieldStartsAndStopsDriftingRateLimitedButConverging) {
   CapturedLog log;

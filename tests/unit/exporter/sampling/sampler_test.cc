@@ -12,6 +12,7 @@
 
 #include "exporter/core/logging.h"
 #include "exporter/render/metrics.h"
+#include "tests/unit/support/captured_log.h"
 #include "tests/unit/support/fake_sources.h"
 
 namespace roceqos {
@@ -337,22 +338,6 @@ TEST_F(SamplerTest, DiscoveryRunsAtItsOwnCadence) {
   Sample();
   EXPECT_EQ(inventory_->calls, 3) << "on demand";
 }
-
-// The default logger, redirected to a string in logfmt while the object lives.
-class CapturedLog {
- public:
-  CapturedLog() : previous_(spdlog::default_logger()) {
-    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(lines_);
-    sink->set_formatter(MakeLogFormatter("logfmt"));
-    spdlog::set_default_logger(std::make_shared<spdlog::logger>("test", sink));
-  }
-  ~CapturedLog() { spdlog::set_default_logger(previous_); }
-  std::string Take() { return std::exchange(lines_, std::ostringstream()).str(); }
-
- private:
-  std::ostringstream lines_;
-  std::shared_ptr<spdlog::logger> previous_;
-};
 
 TEST_F(SamplerTest, NothingSelectedIsWarnedOncePerDiscoveryIntervalAndExported) {
   CapturedLog log;
