@@ -132,6 +132,68 @@ std::vector<uint8_t> QosState::DscpPriorities(uint8_t dscp) const {
   return prios;
 }
 
+namespace {
+
+// struct ieee_ets: every priority must name one of the 8 TCs.
+Result<EtsState> ParseEts(const Attrs& ieee, std::string_view context) {
+  ieee_ets raw{};
+  ieee.CopyStruct(DCB_ATTR_IEEE_ETS, &raw);
+  EtsState ets;
+  ets.willing = raw.willing;
+  ets.ets_cap = raw.ets_cap;
+  ets.cbs = raw.cbs;
+  ets.tc_tx_bw = ToArray(raw.tc_tx_bw);
+  ets.tc_rx_bw = ToArray(raw.tc_rx_bw);
+  ets.tc_tsa = ToArray(raw.tc_tsa);
+  ets.prio_tc = ToArray(raw.prio_tc);
+  ets.tc_reco_bw = ToArray(raw.tc_reco_bw);
+  ets.tc_reco_tsa = ToArray(raw.tc_reco_tsa);
+  ets.reco_prio_tc = ToArray(raw.reco_prio_tc);
+  for (int prio = 0; prio < kNumPriorities; ++prio) {
+    if (ets.prio_tc[prio] >= kNumTcs)
+      return MakeError(EINVAL, fmt::format("{}: ieee_ets.prio_tc[{}] = {} is not a TC", context,
+                                           prio, ets.prio_tc[prio]));
+  }
+  return ets;
+}
+
+// struct ieee_maxrate, Kbit/s per TC.
+std::array<uint64_t, kNumTcs> ParseMaxrate(const Attrs& ieee) {
+  ieee_maxrate raw{};
+  ieee.CopyStruct(DCB_ATTR_IEEE_MAXRATE, &raw);
+  std::array<uint64_t, kNumTcs> rates{};
+  std::copy(std::begin(raw.tc_maxrate), std::end(raw.tc_maxrate), rates.begin());
+  return rates;
+}
+
+// struct dcbnl_buffer.
+BufferState ParseBuffer(const Attrs& ieee) {
+  dcbnl_buffer raw{};
+  ieee.CopyStruct(DCB_ATTR_DCB_BUFFER, &raw);
+  BufferState buffer;
+  buffer.prio_buffer = ToArray(raw.prio2buffer);
+  std::copy(std::begin(raw.buffer_size), std::end(raw.buffer_size), buffer.size.begin());
+  buffer.total_size = raw.total_size;
+  return buffer;
+}
+
+// DCB_ATTR_IEEE_APP_TABLE and DCB_ATTR_DCB_APP_TRUST_TABLE.
+Result<void> ParseAppTables(const Attrs& ieee, std::string_view context, QosState& state) {
+  if (ieee.Has(DCB_ATTR_IEEE_APP_TABLE)) {
+    auto apps = ParseAppTable(ieee.Raw(DCB_ATTR_IEEE_APP_TABLE), context);
+    if (!apps) return apps.error();
+    state.apps = std::move(*apps);
+  }
+  if (ieee.Has(DCB_ATTR_DCB_APP_TRUST_TABLE)) {
+    auto trust = ParseTrustTable(ieee.Raw(DCB_ATTR_DCB_APP_TRUST_TABLE), context);
+    if (!trust) return trust.error();
+    state.app_trust = std::move(*trust);
+  }
+  return {};
+}
+
+}  // namespace
+
 Result<QosState> ParseIeeeGetPayload(Bytes payload, std::string_view netdev) {
   std::string context = fmt::format("RTM_GETDCB IEEE_GET {}", netdev);
   auto top = Attrs::Parse(payload, kTopPolicy, context);
@@ -145,53 +207,14 @@ Result<QosState> ParseIeeeGetPayload(Bytes payload, std::string_view netdev) {
     ieee->CopyStruct(DCB_ATTR_IEEE_PFC, &raw);
     state.pfc = PfcState{raw.pfc_cap, raw.pfc_en, raw.mbc, raw.delay};
   }
-  if (ieee->Has(DCB_ATTR_IEEE_ETS)) {  // struct ieee_ets
-    ieee_ets raw{};
-    ieee->CopyStruct(DCB_ATTR_IEEE_ETS, &raw);
-    EtsState ets;
-    ets.willing = raw.willing;
-    ets.ets_cap = raw.ets_cap;
-    ets.cbs = raw.cbs;
-    ets.tc_tx_bw = ToArray(raw.tc_tx_bw);
-    ets.tc_rx_bw = ToArray(raw.tc_rx_bw);
-    ets.tc_tsa = ToArray(raw.tc_tsa);
-    ets.prio_tc = ToArray(raw.prio_tc);
-    ets.tc_reco_bw = ToArray(raw.tc_reco_bw);
-    ets.tc_reco_tsa = ToArray(raw.tc_reco_tsa);
-    ets.reco_prio_tc = ToArray(raw.reco_prio_tc);
-    for (int prio = 0; prio < kNumPriorities; ++prio) {
-      if (ets.prio_tc[prio] >= kNumTcs)
-        return MakeError(EINVAL, fmt::format("{}: ieee_ets.prio_tc[{}] = {} is not a TC", context,
-                                             prio, ets.prio_tc[prio]));
-    }
-    state.ets = ets;
+  if (ieee->Has(DCB_ATTR_IEEE_ETS)) {
+    auto ets = ParseEts(*ieee, context);
+    if (!ets) return ets.error();
+    state.ets = *ets;
   }
-  if (ieee->Has(DCB_ATTR_IEEE_MAXRATE)) {  // struct ieee_maxrate, Kbit/s
-    ieee_maxrate raw{};
-    ieee->CopyStruct(DCB_ATTR_IEEE_MAXRATE, &raw);
-    std::array<uint64_t, kNumTcs> rates{};
-    std::copy(std::begin(raw.tc_maxrate), std::end(raw.tc_maxrate), rates.begin());
-    state.maxrate_kbps = rates;
-  }
-  if (ieee->Has(DCB_ATTR_DCB_BUFFER)) {  // struct dcbnl_buffer
-    dcbnl_buffer raw{};
-    ieee->CopyStruct(DCB_ATTR_DCB_BUFFER, &raw);
-    BufferState buffer;
-    buffer.prio_buffer = ToArray(raw.prio2buffer);
-    std::copy(std::begin(raw.buffer_size), std::end(raw.buffer_size), buffer.size.begin());
-    buffer.total_size = raw.total_size;
-    state.buffer = buffer;
-  }
-  if (ieee->Has(DCB_ATTR_IEEE_APP_TABLE)) {
-    auto apps = ParseAppTable(ieee->Raw(DCB_ATTR_IEEE_APP_TABLE), context);
-    if (!apps) return apps.error();
-    state.apps = std::move(*apps);
-  }
-  if (ieee->Has(DCB_ATTR_DCB_APP_TRUST_TABLE)) {
-    auto trust = ParseTrustTable(ieee->Raw(DCB_ATTR_DCB_APP_TRUST_TABLE), context);
-    if (!trust) return trust.error();
-    state.app_trust = std::move(*trust);
-  }
+  if (ieee->Has(DCB_ATTR_IEEE_MAXRATE)) state.maxrate_kbps = ParseMaxrate(*ieee);
+  if (ieee->Has(DCB_ATTR_DCB_BUFFER)) state.buffer = ParseBuffer(*ieee);
+  if (auto tables = ParseAppTables(*ieee, context, state); !tables) return tables.error();
   state.dcbx = top->U8(DCB_ATTR_DCBX);  // after the IEEE nest, when ops->getdcbx exists
   return state;
 }

@@ -89,7 +89,9 @@ struct DcbApp {
   uint16_t protocol = 0;  // DSCP value for selector 5
 
   bool operator==(const DcbApp&) const = default;
-  auto operator<=>(const DcbApp&) const = default;
+  // clang-tidy 14 reports the literal 0 of the defaulted <=>'s rewritten comparison as a null
+  // pointer constant (a false positive of modernize-use-nullptr fixed in later releases).
+  auto operator<=>(const DcbApp&) const = default;  // NOLINT(modernize-use-nullptr)
 };
 
 /// Everything one IEEE_GET returns. An optional is empty when the kernel omitted the attribute

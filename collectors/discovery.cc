@@ -22,6 +22,7 @@
 
 #include "collectors/enum_names.h"
 #include "collectors/ethtool_ioctl.h"
+#include "collectors/log_event.h"
 #include "collectors/netlink/socket.h"
 
 namespace roceqos {
@@ -105,10 +106,10 @@ std::optional<uint32_t> ParseHexId(std::string_view text) {
 void LogRdmaNetlinkUnavailableOnce(const Error& error) {
   static std::atomic<bool> logged{false};
   if (!logged.exchange(true)) {
-    spdlog::info(
-        "RDMA netlink is not available in this kernel ({}); RDMA ports and RoCE "
-        "counters are not collected",
-        error.message);
+    LogEvent(spdlog::level::info,
+             "RDMA netlink is not available in this kernel; RDMA ports and RoCE counters are "
+             "not collected",
+             {{"error", error.message}});
   }
 }
 
@@ -172,7 +173,8 @@ void ReadSysfsInfo(std::string_view sysfs_root, Device& device) {
     if (auto id = ParseHexId(*vendor)) {
       device.pci_vendor = *id;
     } else {
-      spdlog::debug("{}: unreadable PCI vendor '{}'", device.name, *vendor);
+      LogEvent(spdlog::level::debug, "unreadable PCI vendor",
+               {{"netdev", device.name}, {"vendor", *vendor}});
     }
   }
 }
@@ -344,7 +346,8 @@ Result<Inventory> Discovery::Discover() {
     } else if (!info.error().NotSupported() && info.error().errnum != ENODEV) {
       // lo and some virtual devices have no driver info; a netdev that vanished since the dump
       // is dropped by the next discovery. Anything else is worth a debug line, not a failure.
-      spdlog::debug("{}", info.error().message);
+      LogEvent(spdlog::level::debug, "ethtool driver info unreadable",
+               {{"netdev", device.name}, {"error", info.error().message}});
     }
     ReadSysfsInfo(sysfs_root_, device);
   }

@@ -14,6 +14,8 @@
 #include <limits>
 #include <utility>
 
+#include "collectors/log_event.h"
+
 namespace roceqos::netlink {
 namespace {
 
@@ -180,7 +182,9 @@ Result<void> ParseErrorMessage(const NlMessage& msg, std::string_view context) {
     if (tlv_offset <= msg.body.size()) extack = ExtAckText(msg.body.subspan(tlv_offset), context);
   }
   if (err.error == 0) {
-    if (!extack.empty()) spdlog::debug("{}: kernel warning: {}", context, extack);
+    if (!extack.empty())
+      LogEvent(spdlog::level::debug, "netlink: kernel warning",
+               {{"request", context}, {"extack", extack}});
     return {};
   }
   return KernelError(-err.error, context, extack);
@@ -376,8 +380,8 @@ Result<Bytes> Socket::Receive(bool blocking, std::string_view context) {
                                              context, recv_buffer_.size()));
     }
     if (mh.msg_namelen != sizeof(from) || from.nl_family != AF_NETLINK || from.nl_pid != 0) {
-      spdlog::debug("{}: dropped a datagram from netlink port {}, not the kernel", context,
-                    from.nl_pid);
+      LogEvent(spdlog::level::debug, "netlink: dropped a datagram not from the kernel",
+               {{"request", context}, {"port_id", from.nl_pid}});
       continue;
     }
     return Bytes(recv_buffer_.data(), static_cast<size_t>(n));

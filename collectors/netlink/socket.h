@@ -143,7 +143,7 @@ struct SocketOptions {
   std::chrono::milliseconds receive_timeout{2000};
   /// User-space buffer for one datagram. Kernel dumps fill at most 32 KiB per datagram; a
   /// larger datagram (MSG_TRUNC) fails with EMSGSIZE rather than being parsed half.
-  size_t receive_buffer_bytes = 32 * 1024;
+  size_t receive_buffer_bytes = size_t{32} * 1024;
   /// SO_RCVBUF in bytes (0 = kernel default). Monitor sockets want more so bursts of
   /// notifications are not lost (ENOBUFS).
   int kernel_receive_buffer = 0;

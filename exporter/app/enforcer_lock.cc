@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <utility>
 
+#include "collectors/log_event.h"
 #include "exporter/qos/remediate_store.h"
 
 namespace roceqos {
@@ -78,10 +79,11 @@ Result<RemediationMode> ClaimEnforcement(const Config& config, RemediationMode m
   if (!acquired) return acquired.error();
   if (!acquired->held()) {
     held_elsewhere = true;
-    spdlog::warn(
-        "--remediation=enforce: another instance (pid {}) holds {}; this one observes and writes "
-        "nothing (roce_qos_remediation_enforce_held_elsewhere 1)",
-        acquired->holder().empty() ? "unknown" : acquired->holder(), config.remediation_lock_file);
+    LogEvent(spdlog::level::warn,
+             "--remediation=enforce: another instance holds the enforcer lock; this one observes "
+             "and writes nothing (roce_qos_remediation_enforce_held_elsewhere 1)",
+             {{"holder_pid", acquired->holder().empty() ? "unknown" : acquired->holder()},
+              {"lock_file", config.remediation_lock_file}});
     return RemediationMode::kOff;
   }
   lock = std::move(*acquired);

@@ -11,6 +11,8 @@
 #include <mutex>
 #include <optional>
 
+#include "collectors/log_event.h"
+
 namespace roceqos {
 namespace {
 
@@ -34,7 +36,7 @@ std::string_view StatusText(int status) {
 }
 
 int LogCivetMessage(const mg_connection* /*conn*/, const char* message) {
-  spdlog::debug("http: {}", message);
+  LogEvent(spdlog::level::debug, "civetweb message", {{"message", message}});
   return 1;  // handled: civetweb prints nothing itself
 }
 
@@ -179,6 +181,7 @@ std::vector<int> HttpServer::ListeningPorts() const {
   mg_server_port ports[8] = {};
   const int n = mg_get_server_ports(context_, 8, ports);
   std::vector<int> out;
+  out.reserve(n > 0 ? n : 0);
   for (int i = 0; i < n; ++i) out.push_back(ports[i].port);
   return out;
 }
@@ -196,7 +199,8 @@ HttpResponse HttpServer::Admit(const HttpRequest& request) {
     try {
       response = Handle(request);
     } catch (const std::exception& e) {
-      spdlog::error("http {} {}: {}", request.method, request.path, e.what());
+      LogEvent(spdlog::level::err, "HTTP handler failed",
+               {{"method", request.method}, {"path", request.path}, {"error", e.what()}});
       response = TextResponse(500, "500 internal server error\n");
     }
   }
@@ -223,7 +227,8 @@ HttpResponse HttpServer::Handle(const HttpRequest& request) const {
     return route->handler(request);
   } catch (const std::exception& e) {
     // Thread boundary (civetweb worker): a failing handler is a 500, never a crash.
-    spdlog::error("http {} {}: {}", request.method, request.path, e.what());
+    LogEvent(spdlog::level::err, "HTTP handler failed",
+             {{"method", request.method}, {"path", request.path}, {"error", e.what()}});
     return TextResponse(500, "500 internal server error\n");
   }
 }

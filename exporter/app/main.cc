@@ -9,6 +9,7 @@
 #include <exception>
 #include <iostream>
 
+#include "collectors/log_event.h"
 #include "exporter/app/cli.h"
 #include "exporter/app/enforcer_lock.h"
 #include "exporter/app/http_server.h"
@@ -148,9 +149,10 @@ Result<std::unique_ptr<QosEngine>> MakeQosEngine(const Config& config, EnforcerL
   auto qos_writer = std::make_unique<KernelQosWriter>(qos_reader->get());
   auto qos = std::make_unique<QosEngine>(qos_options, *policy, std::move(*qos_reader),
                                          std::move(qos_writer));
-  spdlog::info("QoS policy: {} ({} device rule{}), remediation {}", (*policy)->source,
-               (*policy)->rules.size(), (*policy)->rules.size() == 1 ? "" : "s",
-               RemediationModeName(*mode));
+  LogEvent(spdlog::level::info, "QoS policy loaded",
+           {{"source", (*policy)->source},
+            {"device_rules", (*policy)->rules.size()},
+            {"remediation", RemediationModeName(*mode)}});
   return qos;
 }
 
@@ -185,13 +187,15 @@ int WaitForTermination(const sigset_t& signals, const Sampler& sampler, QosEngin
       if (errno == EAGAIN && !warned_first_sample) {
         warned_first_sample = true;
         if (!sampler.Latest()) {
-          spdlog::warn("no sample published within 30s; /-/ready answers 503 until one is");
+          LogEvent(spdlog::level::warn,
+                   "no sample published yet; /-/ready answers 503 until one is",
+                   {{"waited_seconds", 30}});
         }
       }
       continue;
     }
     if (received != SIGHUP) return received;
-    spdlog::info("received SIGHUP, reloading the QoS policy");
+    LogEvent(spdlog::level::info, "reloading the QoS policy", {{"signal", "SIGHUP"}});
     (void)qos.ReloadPolicy();  // logs and exports its own outcome
   }
 }
@@ -201,23 +205,27 @@ void LogListening(const Config& config, const HttpServer& server) {
   for (int port : server.ListeningPorts()) {
     ports += (ports.empty() ? "" : ",") + std::to_string(port);
   }
-  spdlog::info("listening on {} (port {}), metrics at {}", config.listen_address, ports,
-               config.telemetry_path);
+  LogEvent(spdlog::level::info, "listening",
+           {{"address", config.listen_address},
+            {"ports", ports},
+            {"telemetry_path", config.telemetry_path}});
 }
 
 int RunExporter(const Config& config) {
   const sigset_t signals = BlockSignals();
-  spdlog::info("starting roce_qos_exporter version {} (revision {})", kVersion, kGitRevision);
+  LogEvent(spdlog::level::info, "starting roce_qos_exporter",
+           {{"version", kVersion}, {"revision", kGitRevision}});
   Result<SamplerOptions> options = MakeSamplerOptions(config);
   Result<std::string> listen = CivetListeningPorts(config.listen_address);
   if (!options || !listen) {
-    spdlog::error("{}", !options ? options.error().message : listen.error().message);
+    LogEvent(spdlog::level::err, "invalid configuration",
+             {{"error", !options ? options.error().message : listen.error().message}});
     return 1;
   }
   EnforcerLock enforcer;  // held until the process exits
   Result<std::unique_ptr<QosEngine>> qos = MakeQosEngine(config, enforcer);
   if (!qos) {
-    spdlog::error("{}", qos.error().message);
+    LogEvent(spdlog::level::err, "cannot start the QoS engine", {{"error", qos.error().message}});
     return 1;
   }
   SystemdNotifier notifier;  // before the sampler thread starts (reads the environment)
@@ -238,21 +246,24 @@ int RunExporter(const Config& config) {
                         Routes(config, sampler, cache, **qos), &http_counters);
   if (!server) {
     // Before the sampler starts: a port in use fails fast, without touching any device.
-    spdlog::error("{}", server.error().message);
+    LogEvent(spdlog::level::err, "cannot start the HTTP server",
+             {{"error", server.error().message}});
     return 1;
   }
   sampler.Start();
   qos_monitor.Start();
   LogListening(config, **server);
   const int received = WaitForTermination(signals, sampler, **qos);
-  spdlog::info("received {}, shutting down", received == SIGTERM ? "SIGTERM" : "SIGINT");
+  LogEvent(spdlog::level::info, "shutting down",
+           {{"signal", received == SIGTERM ? "SIGTERM" : "SIGINT"}});
   if (Result<void> stopping = notifier.Stopping(); !stopping) {
-    spdlog::warn("{}", stopping.error().message);
+    LogEvent(spdlog::level::warn, "cannot notify systemd of the stop",
+             {{"error", stopping.error().message}});
   }
   server->reset();  // no scrape in flight while the sampler stops
   qos_monitor.Stop();
   sampler.Stop();
-  spdlog::info("stopped");
+  LogEvent(spdlog::level::info, "stopped", {});
   return 0;
 }
 }  // namespace
@@ -270,7 +281,8 @@ int main(int argc, char** argv) {
     }
     if (cli.kind == CliOutcome::Kind::kSubcommand)
       return cli.subcommand(cli.config, std::cout, std::cerr);
-    for (const std::string& warning : ConfigWarnings(cli.config)) spdlog::warn("{}", warning);
+    for (const std::string& warning : ConfigWarnings(cli.config))
+      LogEvent(spdlog::level::warn, "configuration warning", {{"warning", warning}});
     return RunExporter(cli.config);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "roce_qos_exporter: fatal: %s\n", e.what());

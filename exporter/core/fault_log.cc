@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "collectors/log_event.h"
+
 namespace roceqos {
 
 FaultLogLimiter::FaultLogLimiter(Clock::duration repeat_interval) : interval_(repeat_interval) {}
@@ -44,11 +46,14 @@ void FaultLog::Fault(std::string_view key, std::string_view reason, std::string_
   FaultLogLimiter::Decision d = limiter_.Fault(key, reason, now);
   switch (d.action) {
     case FaultLogLimiter::Action::kFault:
-      spdlog::log(level, "{}: {} (reason={})", key, message, reason);
+      LogEvent(level, "failing", {{"source", key}, {"reason", reason}, {"error", message}});
       break;
     case FaultLogLimiter::Action::kRepeat:
-      spdlog::log(level, "{}: still failing: {} (reason={}, {} repeats not logged)", key, message,
-                  reason, d.suppressed);
+      LogEvent(level, "still failing",
+               {{"source", key},
+                {"reason", reason},
+                {"error", message},
+                {"repeats_not_logged", d.suppressed}});
       break;
     case FaultLogLimiter::Action::kNone:
     case FaultLogLimiter::Action::kRecovered:
@@ -59,7 +64,8 @@ void FaultLog::Fault(std::string_view key, std::string_view reason, std::string_
 void FaultLog::Ok(std::string_view key, FaultLogLimiter::Clock::time_point now) {
   FaultLogLimiter::Decision d = limiter_.Ok(key, now);
   if (d.action == FaultLogLimiter::Action::kRecovered) {
-    spdlog::info("{}: recovered ({} failures not logged)", key, d.suppressed);
+    LogEvent(spdlog::level::info, "recovered",
+             {{"source", key}, {"failures_not_logged", d.suppressed}});
   }
 }
 

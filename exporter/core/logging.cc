@@ -9,7 +9,7 @@
 #include <optional>
 
 #include "collectors/enum_names.h"
-#include "exporter/core/log_event.h"
+#include "collectors/log_event.h"
 
 namespace roceqos {
 namespace {

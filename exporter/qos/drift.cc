@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "collectors/enum_names.h"
-#include "exporter/core/log_event.h"
+#include "collectors/log_event.h"
 
 namespace roceqos {
 namespace {
@@ -23,6 +23,8 @@ constexpr EnumName<QosField> kQosFieldNames[] = {
     {QosField::kDcqcnRp, "dcqcn_rp"},
     {QosField::kTcpEcn, "tcp_ecn"},
     {QosField::kMtu, "mtu"},
+    {QosField::kLinkSpeedMin, "link_speed_min_mbps"},
+    {QosField::kSriovNumVfs, "sriov_numvfs"},
 };
 constexpr EnumName<FieldStatus> kFieldStatusNames[] = {
     {FieldStatus::kInSync, "in_sync"},
@@ -309,6 +311,28 @@ FieldVerdict CheckMtu(uint32_t expected, const Observed<uint32_t>& mtu) {
   return v;
 }
 
+FieldVerdict CheckLinkSpeed(uint32_t minimum, const Observed<uint32_t>& speed) {
+  FieldVerdict v = Verdict(QosField::kLinkSpeedMin, fmt::format(">= {} Mb/s", minimum));
+  if (FromSource(speed, "no /sys/class/net/<if>/speed", &v))
+    Compare(
+        speed.value >= minimum,
+        speed.value == 0 ? "no link (down or speed unknown)" : fmt::format("{} Mb/s", speed.value),
+        "the port negotiated less than the fabric's speed (or has no link): a slow or "
+        "missing rail stalls every collective that crosses it",
+        &v);
+  return v;
+}
+
+FieldVerdict CheckSriovNumVfs(uint32_t expected, const Observed<uint32_t>& vfs) {
+  FieldVerdict v = Verdict(QosField::kSriovNumVfs, std::to_string(expected));
+  if (FromSource(vfs, "no SR-IOV on this function", &v))
+    Compare(vfs.value == expected, std::to_string(vfs.value),
+            "the VFs the node's pods or VMs attach to are not all there (or extra ones exist): "
+            "jobs fail to get their RDMA device",
+            &v);
+  return v;
+}
+
 }  // namespace
 
 std::string_view QosFieldName(QosField field) { return NameOf(kQosFieldNames, field); }
@@ -350,6 +374,9 @@ DeviceDrift EvaluateDrift(const QosPolicy& policy, const ObservedQos& observed) 
     add(CheckDcqcn(QosField::kDcqcnRp, *policy.dcqcn_rp, observed.dcqcn.rp_enabled));
   if (policy.tcp_ecn) add(CheckTcpEcn(*policy.tcp_ecn, observed.tcp_ecn));
   if (policy.mtu) add(CheckMtu(*policy.mtu, observed.mtu));
+  if (policy.link_speed_min_mbps)
+    add(CheckLinkSpeed(*policy.link_speed_min_mbps, observed.link.speed_mbps));
+  if (policy.sriov_numvfs) add(CheckSriovNumVfs(*policy.sriov_numvfs, observed.link.sriov_numvfs));
   return drift;
 }
 
@@ -384,6 +411,7 @@ std::string StateFingerprint(const ObservedQos& o) {
     add("tos:" + port.device + "/" + std::to_string(port.port), obs(port.tos.Effective()));
   add("tcp_ecn", obs(o.tcp_ecn));
   add("mtu", obs(o.mtu));
+  add("link", obs(o.link.speed_mbps) + "/" + obs(o.link.sriov_numvfs));
   add("storm", obs(o.pfc_storm_timeout_ms));
   return Fnv1a64Hex(canonical);
 }

@@ -12,6 +12,7 @@
 
 #include "collectors/dcb.h"
 #include "collectors/host.h"
+#include "collectors/link_facts.h"
 #include "exporter/qos/policy.h"
 
 namespace roceqos {
@@ -28,11 +29,14 @@ enum class QosField : uint8_t {
   kDcqcnRp,
   kTcpEcn,
   kMtu,
+  kLinkSpeedMin,
+  kSriovNumVfs,
 };
 inline constexpr QosField kAllQosFields[] = {
-    QosField::kTrust,   QosField::kPfc,    QosField::kDscpPrio, QosField::kPrioTc,
-    QosField::kEts,     QosField::kBuffer, QosField::kRoceTos,  QosField::kDcqcnNp,
-    QosField::kDcqcnRp, QosField::kTcpEcn, QosField::kMtu};
+    QosField::kTrust,      QosField::kPfc,    QosField::kDscpPrio, QosField::kPrioTc,
+    QosField::kEts,        QosField::kBuffer, QosField::kRoceTos,  QosField::kDcqcnNp,
+    QosField::kDcqcnRp,    QosField::kTcpEcn, QosField::kMtu,      QosField::kLinkSpeedMin,
+    QosField::kSriovNumVfs};
 std::string_view QosFieldName(QosField field);  // the policy key / `field` label value
 
 /// The RoCE ToS of one RDMA port bound to the device.
@@ -50,6 +54,7 @@ struct ObservedQos {
   std::vector<PortTos> roce_tos;  // empty: no RDMA port bound
   Observed<int> tcp_ecn;
   Observed<uint32_t> mtu;
+  LinkFacts link;
   Observed<uint16_t> pfc_storm_timeout_ms;
   bool operator==(const ObservedQos&) const = default;
 };

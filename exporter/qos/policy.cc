@@ -196,7 +196,19 @@ std::map<uint8_t, uint8_t> ParseDscpMap(const YAML::Node& node) {
 }
 
 const std::vector<std::string_view> kPolicyKeys = {
-    "trust", "pfc", "dscp_prio", "prio_tc", "ets", "buffer", "roce_tos", "dcqcn", "tcp_ecn", "mtu"};
+    "trust", "pfc", "dscp_prio", "prio_tc", "ets", "buffer", "roce_tos", "dcqcn", "tcp_ecn", "mtu",
+    // Link facts of the validation checklist (observe only, never remediated).
+    "link_speed_min_mbps", "sriov_numvfs"};
+
+// A scalar field: null unchecks it, anything else must be an integer in [lo, hi].
+template <typename T>
+void ApplyInt(const YAML::Node& v, int64_t lo, int64_t hi, std::string_view key,
+              std::optional<T>* field) {
+  if (IsUnchecked(v))
+    field->reset();
+  else
+    *field = static_cast<T>(ParseInt(v, lo, hi, key));
+}
 
 // net.ipv4.tcp_ecn is one value for the whole host: a rule that set it per device would make two
 // devices with different rules fight over it (each write the other's drift). Only `defaults` may
@@ -240,10 +252,7 @@ void ApplyPolicyFields(const YAML::Node& node, std::string_view where, QosPolicy
     } else if (key == "buffer") {
       into->buffer = off ? std::nullopt : std::optional(ParseBuffer(v));
     } else if (key == "roce_tos") {
-      if (off)
-        into->roce_tos.reset();
-      else
-        into->roce_tos = static_cast<uint8_t>(ParseInt(v, 0, 255, "roce_tos"));
+      ApplyInt(v, 0, 255, key, &into->roce_tos);
     } else if (key == "dcqcn") {
       if (off) {
         into->dcqcn_np.reset();
@@ -257,15 +266,13 @@ void ApplyPolicyFields(const YAML::Node& node, std::string_view where, QosPolicy
                                : std::optional<uint8_t>(ParsePriorityList(p, "dcqcn." + role));
       });
     } else if (key == "tcp_ecn") {
-      if (off)
-        into->tcp_ecn.reset();
-      else
-        into->tcp_ecn = static_cast<int>(ParseInt(v, 0, 2, "tcp_ecn"));
+      ApplyInt(v, 0, 2, key, &into->tcp_ecn);
     } else if (key == "mtu") {
-      if (off)
-        into->mtu.reset();
-      else
-        into->mtu = static_cast<uint32_t>(ParseInt(v, 68, 65535, "mtu"));
+      ApplyInt(v, 68, 65535, key, &into->mtu);
+    } else if (key == "link_speed_min_mbps") {
+      ApplyInt(v, 1, kMaxLinkSpeedMbps, key, &into->link_speed_min_mbps);
+    } else if (key == "sriov_numvfs") {
+      ApplyInt(v, 0, kMaxSriovVfs, key, &into->sriov_numvfs);
     }
   });
 }
@@ -504,6 +511,9 @@ std::string RenderQosPolicyYaml(const QosPolicy& p, int indent) {
   }
   line("tcp_ecn", p.tcp_ecn ? std::to_string(*p.tcp_ecn) : "null");
   line("mtu", p.mtu ? std::to_string(*p.mtu) : "null");
+  line("link_speed_min_mbps",
+       p.link_speed_min_mbps ? std::to_string(*p.link_speed_min_mbps) : "null");
+  line("sriov_numvfs", p.sriov_numvfs ? std::to_string(*p.sriov_numvfs) : "null");
   return out;
 }
 

@@ -46,9 +46,16 @@ struct QosPolicy {
   std::optional<uint8_t> dcqcn_rp;  // bitmap of priorities with the reaction point on; exact
   std::optional<int> tcp_ecn;       // net.ipv4.tcp_ecn
   std::optional<uint32_t> mtu;
+  // Link facts, observe only (remediation never changes them).
+  std::optional<uint32_t> link_speed_min_mbps;  // the negotiated speed must be at least this
+  std::optional<uint32_t> sriov_numvfs;         // exactly this many VFs enabled on the PF
 
   bool operator==(const QosPolicy&) const = default;
 };
+
+// Policy bounds: 10 Tb/s is beyond any Ethernet port; SR-IOV's TotalVFs is 16 bits.
+inline constexpr uint32_t kMaxLinkSpeedMbps = 10'000'000;
+inline constexpr uint32_t kMaxSriovVfs = 65535;
 
 /// Which devices a rule applies to. Every given criterion must match (AND); at least one is given.
 struct PolicyMatch {
@@ -91,7 +98,8 @@ struct PolicySet {
 bool DefaultsApplyTo(const Device& device);
 
 /// The embedded default: trust dscp; PFC on priority 3 only; DSCP 26 and 24 -> 3, DSCP 48 -> 6;
-/// RoCE ToS 106; DCQCN NP and RP on priority 3; tcp_ecn 1; ETS, prio_tc, buffer, MTU unchecked.
+/// RoCE ToS 106; DCQCN NP and RP on priority 3; tcp_ecn 1; ETS, prio_tc, buffer, MTU and the
+/// link facts unchecked.
 PolicySet DefaultPolicy();
 
 /// Parses and validates a policy document. Any problem rejects the whole document with an Error

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <set>
 
+#include "collectors/log_event.h"
+
 namespace roceqos {
 namespace {
 
@@ -81,8 +83,8 @@ Result<void> QosEngine::ReloadPolicy() {
   if (!loaded) {
     global_.policy_reload_success = false;
     global_.policy_reload_error = loaded.error().message;
-    spdlog::error("policy reload rejected, keeping the last good policy ({}): {}", policy_->source,
-                  loaded.error().message);
+    LogEvent(spdlog::level::err, "policy reload rejected, keeping the last good policy",
+             {{"kept", policy_->source}, {"error", loaded.error().message}});
     return loaded.error();
   }
   policy_ = std::move(*loaded);
@@ -90,8 +92,8 @@ Result<void> QosEngine::ReloadPolicy() {
   global_.policy_source = policy_->source;
   global_.policy_reload_success = true;
   global_.policy_reload_error.clear();
-  spdlog::info("policy reloaded from {} ({} device rule{})", policy_->source, policy_->rules.size(),
-               policy_->rules.size() == 1 ? "" : "s");
+  LogEvent(spdlog::level::info, "policy reloaded",
+           {{"source", policy_->source}, {"device_rules", policy_->rules.size()}});
   return {};
 }
 
@@ -279,7 +281,8 @@ QosMonitorThread::~QosMonitorThread() { Stop(); }
 bool QosMonitorThread::Start() {
   auto monitor = ChangeMonitor::Open();
   if (!monitor) {
-    spdlog::warn("QoS change monitor unavailable, polling only: {}", monitor.error().message);
+    LogEvent(spdlog::level::warn, "QoS change monitor unavailable, polling only",
+             {{"error", monitor.error().message}});
     engine_->SetMonitorRunning(false);
     return false;
   }
@@ -300,7 +303,8 @@ void QosMonitorThread::Run() {
     try {
       auto events = monitor_->Wait(std::chrono::seconds(1));
       if (!events) {
-        spdlog::warn("QoS change monitor: {}", events.error().message);
+        LogEvent(spdlog::level::warn, "QoS change monitor read failed",
+                 {{"error", events.error().message}});
         continue;
       }
       if (events->empty()) continue;
@@ -321,7 +325,7 @@ void QosMonitorThread::Run() {
       if (response.sample) wake_(response);
     } catch (const std::exception& e) {
       // Thread boundary: polling still catches every change if the monitor misbehaves.
-      spdlog::error("QoS change monitor: {}", e.what());
+      LogEvent(spdlog::level::err, "QoS change monitor failed", {{"error", e.what()}});
     }
   }
 }

@@ -3,6 +3,8 @@
 #include <linux/netlink.h>
 #include <spdlog/spdlog.h>
 
+#include "collectors/log_event.h"
+
 namespace roceqos {
 
 ObservedQos ReadObservedQos(QosReader& reader, const Device& device, const Observed<int>& tcp_ecn) {
@@ -18,6 +20,7 @@ ObservedQos ReadObservedQos(QosReader& reader, const Device& device, const Obser
   }
   o.tcp_ecn = tcp_ecn;
   o.mtu = device.mtu != 0 ? Observed<uint32_t>::Ok(device.mtu) : Observed<uint32_t>::Absent();
+  o.link = reader.ReadLinkFacts(device.name);
   o.pfc_storm_timeout_ms = reader.ReadStormTimeout(device.name);
   return o;
 }
@@ -37,10 +40,10 @@ Result<std::unique_ptr<KernelQosReader>> KernelQosReader::Open(HostPaths paths,
   if (configfs_mkdir) {
     // Recovery from a kill between our mkdir and rmdir of rdma_cm/<dev> (collectors/host.h).
     for (const std::string& device : reader->host_.RemoveOrphanConfigfsGroups())
-      spdlog::warn(
-          "--qos.configfs-tos: removed rdma_cm configfs group {} that a killed process "
-          "created and could not remove",
-          device);
+      LogEvent(spdlog::level::warn,
+               "--qos.configfs-tos: removed an rdma_cm configfs group that a killed process "
+               "created and could not remove",
+               {{"rdma_device", device}});
   }
   return reader;
 }

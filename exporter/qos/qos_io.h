@@ -25,6 +25,8 @@ class QosReader {
   virtual RoceTosState ReadRoceTos(const std::string& rdma_device, uint32_t port) = 0;
   virtual Observed<int> ReadTcpEcn() = 0;
   virtual Observed<uint16_t> ReadStormTimeout(const std::string& netdev) = 0;
+  /// Link speed and SR-IOV VF count; a reader without them reports both absent.
+  virtual LinkFacts ReadLinkFacts(const std::string& /*netdev*/) { return {}; }
 };
 
 /// Reads every source of one device. `tcp_ecn` is host-wide: read once per poll by the caller.
@@ -46,6 +48,9 @@ class KernelQosReader : public QosReader {
   Observed<int> ReadTcpEcn() override { return host_.ReadTcpEcn(); }
   Observed<uint16_t> ReadStormTimeout(const std::string& netdev) override {
     return ReadPfcStormTimeout(netdev);
+  }
+  LinkFacts ReadLinkFacts(const std::string& netdev) override {
+    return roceqos::ReadLinkFacts(host_.paths().sysfs, netdev);
   }
 
   DcbClient& dcb() { return dcb_; }

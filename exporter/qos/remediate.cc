@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "collectors/enum_names.h"
+#include "collectors/log_event.h"
 
 namespace roceqos {
 namespace {
@@ -260,6 +261,11 @@ std::optional<RemediationState> CheckGuardrails(const DeviceContext& context) {
   return std::nullopt;
 }
 
+bool Remediable(QosField field) {
+  return field != QosField::kMtu && field != QosField::kLinkSpeedMin &&
+         field != QosField::kSriovNumVfs;
+}
+
 std::vector<RemediationAction> PlanRemediation(const QosPolicy& policy, const ObservedQos& observed,
                                                const DeviceDrift& drift) {
   std::vector<RemediationAction> plan;
@@ -340,17 +346,18 @@ Remediator::Remediator(RemediationOptions options, QosWriter* writer, Remediatio
   Result<PersistedState> loaded = store_->Load();
   if (!loaded) {
     // Starting empty is the only way forward; the next save replaces the bad file.
-    spdlog::error("remediation state: {}; starting without it", loaded.error().message);
+    LogEvent(spdlog::level::err, "remediation state unreadable; starting without it",
+             {{"error", loaded.error().message}});
     return;
   }
   restored_ = *loaded;
   saved_ = *loaded;
   for (const auto& [netdev, d] : restored_)
     if (d.apply_in_progress)
-      spdlog::warn(
-          "remediation {}: the previous process ended in the middle of an apply (attempt {}); "
-          "the device may be half-written: it is re-read and re-planned from what it shows now",
-          netdev, d.attempts);
+      LogEvent(spdlog::level::warn,
+               "remediation: the previous process ended in the middle of an apply; the device "
+               "may be half-written: it is re-read and re-planned from what it shows now",
+               {{"netdev", netdev}, {"attempt", d.attempts}});
 }
 
 const Remediator::DeviceStatus* Remediator::Status(const std::string& netdev) const {
@@ -367,7 +374,8 @@ void Remediator::BeginPass() {
 void Remediator::StartOver(const std::string& netdev, const std::string& policy_hash,
                            DeviceStatus* status) {
   if (!status->policy_hash.empty())
-    spdlog::info("remediation {}: its effective policy changed, attempts start over", netdev);
+    LogEvent(spdlog::level::info, "remediation: effective policy changed, attempts start over",
+             {{"netdev", netdev}});
   status->policy_hash = policy_hash;
   status->attempts = 0;
   status->next_allowed.reset();
@@ -421,7 +429,8 @@ void Remediator::Persist() {
   };
   if (saved_ && same(*saved_, state)) return;
   if (Result<void> saved = store_->Save(state); !saved) {
-    spdlog::error("remediation state: cannot save {}: {}", store_->path(), saved.error().message);
+    LogEvent(spdlog::level::err, "remediation state: cannot save",
+             {{"path", store_->path()}, {"error", saved.error().message}});
     return;
   }
   saved_ = std::move(state);
@@ -440,7 +449,8 @@ RemediationState Remediator::StepInSync(const std::string& netdev, Clock::time_p
                                         DeviceStatus& status) {
   if (!status.in_sync_since) status.in_sync_since = now;
   if (status.gave_up) {
-    spdlog::info("remediation {}: in sync again, leaving the give-up state", netdev);
+    LogEvent(spdlog::level::info, "remediation: in sync again, leaving the give-up state",
+             {{"netdev", netdev}});
     status.gave_up = false;
     status.attempts = 0;
     status.next_allowed.reset();
@@ -465,8 +475,11 @@ RemediationState Remediator::StepDryRun(const std::string& netdev,
   if (text != status.last_dry_run_plan) {
     status.last_dry_run_plan = text;
     for (const auto& a : plan) {
-      spdlog::info("remediation dry-run {}: would set {}{}", netdev, DescribeAction(a),
-                   a.side_effect.empty() ? "" : " (side effect: " + a.side_effect + ")");
+      LogEvent(spdlog::level::info, "remediation dry-run: would write",
+               {{"netdev", netdev},
+                {"field", QosFieldName(a.field)},
+                {"action", DescribeAction(a)},
+                {"side_effect", a.side_effect}});
       ++status.counts[{a.field, std::string(kResultDryRun)}];
       if (records) records->push_back({a.field, DescribeAction(a), kResultDryRun, {}});
     }
@@ -510,10 +523,10 @@ RemediationState Remediator::StepEnforce(const std::string& netdev, const QosPol
   if (status.next_allowed && now < *status.next_allowed)
     return status.state = RemediationState::kBackoff;
   if (status.attempts >= options_.max_attempts) {
-    spdlog::error(
-        "remediation {}: giving up after {} attempts that did not hold (something keeps undoing "
-        "the policy: DCBX from the switch, another agent, firmware?); leaving it to a human",
-        netdev, status.attempts);
+    LogEvent(spdlog::level::err,
+             "remediation: giving up, the writes did not hold (something keeps undoing the "
+             "policy: DCBX from the switch, another agent, firmware?); leaving it to a human",
+             {{"netdev", netdev}, {"attempts", status.attempts}});
     status.gave_up = true;
     Persist();
     return status.state = RemediationState::kGaveUp;
@@ -595,8 +608,11 @@ bool Remediator::Execute(const std::string& netdev, const std::vector<Remediatio
     } else {
       for (size_t i : batch.actions)
         if (!plan[i].side_effect.empty())
-          spdlog::warn("remediation {}: {} (side effect: {})", netdev, DescribeAction(plan[i]),
-                       plan[i].side_effect);
+          LogEvent(spdlog::level::warn, "remediation: a write with a side effect",
+                   {{"netdev", netdev},
+                    {"field", QosFieldName(plan[i].field)},
+                    {"action", DescribeAction(plan[i])},
+                    {"side_effect", plan[i].side_effect}});
       Result<void> result = Send(netdev, first, batch.dcb, reread);
       wrote_this_pass_ = true;
       if (!result.ok()) {
@@ -640,9 +656,18 @@ void Remediator::Verify(const std::string& netdev, const QosPolicy& policy,
     }
     std::string description = DescribeAction(*o.action);
     if (result == kResultSuccess && error.empty())
-      spdlog::info("remediation enforce {}: {}: {}", netdev, description, result);
+      LogEvent(spdlog::level::info, "remediation enforce",
+               {{"netdev", netdev},
+                {"field", QosFieldName(o.action->field)},
+                {"action", description},
+                {"result", result}});
     else
-      spdlog::warn("remediation enforce {}: {}: {}: {}", netdev, description, result, error);
+      LogEvent(spdlog::level::warn, "remediation enforce",
+               {{"netdev", netdev},
+                {"field", QosFieldName(o.action->field)},
+                {"action", description},
+                {"result", result},
+                {"error", error}});
     ++status.counts[{o.action->field, std::string(result)}];
     if (records) records->push_back({o.action->field, description, result, error});
   }

@@ -48,9 +48,13 @@ struct RemediationAction {
 /// The writes that bring `observed` to `policy` for the drifted fields, in execution order:
 /// ETS (prio_tc/ets), PFC, buffer, new DSCP APP entries, then the deletion of entries they
 /// replace (add before delete, as `dcb app replace` does), then DCQCN, ToS and tcp_ecn. Fields
-/// that are absent, unreadable, or not remediable (mtu) get no action.
+/// that are absent, unreadable, or not Remediable() get no action.
 std::vector<RemediationAction> PlanRemediation(const QosPolicy& policy, const ObservedQos& observed,
                                                const DeviceDrift& drift);
+
+/// Whether PlanRemediation can ever write this field. The MTU and the link facts (speed, VF
+/// count) are observe only: changing them takes the link or the VFs down under running jobs.
+bool Remediable(QosField field);
 
 /// "<field>: <old> -> <new>" for logs and dry-run.
 std::string DescribeAction(const RemediationAction& action);

@@ -94,7 +94,9 @@ std::string GenerateMetricsDoc() {
       "`reason` of every source that has run; `roce_qos_drift_events_total` for every field the "
       "device's policy checks; `roce_pfc_storms_total` for every priority and direction whose "
       "pause counters exist or whose PFC is on; `roce_qos_remediations_total`, once remediation "
-      "is on, for every field the policy checks that remediation can write (not `mtu`, nothing "
+      "is on, for every field the policy checks that remediation can write (not the observe-only "
+      "`mtu`, "
+      "`link_speed_min_mbps`, `sriov_numvfs`; nothing "
       "the device lacks) with each result of the mode (`success`, `failed`, `mismatch` in "
       "enforce, `dry_run` in dry-run). No other label values are made up in advance.\n";
   for (const Area& area : kAreas) AppendArea(out, area.id, area.title, area.intro);

@@ -198,12 +198,13 @@ std::span<const std::string_view> RemediationResults(RemediationMode mode) {
 
 // Counters exist at 0 from the moment their label set is known (docs/metrics.md). A remediation
 // label set is known once remediation is on: each field the device's policy checks that
-// PlanRemediation can write (never mtu, nothing the device lacks), with each result of the mode.
+// PlanRemediation can write (never an observe-only field, nothing the device lacks), with each
+// result of the mode.
 void RenderRemediations(std::string_view netdev, const QosDeviceState& q, RemediationMode mode,
                         QosFamilies& f) {
   std::map<std::pair<std::string_view, std::string_view>, uint64_t> counts;
   for (const FieldVerdict& v : q.drift.fields) {
-    if (v.field == QosField::kMtu || v.status == FieldStatus::kAbsent) continue;
+    if (!Remediable(v.field) || v.status == FieldStatus::kAbsent) continue;
     for (std::string_view result : RemediationResults(mode))
       counts[{QosFieldName(v.field), result}] = 0;
   }

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <exception>
 
+#include "collectors/log_event.h"
 #include "exporter/core/error_reason.h"
-#include "exporter/core/log_event.h"
 
 namespace roceqos {
 namespace {
@@ -144,16 +144,19 @@ void Sampler::Select(std::vector<Device> devices) {
       if (sources_.ethtool) sources_.ethtool->Forget(old->name);
       name_mappings_.erase(old->name);
       fault_log_.Forget("ethtool " + old->name);
-      if (now_there == next.end()) spdlog::info("device {} left the selection", old->name);
+      if (now_there == next.end())
+        LogEvent(spdlog::level::info, "device left the selection", {{"netdev", old->name}});
     }
   }
   for (const auto& device : next) {
     auto was_there = std::find_if(selected_.begin(), selected_.end(),
                                   [&](const auto& d) { return d->name == device->name; });
     if (was_there == selected_.end()) {
-      spdlog::info("selected device {} (driver={}, role={}, rdma_ports={})", device->name,
-                   device->driver.empty() ? "unknown" : device->driver,
-                   DeviceRoleName(device->role), device->rdma_ports.size());
+      LogEvent(spdlog::level::info, "selected device",
+               {{"netdev", device->name},
+                {"driver", device->driver.empty() ? "unknown" : device->driver},
+                {"role", DeviceRoleName(device->role)},
+                {"rdma_ports", device->rdma_ports.size()}});
     }
   }
   selected_ = std::move(next);
@@ -222,8 +225,8 @@ const Sampler::NameMapping& Sampler::MappingFor(
   m.mapped = std::make_shared<const std::vector<MappedCounter>>(std::move(mapped));
   m.raw_indices = std::make_shared<const std::vector<uint32_t>>(std::move(raw));
   if (!first) {
-    spdlog::info("ethtool string set of {} changed: {} statistics, {} mapped", netdev,
-                 names->size(), m.mapped->size());
+    LogEvent(spdlog::level::info, "ethtool string set changed",
+             {{"netdev", netdev}, {"statistics", names->size()}, {"mapped", m.mapped->size()}});
   }
   return m;
 }
@@ -248,7 +251,8 @@ void Sampler::SampleEthtool(DeviceSnapshot& out, bool& device_gone, nanoseconds&
     if (reason == ErrorReason::kDeviceGone) {
       device_gone = true;
       discovery_requested_.store(true);
-      spdlog::info("device {} vanished: {}", device.name, sample.error().message);
+      LogEvent(spdlog::level::info, "device vanished",
+               {{"netdev", device.name}, {"error", sample.error().message}});
       return;
     }
     fault_log_.Fault(key, ReasonName(reason), sample.error().message);
@@ -403,7 +407,7 @@ std::shared_ptr<const Snapshot> Sampler::Finish(std::shared_ptr<Snapshot> snapsh
   return snapshot;
 }
 
-void Sampler::Publish(std::shared_ptr<const Snapshot> snapshot) {
+void Sampler::Publish(const std::shared_ptr<const Snapshot>& snapshot) {
   const uint64_t sequence = snapshot->sequence;
   latest_.store(snapshot);
   if (publish_hook_) publish_hook_(*snapshot);

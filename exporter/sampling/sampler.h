@@ -149,7 +149,7 @@ class Sampler {
                                 const std::shared_ptr<const std::vector<std::string>>& names);
   void CountError(std::string_view source, ErrorReason reason);
   void InvalidateEthtoolNames(std::span<const std::string> netdevs);
-  void Publish(std::shared_ptr<const Snapshot> snapshot);
+  void Publish(const std::shared_ptr<const Snapshot>& snapshot);
   void Run();
 
   template <typename F>

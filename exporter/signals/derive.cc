@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <limits>
 
+#include "collectors/log_event.h"
 #include "exporter/core/ring_buffer.h"
 
 namespace roceqos {
@@ -13,7 +14,8 @@ namespace {
 
 namespace slot = signal_slot;
 
-constexpr size_t kPauseSeries = 2 * kNumPriorities;  // index: DirectionOffset(direction) + prio
+constexpr size_t kPauseSeries =
+    size_t{2} * kNumPriorities;  // index: DirectionOffset(direction) + prio
 constexpr std::array<Direction, 2> kDirections{Direction::kRx, Direction::kTx};
 
 // No NIC counter counts faster than this: 800 Gb/s of minimum-size frames is ~1.2e9/s. A faster
@@ -317,13 +319,21 @@ void LogTransition(StormDetector::Transition transition, const StormDetector& de
                    const std::string& netdev, Direction direction, int prio, bool stall_event) {
   switch (transition) {
     case StormDetector::Transition::kStarted:
-      spdlog::warn("PFC storm on {} prio {} {}{}", netdev, prio, DirectionName(direction),
-                   stall_event ? " (NIC stall detector)" : "");
+      LogEvent(spdlog::level::warn, "PFC storm",
+               {{"netdev", netdev},
+                {"prio", prio},
+                {"direction", DirectionName(direction)},
+                {"source", stall_event ? "nic_stall_detector" : "pause_ratio"}});
       break;
     case StormDetector::Transition::kRestored:
-      spdlog::info("PFC storm restored on {} prio {} {} after {:.3f}s", netdev, prio,
-                   DirectionName(direction),
-                   std::chrono::duration<double>(*detector.last_episode_duration()).count());
+      LogEvent(spdlog::level::info, "PFC storm restored",
+               {{"netdev", netdev},
+                {"prio", prio},
+                {"direction", DirectionName(direction)},
+                {"duration_seconds",
+                 fmt::format(
+                     "{:.3f}",
+                     std::chrono::duration<double>(*detector.last_episode_duration()).count())}});
       break;
     case StormDetector::Transition::kNone:
       break;
@@ -418,7 +428,7 @@ struct SignalDeriver::DeviceState {
 };
 
 SignalDeriver::SignalDeriver(DeriveConfig config) : config_(std::move(config)) {
-  if (config_.windows.empty()) config_.windows.push_back(std::chrono::seconds(60));
+  if (config_.windows.empty()) config_.windows.emplace_back(60);
   if (config_.windows.size() > kMaxWindows) config_.windows.resize(kMaxWindows);
 }
 
@@ -452,7 +462,8 @@ void SignalDeriver::Observe(const std::string& netdev, const DeviceSample& sampl
     Interval interval;
     if (auto discard = Difference(*state.last, sample, interval)) {
       state.Discard(*discard, interval, config_.storm);
-      spdlog::debug("derive {}: interval discarded ({})", netdev, DiscardReasonName(*discard));
+      LogEvent(spdlog::level::debug, "derive: interval discarded",
+               {{"netdev", netdev}, {"reason", DiscardReasonName(*discard)}});
     } else {
       state.Accumulate(netdev, interval, sample.LosslessPrios(), config_.storm);
     }

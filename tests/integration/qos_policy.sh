@@ -118,9 +118,9 @@ bad() {  # name, expected "line:col: text" prefix regex, content
   set -e
   [[ $rc != 0 && $rc != 124 ]] || fail "$name: the daemon exited $rc (want a refusal, not success or a hang)"
   [[ $(grep -c 'level=error' err.txt) == 1 ]] || fail "$name: want exactly one error line: $(cat err.txt)"
-  grep -Eq "level=error msg=\"invalid QoS policy, not starting: $name\\.yaml:$want" err.txt ||
+  grep -Eq "level=error msg=\"cannot start the QoS engine\" error=\"invalid QoS policy, not starting: $name\\.yaml:$want" err.txt ||
     fail "$name: daemon error does not name $name.yaml:$want: $(cat err.txt)"
-  ! grep -q 'listening on' err.txt || fail "$name: the daemon started serving"
+  ! grep -q 'msg="listening"' err.txt || fail "$name: the daemon started serving"
 }
 bad malformed '3:1: malformed YAML: end of sequence flow not found' $'defaults:\n  pfc: [3\n'
 bad wrong_type '2:8: pfc must be a list' $'defaults:\n  pfc: "3"\n'
@@ -158,7 +158,7 @@ ip netns exec "$ns" "$exe" --config policy.yaml --web.listen-address 127.0.0.1:0
 pid=$!
 port=""
 for _ in $(seq 100); do
-  port=$(sed -n 's/.*listening on .* (port \([0-9]*\)).*/\1/p' daemon.log)
+  port=$(sed -n 's/.*msg="listening" .* ports=\([0-9]*\).*/\1/p' daemon.log)
   [[ -n "$port" ]] && break
   sleep 0.1
 done

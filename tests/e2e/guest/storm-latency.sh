@@ -14,15 +14,16 @@ stormed() {
   scrape "$f" && [ "$(metric_from "$f" roce_pfc_storm netdev="$sim" prio=3 direction=rx)" = 1 ]
 }
 stormed && fail "roce_pfc_storm is already 1 before the storm"
-before=$(grep -c "PFC storm on $sim prio 3 rx" "$log")
+pat="msg=\"PFC storm\" netdev=$sim prio=3 direction=rx "
+before=$(grep -c "$pat" "$log")
 t0=$(now_s)
 simnic_ctl "$sim" "storm start 3 rx"
 t1=$(now_s)
 wait_for 10 stormed || fail "roce_pfc_storm never became 1"
 ts=$(awk '$1 == "roce_exporter_last_sample_timestamp_seconds" { print $2 }' "$f")
 [ -n "$ts" ] || fail "no roce_exporter_last_sample_timestamp_seconds in the scrape"
-line=$(grep "PFC storm on $sim prio 3 rx" "$log" | tail -n1)
-[ "$(grep -c "PFC storm on $sim prio 3 rx" "$log")" -gt "$before" ] || fail "no storm log line"
+line=$(grep "$pat" "$log" | tail -n1)
+[ "$(grep -c "$pat" "$log")" -gt "$before" ] || fail "no storm log line"
 # ts=YYYY-MM-DDTHH:MM:SS.mmmZ (logfmt, UTC): seconds of the day, compared with t0's.
 echo "$line" | awk -v a="$t0" -v b="$t1" -v s="$ts" '{
   match($0, /T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]\.[0-9]+Z/)

@@ -5,8 +5,11 @@
 #  * a repeated --netdev is checked once;
 #  * the RDMA port item: ACTIVE with the link up (ok, exit 0), DOWN after `ip link set down`
 #    (drift, exit 1, expected ACTIVE / actual DOWN);
-#  * --json carries the same verdict and exit code.
-# Link speed and SR-IOV VF count are not checklist items yet (docs/check.md).
+#  * --json carries the same verdict and exit code;
+#  * link_speed_min_mbps against simnic's 100G: a 100000 minimum passes, 200000 is drift with the
+#    speed shown, a down link is drift "no link";
+#  * sriov_numvfs: the VF count enabled through simnic's sriov_numvfs passes, another count is
+#    drift, and a veth (no PCI function) reports the item unverified, not drift.
 require exporter simnic
 sim=$(simnic_netdevs | head -n1)
 ibdev=$(rdma_links | awk -v n="$sim" '$2 == n { split($1, a, "/"); print a[1]; exit }')
@@ -62,3 +65,43 @@ ip link set "$sim" up
 wait_for 10 port_is ACTIVE || fail "$ibdev/1 not ACTIVE again: $(rdma_links)"
 "$EXPORTER" check --netdev "$sim" >check.txt 2>err.txt
 assert_eq 0 $? "check exit with the link back up"
+
+# 3. Link speed against a policy minimum (simnic reports SPEED_100000 while up, unknown when down).
+printf 'defaults:\n  link_speed_min_mbps: 100000\n' >speed-100g.yaml
+printf 'defaults:\n  link_speed_min_mbps: 200000\n' >speed-200g.yaml
+"$EXPORTER" check --config speed-100g.yaml --netdev "$sim" >check.txt 2>err.txt
+assert_eq 0 $? "check exit with a 100G link and a 100G minimum"
+assert_match "link_speed_min_mbps +ok +100000 Mb/s" "$(grep link_speed_min_mbps check.txt)" \
+  "speed item at the minimum"
+"$EXPORTER" check --config speed-200g.yaml --netdev "$sim" --json >check.json 2>err.txt
+assert_eq 1 $? "check exit with a 100G link and a 200G minimum"
+grep -q '{"item":"link_speed_min_mbps","status":"drift","expected":">= 200000 Mb/s","actual":"100000 Mb/s"' \
+  check.json || fail "json speed item: $(cat check.json)"
+ip link set "$sim" down
+"$EXPORTER" check --config speed-100g.yaml --netdev "$sim" >check.txt 2>err.txt
+assert_eq 1 $? "check exit with the link down and a speed minimum"
+grep -A1 link_speed_min_mbps check.txt | grep -q 'no link' ||
+  fail "a down link is not reported as no link: $(cat check.txt)"
+ip link set "$sim" up
+
+# 4. SR-IOV VF count through /sys/class/net/<if>/device/sriov_numvfs (simnic's PCI function
+#    carries the attribute with the kernel's semantics; tests/testbed/simnic/pci.c).
+vfs=/sys/class/net/$sim/device/sriov_numvfs
+[ -w "$vfs" ] || fail "simnic has no $vfs"
+printf 'defaults:\n  sriov_numvfs: 2\n' >vfs-2.yaml
+echo 0 >"$vfs"
+echo 2 >"$vfs" || fail "cannot enable 2 VFs on $sim"
+"$EXPORTER" check --config vfs-2.yaml --netdev "$sim" >check.txt 2>err.txt
+assert_eq 0 $? "check exit with 2 VFs expected and enabled: $(cat check.txt err.txt)"
+assert_match "sriov_numvfs +ok +2" "$(grep sriov_numvfs check.txt)" "VF item in sync"
+echo 0 >"$vfs"
+"$EXPORTER" check --config vfs-2.yaml --netdev "$sim" --json >check.json 2>err.txt
+assert_eq 1 $? "check exit with the VFs disabled"
+grep -q '{"item":"sriov_numvfs","status":"drift","expected":"2","actual":"0"' check.json ||
+  fail "json VF item: $(cat check.json)"
+# A netdev without a PCI function (veth) cannot be verified: reported, not drift.
+ip link add rqvf0 type veth peer name rqvf1
+"$EXPORTER" check --config vfs-2.yaml --netdev rqvf0 --json >check.json 2>err.txt
+grep -q '{"item":"sriov_numvfs","status":"unverified"' check.json ||
+  fail "a veth's VF count must be unverified: $(cat check.json)"
+ip link del rqvf0

@@ -47,8 +47,8 @@ dcb pfc set dev "$sim" prio-pfc 3:off
 wait_for 10 pfc3_is "$sim" on || fail "enforce did not turn PFC 3 back on (dcb says $(pfc3 "$sim"))"
 wait_for 10 in_sync "$sim" || fail "not in sync after the PFC fix"
 assert_num_eq 1 "$(count "$sim" pfc success)" "pfc success count"
-grep -q "remediation enforce $sim: pfc: \[\] -> \[3\]: success" "$EXPORTER_LOG" || fail "no audit line for the PFC fix"
-grep -q "side effect: the link flaps" "$EXPORTER_LOG" || fail "the link-flap side effect was not logged"
+grep -q "msg=\"remediation enforce\" netdev=$sim field=pfc action=\"pfc: \[\] -> \[3\]\" result=success" "$EXPORTER_LOG" || fail "no audit line for the PFC fix"
+grep -q "side_effect=\"the link flaps" "$EXPORTER_LOG" || fail "the link-flap side effect was not logged"
 
 # mlx5 keeps one priority per DSCP: `dcb app add 26:5` replaces 26:3.
 dcb app add dev "$sim" dscp-prio 26:5
@@ -111,7 +111,7 @@ dcb pfc set dev "$sim2" prio-pfc 3:on
 start_exporter --remediation=dry-run --qos.poll-interval=500ms
 dcb pfc set dev "$sim" prio-pfc 3:off
 wait_for 10 state_is "$sim" dry_run || fail "no dry_run state"
-grep -q "remediation dry-run $sim: would set pfc: \[\] -> \[3\]" "$EXPORTER_LOG" || fail "the plan was not logged: $(grep remediation "$EXPORTER_LOG")"
+grep -q "msg=\"remediation dry-run: would write\" netdev=$sim field=pfc action=\"pfc: \[\] -> \[3\]\"" "$EXPORTER_LOG" || fail "the plan was not logged: $(grep remediation "$EXPORTER_LOG")"
 # Several polls later nothing has been written.
 samples() { awk '$1 == "roce_exporter_samples_total" { print $2 }' "$METRICS"; }
 scrape
@@ -119,7 +119,7 @@ s0=$(samples)
 more_samples() { scrape && [ "$(samples)" -ge $((s0 + 8)) ]; }
 wait_for 10 more_samples || fail "the sampler stalled"
 pfc3_is "$sim" off || fail "dry-run changed PFC"
-assert_eq 1 "$(grep -c "remediation dry-run $sim: would set pfc" "$EXPORTER_LOG")" "the same plan is logged once"
+assert_eq 1 "$(grep -c "would write\" netdev=$sim field=pfc" "$EXPORTER_LOG")" "the same plan is logged once"
 assert_num_eq 1 "$(count "$sim" pfc dry_run)" "dry_run count"
 stop_exporter
 dcb pfc set dev "$sim" prio-pfc 3:on
@@ -142,17 +142,17 @@ simnic_ctl "$sim" "pfc 0x00"
 given_up() { num_eq 1 "$(metric roce_qos_remediation_given_up netdev="$sim")"; }
 wait_for 40 given_up || fail "no give-up after repeated undone fixes: $(grep "remediation" "$EXPORTER_LOG" | tail -5)"
 # Three attempts, spaced by the back-off (1 s, then 2 s): no tight loop.
-grep "remediation enforce $sim: pfc:" "$EXPORTER_LOG" | sed -n 's/^ts=[^T]*T\([0-9:.]*\)Z.*/\1/p' >attempts.txt
+grep "msg=\"remediation enforce\" netdev=$sim field=pfc " "$EXPORTER_LOG" | sed -n 's/^ts=[^T]*T\([0-9:.]*\)Z.*/\1/p' >attempts.txt
 assert_eq 3 "$(wc -l <attempts.txt)" "attempts before giving up"
 awk -F: '{ t = $1 * 3600 + $2 * 60 + $3; if (NR > 1) printf "%.3f\n", t - p; p = t }' attempts.txt >gaps.txt
 log "attempt gaps (s): $(tr '\n' ' ' <gaps.txt)"
 awk 'NR == 1 && $1 < 0.9 { exit 1 } NR == 2 && $1 < 1.9 { exit 1 }' gaps.txt || fail "attempts closer than the back-off: $(tr '\n' ' ' <gaps.txt)"
-grep -q "giving up after 3 attempts" "$EXPORTER_LOG" || fail "no give-up log line"
+grep -q "remediation: giving up.* netdev=$sim attempts=3" "$EXPORTER_LOG" || fail "no give-up log line"
 # Given up means no further writes while the undoer keeps PFC off.
 scrape
 s0=$(samples)
 wait_for 10 more_samples || fail "the sampler stalled"
-assert_eq 3 "$(grep -c "remediation enforce $sim: pfc:" "$EXPORTER_LOG")" "writes after giving up"
+assert_eq 3 "$(grep -c "msg=\"remediation enforce\" netdev=$sim field=pfc " "$EXPORTER_LOG")" "writes after giving up"
 state_is "$sim" gave_up || fail "state is not gave_up"
 kill "$undoer"
 exporter_alive

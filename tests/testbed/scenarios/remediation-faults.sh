@@ -85,7 +85,7 @@ assert_num_eq 1 "$(metric roce_qos_drift netdev="$sim" field=dcqcn_np)" "half-ap
 stop_exporter
 # shellcheck disable=SC2086
 start_exporter $enforce_flags
-grep -q "remediation $sim: the previous process ended in the middle of an apply" "$EXPORTER_LOG" ||
+grep "the previous process ended in the middle of an apply" "$EXPORTER_LOG" | grep -q "netdev=$sim " ||
   fail "the interrupted apply was not logged"
 in_sync || fail "not converged in the first pass after the restart"
 assert_num_eq 1 "$(count dcqcn_np success)" "the restart wrote the missing ecn enable"
@@ -141,7 +141,7 @@ wait_for 10 pfc3_is on || fail "first fix not made"
 dcb pfc set dev "$sim" prio-pfc 3:off # undone again: now in back-off for an hour
 backoff() { num_eq 1 "$(metric roce_qos_remediation_state netdev="$sim" state=backoff)"; }
 wait_for 10 backoff || fail "not in back-off"
-reloads() { grep -c "policy reloaded from" "$EXPORTER_LOG"; }
+reloads() { grep -c "msg=\"policy reloaded\"" "$EXPORTER_LOG"; }
 before=$(reloads)
 i=0
 while [ $i -lt 100 ]; do

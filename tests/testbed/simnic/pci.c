@@ -7,6 +7,13 @@
  * Config space is emulated in memory: no BARs, no capabilities, no
  * interrupts.  A PCI driver (named like ethtool's driver, mlx5_core) binds to
  * these functions only, so device/driver resolves too.
+ *
+ * SR-IOV: the kernel shows sriov_numvfs/sriov_totalvfs only on a function with
+ * the SR-IOV extended capability, which needs PCIe config space and VF BARs
+ * this bus does not have.  The bound driver adds the same two attributes
+ * itself, with the kernel's semantics (numvfs <= totalvfs; changing a non-zero
+ * count needs a 0 first, else EBUSY), so /sys/class/net/<if>/device/sriov_numvfs
+ * reads and writes as on a real PF.  No VF functions appear.
  */
 #include <linux/module.h>
 #include <linux/pci.h>
@@ -23,8 +30,11 @@ static struct {
 	struct resource busn;
 	spinlock_t lock;
 	u8 cfg[SIMNIC_MAX_PORTS][PCI_CFG_SPACE_SIZE];
+	u16 num_vfs[SIMNIC_MAX_PORTS];
 	bool driver_registered;
 } sp;
+
+#define SIMNIC_TOTAL_VFS 8 /* a ConnectX PF as firmware often configures it */
 
 static int port_of(unsigned int devfn)
 {
@@ -93,14 +103,61 @@ static void fill_cfg(int port)
 	*(__le16 *)(c + PCI_SUBSYSTEM_ID) = cpu_to_le16(SIMNIC_PCI_SUBSYS_ID);
 }
 
+static ssize_t sriov_totalvfs_show(struct device *dev,
+				   struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", SIMNIC_TOTAL_VFS);
+}
+static DEVICE_ATTR_RO(sriov_totalvfs);
+
+static ssize_t sriov_numvfs_show(struct device *dev,
+				 struct device_attribute *attr, char *buf)
+{
+	int port = port_of(to_pci_dev(dev)->devfn);
+
+	return sysfs_emit(buf, "%u\n", port < 0 ? 0 : READ_ONCE(sp.num_vfs[port]));
+}
+
+/* drivers/pci/iov.c sriov_numvfs_store: range, then 0 before another count */
+static ssize_t sriov_numvfs_store(struct device *dev,
+				  struct device_attribute *attr,
+				  const char *buf, size_t count)
+{
+	int port = port_of(to_pci_dev(dev)->devfn);
+	u16 num_vfs;
+	int ret;
+
+	if (port < 0)
+		return -ENODEV;
+	ret = kstrtou16(buf, 0, &num_vfs);
+	if (ret < 0)
+		return ret;
+	if (num_vfs > SIMNIC_TOTAL_VFS)
+		return -ERANGE;
+	if (num_vfs && READ_ONCE(sp.num_vfs[port]) && num_vfs != sp.num_vfs[port])
+		return -EBUSY;
+	WRITE_ONCE(sp.num_vfs[port], num_vfs);
+	return count;
+}
+static DEVICE_ATTR_RW(sriov_numvfs);
+
 static int simnic_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
+	int ret;
+
 	/* never claim a real ConnectX */
-	return pdev->bus == sp.bus ? 0 : -ENODEV;
+	if (pdev->bus != sp.bus)
+		return -ENODEV;
+	ret = device_create_file(&pdev->dev, &dev_attr_sriov_totalvfs);
+	if (!ret)
+		ret = device_create_file(&pdev->dev, &dev_attr_sriov_numvfs);
+	return ret;
 }
 
 static void simnic_pci_remove(struct pci_dev *pdev)
 {
+	device_remove_file(&pdev->dev, &dev_attr_sriov_numvfs);
+	device_remove_file(&pdev->dev, &dev_attr_sriov_totalvfs);
 }
 
 static const struct pci_device_id simnic_pci_ids[] = {

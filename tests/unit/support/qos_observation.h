@@ -3,7 +3,8 @@
 // A NIC configured exactly like the embedded default policy, as the QoS engine observes it:
 // real capture 07 (`mlnx_qos --trust dscp --pfc 0,0,0,1,0,0,0,0`: 64 DSCP entries d -> d/8, PFC on
 // 3, cable 7 m, mlx5's initial ETS) plus MOFED DCQCN enabled on priority 3, the RoCE ToS 106,
-// tcp_ecn 1 and MTU 4200. Tests and benchmarks change one thing and look at the consequences.
+// tcp_ecn 1, MTU 4200, a 200 Gb/s link and 8 VFs. Tests and benchmarks change one thing and look at
+// the consequences.
 
 #include <linux/dcbnl.h>
 
@@ -47,6 +48,8 @@ inline ObservedQos DefaultPolicyObservation(const std::string& rdma_device = "ml
   o.roce_tos.push_back(port);
   o.tcp_ecn = Observed<int>::Ok(1);
   o.mtu = Observed<uint32_t>::Ok(4200);
+  o.link.speed_mbps = Observed<uint32_t>::Ok(200000);
+  o.link.sriov_numvfs = Observed<uint32_t>::Ok(8);
   return o;
 }
 

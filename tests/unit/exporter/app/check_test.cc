@@ -18,6 +18,7 @@ class FakeReader : public QosReader {
   std::map<std::string, Observed<QosState>> dcb;
   std::map<std::string, DcqcnState> dcqcn;
   std::map<std::string, RoceTosState> tos;
+  std::map<std::string, LinkFacts> link;
   Observed<int> tcp_ecn = Observed<int>::Ok(1);
   int tcp_ecn_reads = 0;
 
@@ -36,6 +37,7 @@ class FakeReader : public QosReader {
   Observed<uint16_t> ReadStormTimeout(const std::string&) override {
     return Observed<uint16_t>::Ok(8000);
   }
+  LinkFacts ReadLinkFacts(const std::string& netdev) override { return link[netdev]; }
 
   // A NIC configured like capture 07 (trust dscp, PFC 3) with MOFED DCQCN on 3 and ToS 106.
   void AddGoodNic(const std::string& netdev, const std::string& rdma) {
@@ -203,6 +205,36 @@ TEST(Check, PolicyFileRulesApplyPerDevice) {
   EXPECT_NE(r.out.find("policy rule \"storage\""), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("PFC off on priority 4"), std::string::npos);
   EXPECT_NE(r.out.find("1 with drift"), std::string::npos);
+}
+
+TEST(Check, LinkSpeedMinimumAndVfCountFromThePolicy) {
+  std::string path = ::testing::TempDir() + "/check_link_" + std::to_string(getpid()) + ".yaml";
+  std::ofstream(path) << "defaults:\n  link_speed_min_mbps: 200000\n  sriov_numvfs: 8\n";
+  FakeReader reader;
+  reader.AddGoodNic("ens1f0np0", "mlx5_0");
+  reader.AddGoodNic("ens1f1np1", "mlx5_1");
+  reader.link["ens1f0np0"] = {Observed<uint32_t>::Ok(200000), Observed<uint32_t>::Ok(8)};
+  reader.link["ens1f1np1"] = {Observed<uint32_t>::Ok(100000), Observed<uint32_t>::Absent()};
+  CheckOptions options;
+  options.config_path = path;
+  options.json = true;
+  CheckRun r = Check(reader, options);
+  std::filesystem::remove(path);
+  EXPECT_EQ(r.code, kCheckDrift) << r.out;
+  EXPECT_NE(r.out.find("{\"item\":\"link_speed_min_mbps\",\"status\":\"ok\",\"expected\":"
+                       "\">= 200000 Mb/s\",\"actual\":\"200000 Mb/s\""),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("{\"item\":\"link_speed_min_mbps\",\"status\":\"drift\",\"expected\":"
+                       "\">= 200000 Mb/s\",\"actual\":\"100000 Mb/s\""),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("{\"item\":\"sriov_numvfs\",\"status\":\"ok\",\"expected\":\"8\","
+                       "\"actual\":\"8\""),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("{\"item\":\"sriov_numvfs\",\"status\":\"unverified\""), std::string::npos)
+      << "a function without SR-IOV cannot be verified: " << r.out;
 }
 
 TEST(Check, DiscoveryFailureAndUnknownNetdevAreErrors) {

@@ -7,7 +7,7 @@
 
 #include <regex>
 
-#include "exporter/core/log_event.h"
+#include "collectors/log_event.h"
 
 namespace roceqos {
 namespace {

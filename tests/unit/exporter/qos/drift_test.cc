@@ -134,7 +134,18 @@ INSTANTIATE_TEST_SUITE_P(
                   "TCP does not negotiate ECN"},
         FieldCase{"mtu", QosField::kMtu,
                   [](ObservedQos& o) { o.mtu = Observed<uint32_t>::Ok(1500); },
-                  [](QosPolicy& p) { p.mtu = 4200; }, "1500", "path MTU"}),
+                  [](QosPolicy& p) { p.mtu = 4200; }, "1500", "path MTU"},
+        FieldCase{"link_speed_below_minimum", QosField::kLinkSpeedMin,
+                  [](ObservedQos& o) { o.link.speed_mbps = Observed<uint32_t>::Ok(100000); },
+                  [](QosPolicy& p) { p.link_speed_min_mbps = 200000; }, "100000 Mb/s",
+                  "negotiated less than the fabric's speed"},
+        FieldCase{"link_down", QosField::kLinkSpeedMin,
+                  [](ObservedQos& o) { o.link.speed_mbps = Observed<uint32_t>::Ok(0); },
+                  [](QosPolicy& p) { p.link_speed_min_mbps = 1; }, "no link",
+                  "negotiated less than the fabric's speed"},
+        FieldCase{"sriov_numvfs", QosField::kSriovNumVfs,
+                  [](ObservedQos& o) { o.link.sriov_numvfs = Observed<uint32_t>::Ok(4); },
+                  [](QosPolicy& p) { p.sriov_numvfs = 8; }, "4", "VFs"}),
     [](const testing::TestParamInfo<FieldCase>& param) { return std::string(param.param.name); });
 
 TEST(Drift, UncheckedFieldsProduceNoVerdictEvenWhenWildlyOff) {

@@ -63,10 +63,12 @@ defaults:
   dcqcn: {np: [3, 4], rp: [3]}
   tcp_ecn: 2
   mtu: 4200
+  link_speed_min_mbps: 200000
+  sriov_numvfs: 8
 devices:
   - name: "storage \"fast\" path"
     match: {netdev: "ens1f[0-9]np0", pci: "0000:3b:00.0"}
-    policy: {pfc: [5], mtu: null}
+    policy: {pfc: [5], mtu: null, sriov_numvfs: 0}
 )";
   auto first = ParsePolicy(text, "in.yaml");
   ASSERT_TRUE(first.ok()) << first.error().message;
@@ -78,6 +80,10 @@ devices:
   EXPECT_EQ(second->rules[0].match, first->rules[0].match);
   EXPECT_EQ(second->rules[0].policy, first->rules[0].policy);
   EXPECT_EQ(first->defaults.ets->bandwidth[2], 80);
+  EXPECT_EQ(first->defaults.link_speed_min_mbps, 200000u);
+  EXPECT_EQ(first->defaults.sriov_numvfs, 8u);
+  EXPECT_EQ(first->rules[0].policy.sriov_numvfs, 0u) << "a rule overrides the VF count";
+  EXPECT_EQ(first->rules[0].policy.link_speed_min_mbps, 200000u) << "and inherits the minimum";
   EXPECT_EQ(first->defaults.ets->tsa[4], IEEE_8021QAZ_TSA_STRICT);
   EXPECT_EQ((*first->defaults.buffer->size)[1], 229120u);
 }
@@ -296,6 +302,12 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"tcp_ecn_bool", "defaults:\n  tcp_ecn: true\n",
                 "bad.yaml:2:12:", "must be an integer"},
         BadCase{"mtu_range", "defaults:\n  mtu: 10\n", "bad.yaml:2:8:", "mtu 10 is out of range"},
+        BadCase{"speed_zero", "defaults:\n  link_speed_min_mbps: 0\n",
+                "bad.yaml:2:24:", "link_speed_min_mbps 0 is out of range 1..10000000"},
+        BadCase{"speed_text", "defaults:\n  link_speed_min_mbps: 100G\n",
+                "bad.yaml:2:24:", "must be an integer"},
+        BadCase{"vfs_negative", "defaults:\n  sriov_numvfs: -1\n",
+                "bad.yaml:2:17:", "sriov_numvfs -1 is out of range 0..65535"},
         BadCase{"version", "version: 2\n", "bad.yaml:1:10:", "version 2 is out of range"},
         BadCase{"devices_map", "devices: {a: 1}\n", "bad.yaml:1:10:", "devices must be a list"},
         BadCase{"rule_no_match", "devices:\n  - name: x\n    policy: {pfc: [3]}\n",

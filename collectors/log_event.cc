@@ -1,4 +1,4 @@
-#include "exporter/core/log_event.h"
+#include "collectors/log_event.h"
 
 namespace roceqos {
 namespace {
