@@ -278,6 +278,12 @@ Result<bool> ReplyReader::Feed(Bytes datagram, const ReplyHandler& on_reply) {
 
 Result<Socket> Socket::Open(int protocol, const SocketOptions& options) {
   if (tape::Replaying()) {
+    // A socket the recorded kernel refused (no RDMA netlink) is refused again.
+    std::optional<tape::NetlinkExchange> refused = tape::ReplayNetlink(protocol, {});
+    if (refused && refused->errnum != 0) {
+      return MakeError(refused->errnum, fmt::format("socket(AF_NETLINK, protocol {}): {} (replayed)",
+                                                    protocol, ErrnoText(refused->errnum)));
+    }
     // No kernel socket: requests come from the bundle, and monitors poll an fd that stays quiet.
     Socket socket(nullptr, options);
     socket.protocol_ = protocol;
@@ -291,6 +297,7 @@ Result<Socket> Socket::Open(int protocol, const SocketOptions& options) {
   mnl_socket* sock = mnl_socket_open2(protocol, SOCK_CLOEXEC);
   if (sock == nullptr) {
     const int errnum = errno;
+    tape::RecordNetlink({protocol, 0, 0, errnum, {}, {}});  // an empty request: the open failed
     return MakeError(
         errnum, fmt::format("socket(AF_NETLINK, protocol {}): {}", protocol, ErrnoText(errnum)));
   }

@@ -9,6 +9,7 @@
 #include <exception>
 #include <iostream>
 
+#include "exporter/app/capture.h"
 #include "exporter/app/cli.h"
 #include "exporter/app/enforcer_lock.h"
 #include "exporter/app/http_server.h"
@@ -267,6 +268,9 @@ int main(int argc, char** argv) {
     if (auto logging = SetupLogging(cli.config.log_level, cli.config.log_format); !logging) {
       std::cerr << "roce_qos_exporter: " << logging.error().message << "\n";
       return kExitUsage;
+    }
+    if (!cli.config.replay_path.empty()) {
+      if (int replay = StartReplayFrom(cli.config, std::cerr); replay != 0) return replay;
     }
     if (cli.kind == CliOutcome::Kind::kSubcommand)
       return cli.subcommand(cli.config, std::cout, std::cerr);
