@@ -38,9 +38,11 @@ size_t CommandBytes(const void* command) {
       return sizeof(ethtool_sset_info) +
              sizeof(uint32_t) * std::popcount(Fixed<ethtool_sset_info>(command).sset_mask);
     case ETHTOOL_GSTRINGS:
-      return sizeof(ethtool_gstrings) + size_t{Fixed<ethtool_gstrings>(command).len} * ETH_GSTRING_LEN;
+      return sizeof(ethtool_gstrings) +
+             size_t{Fixed<ethtool_gstrings>(command).len} * ETH_GSTRING_LEN;
     case ETHTOOL_GSTATS:
-      return sizeof(ethtool_stats) + size_t{Fixed<ethtool_stats>(command).n_stats} * sizeof(uint64_t);
+      return sizeof(ethtool_stats) +
+             size_t{Fixed<ethtool_stats>(command).n_stats} * sizeof(uint64_t);
     case ETHTOOL_GTUNABLE:
       return sizeof(ethtool_tunable) + Fixed<ethtool_tunable>(command).len;
     case ETHTOOL_GMODULEINFO:
@@ -58,11 +60,12 @@ Result<void> ReplayIoctl(std::string_view ifname, void* command, std::string_vie
   std::optional<tape::IoctlExchange> recorded =
       tape::ReplayIoctl(ifname, tape::Blob(bytes, bytes + size));
   if (!recorded) {
-    return MakeError(ENODATA, fmt::format("{} {}: replay: the capture has no such call", op, ifname));
+    return MakeError(ENODATA,
+                     fmt::format("{} {}: replay: the capture has no such call", op, ifname));
   }
   if (recorded->errnum != 0) {
-    return MakeError(recorded->errnum,
-                     fmt::format("{} {}: {} (replayed)", op, ifname, std::strerror(recorded->errnum)));
+    return MakeError(recorded->errnum, fmt::format("{} {}: {} (replayed)", op, ifname,
+                                                   std::strerror(recorded->errnum)));
   }
   std::memcpy(command, recorded->out.data(), std::min(size, recorded->out.size()));
   return {};
@@ -89,7 +92,8 @@ Result<void> EthtoolIoctl(int fd, std::string_view ifname, void* command, std::s
     tape::RecordIoctl({std::string(ifname), errnum, std::move(in),
                        errnum == 0 ? tape::Blob(bytes, bytes + size) : tape::Blob{}});
   }
-  if (errnum != 0) return MakeError(errnum, fmt::format("{} {}: {}", op, ifname, std::strerror(errnum)));
+  if (errnum != 0)
+    return MakeError(errnum, fmt::format("{} {}: {}", op, ifname, std::strerror(errnum)));
   return {};
 }
 

@@ -31,7 +31,8 @@ std::string_view Trim(std::string_view s) {
 }
 
 Result<void> WriteMarker(const std::string& dir, const std::string& marker) {
-  if (tape::Replaying()) return MakeError(EROFS, fmt::format("write {}: refused in replay", marker));
+  if (tape::Replaying())
+    return MakeError(EROFS, fmt::format("write {}: refused in replay", marker));
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   const int fd = ::open(marker.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

@@ -83,8 +83,8 @@ FileRead ReadSmallFile(const std::string& path) {
   FileRead result = ReadLive(path);
   if (tape::Recording()) {
     const int errnum = result.missing ? ENOENT : (result.error.empty() ? 0 : result.errnum);
-    tape::RecordFs({"read", path, errnum == 0 && !result.error.empty() ? EFBIG : errnum,
-                    result.content});
+    tape::RecordFs(
+        {"read", path, errnum == 0 && !result.error.empty() ? EFBIG : errnum, result.content});
   }
   return result;
 }

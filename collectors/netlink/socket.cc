@@ -281,8 +281,9 @@ Result<Socket> Socket::Open(int protocol, const SocketOptions& options) {
     // A socket the recorded kernel refused (no RDMA netlink) is refused again.
     std::optional<tape::NetlinkExchange> refused = tape::ReplayNetlink(protocol, {});
     if (refused && refused->errnum != 0) {
-      return MakeError(refused->errnum, fmt::format("socket(AF_NETLINK, protocol {}): {} (replayed)",
-                                                    protocol, ErrnoText(refused->errnum)));
+      return MakeError(refused->errnum,
+                       fmt::format("socket(AF_NETLINK, protocol {}): {} (replayed)", protocol,
+                                   ErrnoText(refused->errnum)));
     }
     // No kernel socket: requests come from the bundle, and monitors poll an fd that stays quiet.
     Socket socket(nullptr, options);

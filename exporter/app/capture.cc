@@ -84,22 +84,21 @@ void FillManifest(const Config& config, const CaptureOptions& options, tape::Bun
   char when[32];
   std::strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
   auto& meta = bundle.meta;
-  meta.insert(meta.begin(),
-              {{"format", fmt::format("{} {}", tape::kMagic, tape::kVersion)},
-               {"exporter.version", std::string(kVersion)},
-               {"exporter.revision", std::string(kGitRevision)},
-               {"captured_at", when},
-               {"kernel.sysname", uts.sysname},
-               {"kernel.release", uts.release},
-               {"kernel.version", uts.version},
-               {"kernel.machine", uts.machine},
-               {"capture.samples", std::to_string(options.samples)},
-               {"capture.sampler_period_ms",
-                std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                   config.sampler_period)
-                                   .count())},
-               {"capture.config", config.config_path.empty() ? "(embedded default)"
-                                                             : config.config_path}});
+  meta.insert(
+      meta.begin(),
+      {{"format", fmt::format("{} {}", tape::kMagic, tape::kVersion)},
+       {"exporter.version", std::string(kVersion)},
+       {"exporter.revision", std::string(kGitRevision)},
+       {"captured_at", when},
+       {"kernel.sysname", uts.sysname},
+       {"kernel.release", uts.release},
+       {"kernel.version", uts.version},
+       {"kernel.machine", uts.machine},
+       {"capture.samples", std::to_string(options.samples)},
+       {"capture.sampler_period_ms",
+        std::to_string(
+            std::chrono::duration_cast<std::chrono::milliseconds>(config.sampler_period).count())},
+       {"capture.config", config.config_path.empty() ? "(embedded default)" : config.config_path}});
   meta.emplace_back("count.netlink", std::to_string(bundle.netlink.size()));
   meta.emplace_back("count.ioctl", std::to_string(bundle.ioctls.size()));
   meta.emplace_back("count.fs", std::to_string(bundle.fs.size()));
@@ -172,8 +171,8 @@ int StartReplayFrom(const Config& config, std::ostream& err) {
   }
   Result<tape::Bundle> bundle = tape::Parse(text.str());
   if (!bundle) {
-    err << "roce_qos_exporter: --replay " << config.replay_path << ": "
-        << bundle.error().message << "\n";
+    err << "roce_qos_exporter: --replay " << config.replay_path << ": " << bundle.error().message
+        << "\n";
     return kCaptureError;
   }
   tape::StartReplay(std::move(*bundle));

@@ -1,5 +1,7 @@
 // The capture seam (collectors/tape.h) and its bundle format (collectors/tape_bundle.h).
 
+#include "collectors/tape.h"
+
 #include <gtest/gtest.h>
 #include <linux/ethtool.h>
 #include <linux/if_link.h>
@@ -11,7 +13,6 @@
 #include "collectors/ethtool_ioctl.h"
 #include "collectors/netlink/socket.h"
 #include "collectors/sysfs_file.h"
-#include "collectors/tape.h"
 
 namespace roceqos::tape {
 namespace {
@@ -27,7 +28,11 @@ class TapeTest : public ::testing::Test {
 TEST(TapeBundle, RoundTripsEveryRecordKind) {
   Bundle bundle;
   bundle.meta = {{"kernel.release", "6.1.0-56-amd64"}, {"live.metrics", "a b\nc%d\n"}};
-  bundle.netlink.push_back({20, 7, 1234, 0, Blob{std::byte{1}, std::byte{2}},
+  bundle.netlink.push_back({20,
+                            7,
+                            1234,
+                            0,
+                            Blob{std::byte{1}, std::byte{2}},
                             {Blob{std::byte{3}}, Blob{std::byte{4}, std::byte{5}, std::byte{6}}}});
   bundle.netlink.push_back({20, 0, 0, EPROTONOSUPPORT, {}, {}});
   bundle.ioctls.push_back({"ens1f0np0", 0, Blob{std::byte{0x0b}}, Blob{std::byte{0xff}}});
@@ -87,8 +92,7 @@ TEST(TapeSanitize, LinkDumpKeepsOnlyWhatDiscoveryReads) {
   nlmsghdr header;
   std::memcpy(&header, sanitized.data(), sizeof(header));
   EXPECT_EQ(header.nlmsg_len, sanitized.size());
-  Result<Device> device =
-      ParseLinkReply(netlink::Bytes(sanitized).subspan(sizeof(nlmsghdr)));
+  Result<Device> device = ParseLinkReply(netlink::Bytes(sanitized).subspan(sizeof(nlmsghdr)));
   ASSERT_TRUE(device) << device.error().message;
   EXPECT_EQ(device->name, "bond0");
   EXPECT_EQ(device->mtu, 9000u);
@@ -116,8 +120,8 @@ TEST_F(TapeTest, EthtoolIoctlRecordsAndReplaysTheCommandBuffer) {
   std::strcpy(answer.driver, "mlx5_core");
   const auto* out = reinterpret_cast<const std::byte*>(&answer);
   Bundle bundle;
-  bundle.ioctls.push_back({"ens1f0np0", 0, Blob(in, in + sizeof(info)),
-                           Blob(out, out + sizeof(answer))});
+  bundle.ioctls.push_back(
+      {"ens1f0np0", 0, Blob(in, in + sizeof(info)), Blob(out, out + sizeof(answer))});
   bundle.ioctls.push_back({"ens1f1np1", EOPNOTSUPP, Blob(in, in + sizeof(info)), {}});
   StartReplay(bundle);
   ASSERT_TRUE(EthtoolIoctl(-1, "ens1f0np0", &info, "ETHTOOL_GDRVINFO"));
@@ -147,7 +151,11 @@ TEST_F(TapeTest, NetlinkRequestIsAnsweredFromTheRecordedDatagrams) {
   // The recorded request carried another run's sequence number: matching ignores it.
   request.header()->nlmsg_seq = 9;
   Bundle bundle;
-  bundle.netlink.push_back({NETLINK_ROUTE, 9, 77, 0, ToBlob(request.bytes()),
+  bundle.netlink.push_back({NETLINK_ROUTE,
+                            9,
+                            77,
+                            0,
+                            ToBlob(request.bytes()),
                             {ToBlob(reply.bytes()), ToBlob(done.bytes())}});
   bundle.netlink.push_back({NETLINK_RDMA, 0, 0, EPROTONOSUPPORT, {}, {}});
   StartReplay(bundle);
