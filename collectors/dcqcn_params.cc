@@ -25,17 +25,15 @@ std::string_view TrimSpace(std::string_view s) {
 // skipped. Returns false only when the directory exists but cannot be listed.
 bool ReadRole(const fs::path& dir, std::map<std::string, uint64_t>* values,
               std::vector<std::string>* errors) {
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return true;  // one role missing: the other may exist
-  fs::directory_iterator it(dir, ec);
-  if (ec) {
-    errors->push_back(fmt::format("list {}: {}", dir.string(), ec.message()));
+  DirList list = ListRegularFiles(dir.string());
+  if (list.missing) return true;  // one role missing: the other may exist
+  if (!list.error.empty()) {
+    errors->push_back(list.error);
     return false;
   }
-  for (; it != fs::directory_iterator(); it.increment(ec)) {
-    if (ec) break;
-    if (!it->is_regular_file(ec)) continue;
-    FileRead file = ReadSmallFile(it->path().string());
+  for (const std::string& name : list.files) {
+    const fs::path path = dir / name;
+    FileRead file = ReadSmallFile(path.string());
     if (file.missing) continue;  // removed while listing
     if (!file.error.empty()) {
       errors->push_back(file.error);
@@ -43,12 +41,11 @@ bool ReadRole(const fs::path& dir, std::map<std::string, uint64_t>* values,
     }
     Result<uint64_t> value = ParseDcqcnParam(file.content);
     if (!value) {
-      errors->push_back(fmt::format("{}: {}", it->path().string(), value.error().message));
+      errors->push_back(fmt::format("{}: {}", path.string(), value.error().message));
       continue;
     }
-    (*values)[it->path().filename().string()] = *value;
+    (*values)[name] = *value;
   }
-  if (ec) errors->push_back(fmt::format("list {}: {}", dir.string(), ec.message()));
   return true;
 }
 
@@ -70,8 +67,7 @@ Result<uint64_t> ParseDcqcnParam(std::string_view content) {
 
 Observed<DcqcnParams> ReadDcqcnParams(std::string_view netdev, const std::string& sysfs) {
   const fs::path ecn = fs::path(sysfs) / "class/net" / std::string(netdev) / "ecn";
-  std::error_code ec;
-  if (!fs::is_directory(ecn, ec)) return Observed<DcqcnParams>::Absent();
+  if (!IsDirectory(ecn.string())) return Observed<DcqcnParams>::Absent();
   DcqcnParams params;
   const bool rp = ReadRole(ecn / "roce_rp", &params.reaction_point, &params.errors);
   const bool np = ReadRole(ecn / "roce_np", &params.notification_point, &params.errors);

@@ -24,6 +24,7 @@
 #include "collectors/ethtool_ioctl.h"
 #include "collectors/log_event.h"
 #include "collectors/netlink/socket.h"
+#include "collectors/sysfs_file.h"
 
 namespace roceqos {
 namespace {
@@ -86,10 +87,9 @@ Result<DriverInfo> QueryDriverInfo(int ioctl_fd, const std::string& name) {
 }
 
 std::optional<std::string> ReadFirstLine(const fs::path& path) {
-  std::ifstream in(path);
-  std::string line;
-  if (!in || !std::getline(in, line)) return std::nullopt;
-  return line;
+  FileRead file = ReadSmallFile(path.string());
+  if (file.missing || !file.error.empty() || file.content.empty()) return std::nullopt;
+  return file.content.substr(0, file.content.find('\n'));
 }
 
 /// "0x15b3" (sysfs PCI vendor/device files); nullopt for anything else.
@@ -161,14 +161,13 @@ Result<Device> ParseLinkReply(netlink::Bytes body) {
 
 void ReadSysfsInfo(std::string_view sysfs_root, Device& device) {
   const fs::path link = fs::path(sysfs_root) / "class/net" / device.name / "device";
-  std::error_code ec;
-  const fs::path target = fs::read_symlink(link, ec);
-  if (ec) return;  // virtual netdev (veth, bond, lo): no backing device
-  device.is_vf = fs::exists(fs::symlink_status(link / "physfn", ec));  // SR-IOV VF
+  const std::optional<std::string> target = ReadLink(link.string());
+  if (!target) return;  // virtual netdev (veth, bond, lo): no backing device
+  device.is_vf = PathExists((link / "physfn").string());  // SR-IOV VF
   // A PCI function's device link resolves into the PCI bus: its subsystem link names "pci".
-  const fs::path subsystem = fs::read_symlink(link / "subsystem", ec);
-  if (ec || subsystem.filename() != "pci") return;
-  device.pci_address = target.filename().string();
+  const std::optional<std::string> subsystem = ReadLink((link / "subsystem").string());
+  if (!subsystem || fs::path(*subsystem).filename() != "pci") return;
+  device.pci_address = fs::path(*target).filename().string();
   if (auto vendor = ReadFirstLine(link / "vendor")) {
     if (auto id = ParseHexId(*vendor)) {
       device.pci_vendor = *id;

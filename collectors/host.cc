@@ -15,6 +15,7 @@
 
 #include "collectors/ethtool_ioctl.h"
 #include "collectors/sysfs_file.h"
+#include "collectors/tape.h"
 
 namespace roceqos {
 namespace {
@@ -30,6 +31,8 @@ std::string_view Trim(std::string_view s) {
 }
 
 Result<void> WriteMarker(const std::string& dir, const std::string& marker) {
+  if (tape::Replaying())
+    return MakeError(EROFS, fmt::format("write {}: refused in replay", marker));
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   const int fd = ::open(marker.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -44,11 +47,6 @@ Result<void> WriteMarker(const std::string& dir, const std::string& marker) {
   return {};
 }
 
-bool IsDirectory(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 template <typename T, typename Parse>
 Observed<T> ReadObserved(const std::string& path, Parse parse) {
   FileRead file = ReadSmallFile(path);
@@ -60,6 +58,7 @@ Observed<T> ReadObserved(const std::string& path, Parse parse) {
 }
 
 Result<void> WriteSmallFile(const std::string& path, std::string_view value) {
+  if (tape::Replaying()) return MakeError(EROFS, fmt::format("write {}: refused in replay", path));
   int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0) return MakeError(errno, fmt::format("open {}: {}", path, std::strerror(errno)));
   ssize_t n = ::write(fd, value.data(), value.size());
@@ -186,6 +185,7 @@ RoceTosState HostReader::ReadRoceTos(std::string_view rdma_device, uint32_t port
 
 std::vector<std::string> HostReader::RemoveOrphanConfigfsGroups() const {
   std::vector<std::string> removed;
+  if (tape::Replaying()) return removed;  // a replay never changes this host
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(paths_.configfs_markers, ec)) {
     const std::string device = entry.path().filename().string();

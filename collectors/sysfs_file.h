@@ -1,8 +1,12 @@
 #pragma once
 
-// Reading the small text files of sysfs/procfs with "missing" kept apart from "failed".
+// Reading the small text files of sysfs/procfs with "missing" kept apart from "failed", and the
+// few other file-system questions the collectors ask (links, directories). Every one goes through
+// the capture seam (collectors/tape.h): recorded in `capture`, answered from the bundle in replay.
 
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace roceqos {
 
@@ -16,5 +20,20 @@ struct FileRead {
 };
 
 FileRead ReadSmallFile(const std::string& path);
+
+/// readlink(2): the link's target as stored, nullopt when `path` is missing or not a link.
+std::optional<std::string> ReadLink(const std::string& path);
+/// True when `path` exists itself (a dangling link counts, as with lstat(2)).
+bool PathExists(const std::string& path);
+/// True when `path` is (or links to) a directory.
+bool IsDirectory(const std::string& path);
+/// Names of the regular files (following links) directly in `dir`, sorted. `missing` when it is
+/// not a directory; `error` when it exists but cannot be listed.
+struct DirList {
+  bool missing = false;
+  std::vector<std::string> files;
+  std::string error;
+};
+DirList ListRegularFiles(const std::string& dir);
 
 }  // namespace roceqos

@@ -104,6 +104,24 @@ def text_seeds():
         put('http_fuzz', name, req.encode())
 
 
+def capture_seeds():
+    """Bundles (collectors/tape_bundle.h): a hand-made one and a slice of each committed capture."""
+    put('capture_fuzz', 'small', b'roce-qos-capture 1\nmeta kernel.release 6.1.0\n'
+        b'netlink 0 1 5 0 AQI= AwQ=,BQ==\nnetlink 20 0 0 93 - -\n'
+        b'ioctl sim0 0 CwAAAA== DAAAAA==\nfs read /sys/class/net/sim0/ecn 2 -\n'
+        b'fs list /sys/x 0 YQpi\n')
+    for bundle in sorted((FIX / 'replay').glob('*/bundle.txt')):
+        lines = bundle.read_bytes().split(b'\n')
+        kept, per_kind = [lines[0]], {}
+        for line in lines[1:]:
+            kind = line.split(b' ', 1)[0]
+            if kind in (b'netlink', b'ioctl', b'fs') and len(line) < 4096 and per_kind.get(kind, 0) < 8:
+                per_kind[kind] = per_kind.get(kind, 0) + 1
+                kept.append(line)
+        put('capture_fuzz', bundle.parent.name, b'\n'.join(kept) + b'\n')
+
+
 if __name__ == '__main__':
     (CORPUS / 'policy_fuzz').mkdir(parents=True, exist_ok=True)
     netlink_seeds(); dcb_seeds(); rdma_seeds(); module_seeds(); ethtool_seeds(); text_seeds()
+    capture_seeds()

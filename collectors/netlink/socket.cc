@@ -4,6 +4,7 @@
 #include <libmnl/libmnl.h>
 #include <linux/netlink.h>
 #include <spdlog/spdlog.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -12,9 +13,11 @@
 #include <cerrno>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <utility>
 
 #include "collectors/log_event.h"
+#include "collectors/tape.h"
 
 namespace roceqos::netlink {
 namespace {
@@ -277,13 +280,33 @@ Result<bool> ReplyReader::Feed(Bytes datagram, const ReplyHandler& on_reply) {
 // Socket
 
 Result<Socket> Socket::Open(int protocol, const SocketOptions& options) {
+  if (tape::Replaying()) {
+    // A socket the recorded kernel refused (no RDMA netlink) is refused again.
+    std::optional<tape::NetlinkExchange> refused = tape::ReplayNetlink(protocol, {});
+    if (refused && refused->errnum != 0) {
+      return MakeError(refused->errnum,
+                       fmt::format("socket(AF_NETLINK, protocol {}): {} (replayed)", protocol,
+                                   ErrnoText(refused->errnum)));
+    }
+    // No kernel socket: requests come from the bundle, and monitors poll an fd that stays quiet.
+    Socket socket(nullptr, options);
+    socket.protocol_ = protocol;
+    socket.replay_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (socket.replay_fd_ < 0) {
+      const int errnum = errno;
+      return MakeError(errnum, fmt::format("eventfd (replay): {}", ErrnoText(errnum)));
+    }
+    return socket;
+  }
   mnl_socket* sock = mnl_socket_open2(protocol, SOCK_CLOEXEC);
   if (sock == nullptr) {
     const int errnum = errno;
+    tape::RecordNetlink({protocol, 0, 0, errnum, {}, {}});  // an empty request: the open failed
     return MakeError(
         errnum, fmt::format("socket(AF_NETLINK, protocol {}): {}", protocol, ErrnoText(errnum)));
   }
   Socket socket(sock, options);  // owns sock from here on
+  socket.protocol_ = protocol;
   if (mnl_socket_bind(sock, 0, MNL_SOCKET_AUTOPID) < 0) {
     const int errnum = errno;
     return MakeError(errnum,
@@ -323,6 +346,8 @@ Socket::Socket(mnl_socket* sock, const SocketOptions& options)
 
 Socket::Socket(Socket&& other) noexcept
     : sock_(std::exchange(other.sock_, nullptr)),
+      protocol_(other.protocol_),
+      replay_fd_(std::exchange(other.replay_fd_, -1)),
       seq_(other.seq_),
       joined_groups_(other.joined_groups_),
       options_(other.options_),
@@ -331,7 +356,10 @@ Socket::Socket(Socket&& other) noexcept
 Socket& Socket::operator=(Socket&& other) noexcept {
   if (this != &other) {
     if (sock_ != nullptr) mnl_socket_close(sock_);
+    if (replay_fd_ >= 0) close(replay_fd_);
     sock_ = std::exchange(other.sock_, nullptr);
+    protocol_ = other.protocol_;
+    replay_fd_ = std::exchange(other.replay_fd_, -1);
     seq_ = other.seq_;
     joined_groups_ = other.joined_groups_;
     options_ = other.options_;
@@ -342,10 +370,11 @@ Socket& Socket::operator=(Socket&& other) noexcept {
 
 Socket::~Socket() {
   if (sock_ != nullptr) mnl_socket_close(sock_);
+  if (replay_fd_ >= 0) close(replay_fd_);
 }
 
-int Socket::fd() const { return mnl_socket_get_fd(sock_); }
-uint32_t Socket::port_id() const { return mnl_socket_get_portid(sock_); }
+int Socket::fd() const { return sock_ == nullptr ? replay_fd_ : mnl_socket_get_fd(sock_); }
+uint32_t Socket::port_id() const { return sock_ == nullptr ? 0 : mnl_socket_get_portid(sock_); }
 
 Result<Bytes> Socket::Receive(bool blocking, std::string_view context) {
   while (true) {
@@ -403,6 +432,43 @@ Result<void> Socket::Request(Message& request, const ReplyHandler& on_reply,
   nlmsghdr* nlh = request.header();
   nlh->nlmsg_seq = seq_;
   nlh->nlmsg_pid = 0;  // addressed to the kernel
+  if (sock_ == nullptr) return ReplayRequest(request, on_reply, context);
+  if (!tape::Recording()) return Exchange(request, on_reply, context, nullptr);
+  std::vector<std::vector<std::byte>> replies;
+  Result<void> done = Exchange(request, on_reply, context, &replies);
+  Bytes sent = request.bytes();
+  // A transport failure (timeout, sendto) has no datagram that says so: its errno is recorded.
+  const bool transport_error = !done && replies.empty();
+  tape::RecordNetlink({protocol_, seq_, port_id(), transport_error ? done.error().errnum : 0,
+                       tape::Blob(sent.begin(), sent.end()), std::move(replies)});
+  return done;
+}
+
+Result<void> Socket::ReplayRequest(Message& request, const ReplyHandler& on_reply,
+                                   std::string_view context) {
+  Bytes sent = request.bytes();
+  std::optional<tape::NetlinkExchange> recorded =
+      tape::ReplayNetlink(protocol_, tape::Blob(sent.begin(), sent.end()));
+  if (!recorded) {
+    return MakeError(ENODATA, fmt::format("{}: replay: the capture has no such request", context));
+  }
+  if (recorded->errnum != 0) {
+    return MakeError(recorded->errnum,
+                     fmt::format("{}: {} (replayed)", context, ErrnoText(recorded->errnum)));
+  }
+  ReplyReader reader(recorded->seq, recorded->port_id, request.header()->nlmsg_flags, context);
+  for (const tape::Blob& datagram : recorded->replies) {
+    Result<bool> done = reader.Feed(datagram, on_reply);
+    if (!done) return done.error();
+    if (*done) return {};
+  }
+  return MakeError(ETIMEDOUT,
+                   fmt::format("{}: replay: the capture ends before the exchange does", context));
+}
+
+Result<void> Socket::Exchange(Message& request, const ReplyHandler& on_reply,
+                              std::string_view context,
+                              std::vector<std::vector<std::byte>>* recorded) {
   Bytes out = request.bytes();
   const ssize_t sent = mnl_socket_sendto(sock_, out.data(), out.size());
   if (sent < 0) {
@@ -413,9 +479,14 @@ Result<void> Socket::Request(Message& request, const ReplyHandler& on_reply,
     return MakeError(EIO,
                      fmt::format("{}: short send ({} of {} bytes)", context, sent, out.size()));
   }
-  ReplyReader reader(seq_, port_id(), nlh->nlmsg_flags, context);
-  while (true) {
+  ReplyReader reader(seq_, port_id(), request.header()->nlmsg_flags, context);
+  auto receive = [&]() {
     Result<Bytes> datagram = Receive(/*blocking=*/true, context);
+    if (datagram && recorded != nullptr) recorded->emplace_back(datagram->begin(), datagram->end());
+    return datagram;
+  };
+  while (true) {
+    Result<Bytes> datagram = receive();
     if (!datagram) return datagram.error();
     Result<bool> done = reader.Feed(*datagram, on_reply);
     if (done && *done) return {};
@@ -423,7 +494,7 @@ Result<void> Socket::Request(Message& request, const ReplyHandler& on_reply,
       // Read the exchange to its end so the socket is ready for the next request (a dump left
       // running makes the kernel answer the next one with EBUSY). Bounded by the timeout.
       while (!reader.complete()) {
-        Result<Bytes> rest = Receive(/*blocking=*/true, context);
+        Result<Bytes> rest = receive();
         if (!rest) break;
         (void)reader.Feed(*rest, on_reply);
       }
@@ -433,6 +504,10 @@ Result<void> Socket::Request(Message& request, const ReplyHandler& on_reply,
 }
 
 Result<void> Socket::JoinGroup(unsigned group) {
+  if (sock_ == nullptr) {  // replay: no notifications ever arrive
+    joined_groups_ = true;
+    return {};
+  }
   int value = static_cast<int>(group);
   if (mnl_socket_setsockopt(sock_, NETLINK_ADD_MEMBERSHIP, &value, sizeof(value)) < 0) {
     const int errnum = errno;
@@ -445,6 +520,7 @@ Result<void> Socket::JoinGroup(unsigned group) {
 
 Result<size_t> Socket::ReadNotifications(const ReplyHandler& on_message, size_t max_datagrams) {
   size_t dispatched = 0;
+  if (sock_ == nullptr) return dispatched;  // replay
   for (size_t read = 0; read < max_datagrams; ++read) {
     Result<Bytes> datagram = Receive(/*blocking=*/false, "netlink notifications");
     if (!datagram) return datagram.error();

@@ -185,11 +185,19 @@ class Socket {
 
  private:
   Socket(mnl_socket* sock, const SocketOptions& options);
+  /// The capture seam (collectors/tape.h): a replayed request is answered from the bundle, a
+  /// recorded one is copied into it.
+  Result<void> ReplayRequest(Message& request, const ReplyHandler& on_reply,
+                             std::string_view context);
+  Result<void> Exchange(Message& request, const ReplyHandler& on_reply, std::string_view context,
+                        std::vector<std::vector<std::byte>>* recorded);
   /// Receives one datagram from the kernel (other senders are dropped). blocking=false returns
   /// an empty span when nothing is queued.
   Result<Bytes> Receive(bool blocking, std::string_view context);
 
   mnl_socket* sock_ = nullptr;
+  int protocol_ = 0;
+  int replay_fd_ = -1;  // replay: an eventfd that never becomes readable stands in for fd()
   uint32_t seq_ = 0;
   bool joined_groups_ = false;
   SocketOptions options_;

@@ -340,6 +340,10 @@ CliOutcome ParseCommandLine(std::span<const char* const> args, std::ostream& out
   AddSamplerFlags(app, config, text);
   AddQosFlags(app, config, text);
   AddDeriveFlags(app, text);
+  app.add_option(
+      "--replay", config.replay_path,
+      "Answer every kernel read from this bundle (written by the capture subcommand) instead "
+      "of the kernel; serves /metrics and runs `check` from it (docs/capture.md)");
   app.add_flag("--print-metrics-doc", text.print_metrics_doc,
                "Print the metric catalogue (docs/metrics.md) and exit");
   RegisterSubcommands(app, outcome.subcommand);

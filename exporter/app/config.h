@@ -41,6 +41,8 @@ struct Config {
   bool qos_configfs_tos = false;  // --qos.configfs-tos: may mkdir rdma_cm/<dev> to read the ToS
   /// --storm.threshold, --storm.detection-time, --storm.restoration-time, --derive.windows
   DeriveConfig derive;
+  /// --replay: a capture bundle to answer every kernel read from (exporter/app/capture.h)
+  std::string replay_path;
 };
 
 /// The window the shipped alert rules and dashboards read (`window="1m"`).

@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "collectors/log_event.h"
+#include "exporter/app/capture.h"
 #include "exporter/app/cli.h"
 #include "exporter/app/enforcer_lock.h"
 #include "exporter/app/http_server.h"
@@ -278,6 +279,9 @@ int main(int argc, char** argv) {
     if (auto logging = SetupLogging(cli.config.log_level, cli.config.log_format); !logging) {
       std::cerr << "roce_qos_exporter: " << logging.error().message << "\n";
       return kExitUsage;
+    }
+    if (!cli.config.replay_path.empty()) {
+      if (int replay = StartReplayFrom(cli.config, std::cerr); replay != 0) return replay;
     }
     if (cli.kind == CliOutcome::Kind::kSubcommand)
       return cli.subcommand(cli.config, std::cout, std::cerr);

@@ -7,10 +7,32 @@
 #include <memory>
 #include <ostream>
 
+#include "exporter/app/capture.h"
 #include "exporter/app/check.h"
 #include "exporter/app/config.h"
 
 namespace roceqos {
+namespace {
+
+void RegisterCapture(CLI::App& app, SubcommandRun& selected) {
+  CLI::App* capture = app.add_subcommand(
+      "capture",
+      "Record everything the exporter reads on this node (netlink, ethtool, sysfs) into one "
+      "bundle for a bug report or a regression test (docs/capture.md); replay it with --replay");
+  capture->fallthrough();
+  auto options = std::make_shared<CaptureOptions>();
+  capture->add_option("--output", options->output, "Bundle to write (\"-\": standard output)")
+      ->required();
+  capture->add_option("--samples", options->samples, "Sampler passes, one period apart")
+      ->capture_default_str();
+  capture->callback([&selected, options] {
+    selected = [options](const Config& config, std::ostream& out, std::ostream& err) {
+      return RunCapture(config, *options, out, err);
+    };
+  });
+}
+
+}  // namespace
 
 void RegisterSubcommands(CLI::App& app, SubcommandRun& selected) {
   CLI::App* check = app.add_subcommand(
@@ -44,6 +66,8 @@ void RegisterSubcommands(CLI::App& app, SubcommandRun& selected) {
       return RunCheck(options, out, err);
     };
   });
+
+  RegisterCapture(app, selected);
 
   CLI::App* policy = app.add_subcommand("policy", "Policy helpers");
   policy->fallthrough();

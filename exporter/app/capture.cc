@@ -1,0 +1,182 @@
+#include "exporter/app/capture.h"
+
+#include <fmt/format.h>
+#include <sys/utsname.h>
+
+#include <chrono>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "collectors/tape.h"
+#include "exporter/app/check.h"
+#include "exporter/core/build_info.h"
+#include "exporter/qos/qos_engine.h"
+#include "exporter/qos/qos_io.h"
+#include "exporter/qos/qos_stage.h"
+#include "exporter/render/exposition_cache.h"
+#include "exporter/sampling/sampler.h"
+#include "exporter/sampling/sources.h"
+#include "exporter/signals/derive_stage.h"
+#include "exporter/signals/derived_signals.h"
+
+namespace roceqos {
+namespace {
+
+constexpr int kCaptureError = 2;
+
+// The observing QoS engine of the daemon with remediation off: it reads what the daemon reads.
+Result<std::unique_ptr<QosEngine>> ObservingQosEngine(const Config& config) {
+  Result<std::shared_ptr<const PolicySet>> policy = LoadPolicy(config.config_path);
+  if (!policy) return MakeError(EINVAL, "invalid QoS policy: " + policy.error().message);
+  Result<std::unique_ptr<KernelQosReader>> reader =
+      KernelQosReader::Open(HostPaths{}, config.qos_configfs_tos);
+  if (!reader) return MakeError(EINVAL, "QoS reader: " + reader.error().message);
+  QosEngineOptions options;
+  options.config_path = config.config_path;
+  options.poll_interval = config.qos_poll_interval;
+  options.remediation.mode = RemediationMode::kOff;
+  auto writer = std::make_unique<KernelQosWriter>(reader->get());
+  return std::make_unique<QosEngine>(options, *policy, std::move(*reader), std::move(writer));
+}
+
+// `samples` passes of the daemon's sampler, a period apart; returns its /metrics body.
+Result<std::string> SampleAndRender(const Config& config, int samples) {
+  Result<SamplerOptions> options = MakeSamplerOptions(config);
+  if (!options) return options.error();
+  Result<std::unique_ptr<QosEngine>> qos = ObservingQosEngine(config);
+  if (!qos) return qos.error();
+  Sampler sampler(std::move(*options), MakeKernelSources());
+  sampler.AddStage(std::make_unique<DeriveStage>(config.derive));
+  sampler.AddStage(std::make_unique<QosStage>(qos->get(), [](const DeviceSnapshot& device) {
+    return device.derived && device.derived->signals.AnyStorm();
+  }));
+  for (int i = 0; i < samples; ++i) {
+    // Pacing, not synchronisation: rates need two samples a period apart.
+    if (i > 0) std::this_thread::sleep_for(config.sampler_period);
+    sampler.SampleOnce();
+  }
+  ExpositionCache cache([&sampler] { return sampler.Latest(); }, [] { return ServingStats{}; });
+  return cache.Get(false)->text;
+}
+
+Result<CheckOptions> CheckOptionsFor(const Config& config) {
+  Result<SamplerOptions> sampler = MakeSamplerOptions(config);
+  if (!sampler) return sampler.error();
+  CheckOptions options;
+  options.config_path = config.config_path;
+  options.selection.include = sampler->device_include;
+  options.selection.exclude = sampler->device_exclude;
+  options.selection.include_text = config.device_include.value_or("");
+  options.selection.exclude_text = config.device_exclude.value_or("");
+  options.json = true;
+  options.configfs_tos = config.qos_configfs_tos;
+  return options;
+}
+
+// The manifest: what was captured, where and how. No host name (utsname.nodename is left out).
+void FillManifest(const Config& config, const CaptureOptions& options, tape::Bundle& bundle) {
+  utsname uts{};
+  uname(&uts);
+  const std::time_t now = std::time(nullptr);
+  char when[32];
+  std::strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  auto& meta = bundle.meta;
+  meta.insert(
+      meta.begin(),
+      {{"format", fmt::format("{} {}", tape::kMagic, tape::kVersion)},
+       {"exporter.version", std::string(kVersion)},
+       {"exporter.revision", std::string(kGitRevision)},
+       {"captured_at", when},
+       {"kernel.sysname", uts.sysname},
+       {"kernel.release", uts.release},
+       {"kernel.version", uts.version},
+       {"kernel.machine", uts.machine},
+       {"capture.samples", std::to_string(options.samples)},
+       {"capture.sampler_period_ms",
+        std::to_string(
+            std::chrono::duration_cast<std::chrono::milliseconds>(config.sampler_period).count())},
+       {"capture.config", config.config_path.empty() ? "(embedded default)" : config.config_path}});
+  meta.emplace_back("count.netlink", std::to_string(bundle.netlink.size()));
+  meta.emplace_back("count.ioctl", std::to_string(bundle.ioctls.size()));
+  meta.emplace_back("count.fs", std::to_string(bundle.fs.size()));
+}
+
+Result<void> WriteBundle(const std::string& path, const std::string& text, std::ostream& out) {
+  if (path == "-") {
+    out << text;
+    return {};
+  }
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  file << text;
+  file.close();
+  if (!file) return MakeError(EIO, fmt::format("writing {} failed", path));
+  return {};
+}
+
+}  // namespace
+
+int RunCapture(const Config& config, const CaptureOptions& options, std::ostream& out,
+               std::ostream& err) {
+  if (options.samples < 1) {
+    err << "roce_qos_exporter capture: --samples must be at least 1\n";
+    return kCaptureError;
+  }
+  Result<CheckOptions> check_options = CheckOptionsFor(config);
+  if (!check_options) {
+    err << "roce_qos_exporter capture: " << check_options.error().message << "\n";
+    return kCaptureError;
+  }
+  tape::StartRecording();
+  Result<std::string> metrics = SampleAndRender(config, options.samples);
+  std::ostringstream check_out, check_err;
+  const int check_status = RunCheck(*check_options, check_out, check_err);
+  tape::Bundle bundle = tape::StopRecording();
+  if (!metrics) {
+    err << "roce_qos_exporter capture: " << metrics.error().message << "\n";
+    return kCaptureError;
+  }
+  // The run's own outputs: what replay must reproduce, and what a reader compares first.
+  bundle.meta.emplace_back("live.metrics", *metrics);
+  bundle.meta.emplace_back("live.check_json", check_out.str());
+  bundle.meta.emplace_back("live.check_stderr", check_err.str());
+  bundle.meta.emplace_back("live.check_exit", std::to_string(check_status));
+  FillManifest(config, options, bundle);
+  if (Result<void> written = WriteBundle(options.output, tape::Serialize(bundle), out); !written) {
+    err << "roce_qos_exporter capture: " << written.error().message << "\n";
+    return kCaptureError;
+  }
+  if (options.output != "-") {
+    err << fmt::format("wrote {}: {} netlink exchanges, {} ethtool calls, {} file reads\n",
+                       options.output, bundle.netlink.size(), bundle.ioctls.size(),
+                       bundle.fs.size());
+  }
+  return 0;
+}
+
+int StartReplayFrom(const Config& config, std::ostream& err) {
+  if (config.remediation == "enforce") {
+    err << "roce_qos_exporter: --replay cannot be combined with --remediation=enforce (a replay "
+           "never writes)\n";
+    return kCaptureError;
+  }
+  std::ifstream in(config.replay_path, std::ios::binary);
+  std::stringstream text;
+  if (in.is_open()) text << in.rdbuf();
+  if (!in.is_open() || in.bad()) {
+    err << "roce_qos_exporter: --replay " << config.replay_path << ": cannot read the file\n";
+    return kCaptureError;
+  }
+  Result<tape::Bundle> bundle = tape::Parse(text.str());
+  if (!bundle) {
+    err << "roce_qos_exporter: --replay " << config.replay_path << ": " << bundle.error().message
+        << "\n";
+    return kCaptureError;
+  }
+  tape::StartReplay(std::move(*bundle));
+  return 0;
+}
+
+}  // namespace roceqos

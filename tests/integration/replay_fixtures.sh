@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Replay of every committed capture (tests/fixtures/replay/<kernel>/, docs/capture.md) yields what
+# the live run on that kernel produced, with no kernel access (no root, no devices):
+#  * `--replay bundle.txt check --json` prints exactly live.check.json (the drift verdicts of the
+#    live `check --json` before the capture) and exits with the same status;
+#  * the same equals the bundle's own live.check_json (the capture run's check);
+#  * a daemon started with --replay serves the same series (name and labels) as the live daemon's
+#    /metrics (live.metrics), the same roce_qos_* values (QoS state and drift verdicts) and every
+#    value of the capture run's own /metrics, except wall-clock timestamps and the exporter's self
+#    metrics (roce_exporter_*), which describe the process, not the node.
+# Usage: replay_fixtures.sh path/to/roce_qos_exporter
+set -euo pipefail
+source "$(dirname "$0")/lib/common.bash"
+exe=${1:?usage: $0 path/to/roce_qos_exporter}
+require_tools curl awk diff
+fixtures=$(cd "$(dirname "$0")/../fixtures/replay" && pwd)
+work=$(mktemp -d)
+pid=
+namespaces=()
+trap cleanup_exporter_test EXIT
+
+# meta BUNDLE KEY: a manifest value, percent-decoded.
+meta() {
+  local v
+  v=$(awk -v k="$2" '$1 == "meta" && $2 == k { print $3; exit }' "$1")
+  [[ $v == - ]] && v=
+  printf '%b' "${v//%/\\x}"
+}
+# series FILE: "name{labels}" per sample line, without self metrics and timestamps.
+series() { comparable "$1" | awk '{ print $1 }'; }
+comparable() {
+  grep -v '^#' "$1" | grep -v '^roce_exporter_' | grep -Ev '^[a-z_]+_timestamp_seconds[{ ]' |
+    LC_ALL=C sort
+}
+ready() { [[ -n ${port:-} ]] && curl -sf -o /dev/null "http://127.0.0.1:$port/-/ready"; }
+listening() {
+  port=$(sed -n 's/.*listening on .*(port \([0-9]*\)).*/\1/p' "$work/exporter.log" | head -n1)
+  [[ -n $port ]]
+}
+# The series appear once the QoS stage has run; the first snapshot may precede it.
+complete_scrape() {
+  curl -sf "http://127.0.0.1:$port/metrics" -o "$work/replay.metrics" &&
+    [[ $(series "$work/replay.metrics" | wc -l) -ge $(series "$1" | wc -l) ]]
+}
+
+check_fixture() {
+  local dir=$1 name
+  name=$(basename "$dir")
+  local bundle=$dir/bundle.txt rc=0
+  "$exe" --replay "$bundle" check --json >"$work/check.json" 2>"$work/check.err" || rc=$?
+  if cmp -s "$dir/live.check.json" "$work/check.json"; then
+    pass "$name: replayed check --json equals the live one"
+  else
+    fail "$name: replayed check --json differs: $(diff "$dir/live.check.json" "$work/check.json" | head -n 5)"
+  fi
+  [[ $rc == "$(cat "$dir/live.check.exit")" ]] && pass "$name: check exit status $rc as live" ||
+    fail "$name: check exit $rc, live $(cat "$dir/live.check.exit")"
+  meta "$bundle" live.check_json >"$work/capture.check.json"
+  cmp -s "$work/capture.check.json" "$work/check.json" &&
+    pass "$name: equals the capture run's own check" || fail "$name: differs from the capture's check"
+
+  port=
+  "$exe" --replay "$bundle" --web.listen-address=127.0.0.1:0 --sampler.period=250ms \
+    2>"$work/exporter.log" &
+  pid=$!
+  wait_for 20 "listening" listening && wait_for 20 "/-/ready" ready || { fail "$name: not ready"; return; }
+  meta "$bundle" live.metrics >"$work/capture.metrics"
+  wait_for 20 "all series" complete_scrape "$dir/live.metrics" || true
+  kill "$pid" && wait "$pid" || true
+  pid=
+  if diff <(series "$dir/live.metrics") <(series "$work/replay.metrics") >"$work/d"; then
+    pass "$name: the same $(series "$work/replay.metrics" | wc -l) series as the live daemon"
+  else
+    fail "$name: series differ from the live daemon's: $(head -n 10 "$work/d")"
+  fi
+  # The QoS state and drift series of the live daemon, value for value (its traffic counters
+  # moved on before the capture: the kernel's own IPv6 neighbour discovery goes through simnic).
+  if diff <(comparable "$dir/live.metrics" | grep '^roce_qos_') \
+    <(comparable "$work/replay.metrics" | grep '^roce_qos_') >"$work/d"; then
+    pass "$name: every roce_qos_* value (state, drift) equals the live daemon's"
+  else
+    fail "$name: QoS values differ from the live daemon's: $(head -n 10 "$work/d")"
+  fi
+  # The capture run has no change monitor (roce_qos_monitor_up 0); the replaying daemon has one.
+  if diff <(comparable "$work/capture.metrics" | grep -v '^roce_qos_monitor_up ') \
+    <(comparable "$work/replay.metrics" | grep -v '^roce_qos_monitor_up ') >"$work/d"; then
+    pass "$name: every value equals the capture run's /metrics"
+  else
+    fail "$name: values differ from the capture run's: $(head -n 10 "$work/d")"
+  fi
+}
+
+found=0
+for dir in "$fixtures"/*/; do
+  [[ -f $dir/bundle.txt ]] || continue
+  found=$((found + 1))
+  check_fixture "${dir%/}"
+done
+((found > 0)) || fail "no capture under $fixtures"
+finish replay_fixtures

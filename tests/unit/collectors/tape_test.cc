@@ -1,0 +1,180 @@
+// The capture seam (collectors/tape.h) and its bundle format (collectors/tape_bundle.h).
+
+#include "collectors/tape.h"
+
+#include <gtest/gtest.h>
+#include <linux/ethtool.h>
+#include <linux/if_link.h>
+#include <linux/rtnetlink.h>
+
+#include <cstring>
+
+#include "collectors/discovery.h"
+#include "collectors/ethtool_ioctl.h"
+#include "collectors/netlink/socket.h"
+#include "collectors/sysfs_file.h"
+
+namespace roceqos::tape {
+namespace {
+
+Blob ToBlob(std::span<const std::byte> bytes) { return Blob(bytes.begin(), bytes.end()); }
+
+// Restores live mode whatever a test did.
+class TapeTest : public ::testing::Test {
+ protected:
+  void TearDown() override { Reset(); }
+};
+
+TEST(TapeBundle, RoundTripsEveryRecordKind) {
+  Bundle bundle;
+  bundle.meta = {{"kernel.release", "6.1.0-56-amd64"}, {"live.metrics", "a b\nc%d\n"}};
+  bundle.netlink.push_back({20,
+                            7,
+                            1234,
+                            0,
+                            Blob{std::byte{1}, std::byte{2}},
+                            {Blob{std::byte{3}}, Blob{std::byte{4}, std::byte{5}, std::byte{6}}}});
+  bundle.netlink.push_back({20, 0, 0, EPROTONOSUPPORT, {}, {}});
+  bundle.ioctls.push_back({"ens1f0np0", 0, Blob{std::byte{0x0b}}, Blob{std::byte{0xff}}});
+  bundle.fs.push_back({"read", "/sys/class/net/a b/ecn", ENOENT, ""});
+  bundle.fs.push_back({"list", "/sys/x", 0, "f1\nf2"});
+  Result<Bundle> parsed = Parse(Serialize(bundle));
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed->meta, bundle.meta);
+  ASSERT_EQ(parsed->netlink.size(), 2u);
+  EXPECT_EQ(parsed->netlink[0].replies, bundle.netlink[0].replies);
+  EXPECT_EQ(parsed->netlink[0].port_id, 1234u);
+  EXPECT_EQ(parsed->netlink[1].errnum, EPROTONOSUPPORT);
+  EXPECT_EQ(parsed->ioctls[0].out, bundle.ioctls[0].out);
+  EXPECT_EQ(parsed->fs[0].path, "/sys/class/net/a b/ecn");
+  EXPECT_EQ(parsed->fs[1].data, "f1\nf2");
+}
+
+TEST(TapeBundle, Base64MatchesRfc4648Vectors) {
+  EXPECT_EQ(Base64Encode("foobar"), "Zm9vYmFy");
+  EXPECT_EQ(Base64Encode("fo"), "Zm8=");
+  EXPECT_EQ(Base64Decode("Zm9vYg==").value(), "foob");
+  EXPECT_FALSE(Base64Decode("Zm9"));
+  EXPECT_FALSE(Base64Decode("Z=9v"));
+  EXPECT_FALSE(Unescape("%4"));
+  EXPECT_FALSE(Unescape("%zz"));
+}
+
+TEST(TapeBundle, MalformedInputIsAnErrorNamingTheLine) {
+  EXPECT_FALSE(Parse("not a bundle\n"));
+  Result<Bundle> bad = Parse("roce-qos-capture 1\nmeta a b\nnetlink 0 1 2 x - -\n");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("line 3"), std::string::npos) << bad.error().message;
+  EXPECT_FALSE(Parse("roce-qos-capture 1\nwhatever\n"));
+  EXPECT_FALSE(Parse("roce-qos-capture 1\nioctl lo 0 !!!! -\n"));
+  EXPECT_FALSE(Parse("roce-qos-capture 2\n"));
+}
+
+TEST(TapeSanitize, LinkDumpKeepsOnlyWhatDiscoveryReads) {
+  netlink::Message msg(RTM_NEWLINK, NLM_F_MULTI);
+  ifinfomsg ifi{};
+  ifi.ifi_index = 5;
+  msg.PutHeader(&ifi, sizeof(ifi));
+  msg.PutString(IFLA_IFNAME, "bond0");
+  const uint8_t mac[6] = {0x02, 0xaa, 0xbb, 0xcc, 0xdd, 0xee};
+  msg.Put(IFLA_ADDRESS, mac, sizeof(mac));
+  msg.PutU32(IFLA_MTU, 9000);
+  const size_t info = msg.BeginNest(IFLA_LINKINFO);
+  msg.PutString(IFLA_INFO_KIND, "bond");
+  const size_t data = msg.BeginNest(IFLA_INFO_DATA);
+  msg.PutU32(1, 0x0a00020f);  // an arp_ip_target-like address
+  msg.EndNest(data);
+  msg.EndNest(info);
+  const Blob sanitized = SanitizeRouteDatagram(ToBlob(msg.bytes()));
+  const std::string text(reinterpret_cast<const char*>(sanitized.data()), sanitized.size());
+  EXPECT_EQ(text.find(std::string(reinterpret_cast<const char*>(mac), 6)), std::string::npos);
+  EXPECT_EQ(text.find("\x0f\x02\x00\x0a", 0, 4), std::string::npos);
+  nlmsghdr header;
+  std::memcpy(&header, sanitized.data(), sizeof(header));
+  EXPECT_EQ(header.nlmsg_len, sanitized.size());
+  Result<Device> device = ParseLinkReply(netlink::Bytes(sanitized).subspan(sizeof(nlmsghdr)));
+  ASSERT_TRUE(device) << device.error().message;
+  EXPECT_EQ(device->name, "bond0");
+  EXPECT_EQ(device->mtu, 9000u);
+  EXPECT_EQ(device->kind, "bond");
+}
+
+TEST_F(TapeTest, ReplayAnswersInOrderThenRepeatsTheLast) {
+  Bundle bundle;
+  bundle.fs.push_back({"read", "/sys/a", 0, "1\n"});
+  bundle.fs.push_back({"read", "/sys/a", 0, "2\n"});
+  bundle.fs.push_back({"read", "/sys/gone", ENOENT, ""});
+  StartReplay(bundle);
+  EXPECT_EQ(ReadSmallFile("/sys/a").content, "1\n");
+  EXPECT_EQ(ReadSmallFile("/sys/a").content, "2\n");
+  EXPECT_EQ(ReadSmallFile("/sys/a").content, "2\n");
+  EXPECT_TRUE(ReadSmallFile("/sys/gone").missing);
+  EXPECT_TRUE(ReadSmallFile("/never/recorded").missing);
+}
+
+TEST_F(TapeTest, EthtoolIoctlRecordsAndReplaysTheCommandBuffer) {
+  ethtool_drvinfo info{};
+  info.cmd = ETHTOOL_GDRVINFO;
+  const auto* in = reinterpret_cast<const std::byte*>(&info);
+  ethtool_drvinfo answer = info;
+  std::strcpy(answer.driver, "mlx5_core");
+  const auto* out = reinterpret_cast<const std::byte*>(&answer);
+  Bundle bundle;
+  bundle.ioctls.push_back(
+      {"ens1f0np0", 0, Blob(in, in + sizeof(info)), Blob(out, out + sizeof(answer))});
+  bundle.ioctls.push_back({"ens1f1np1", EOPNOTSUPP, Blob(in, in + sizeof(info)), {}});
+  StartReplay(bundle);
+  ASSERT_TRUE(EthtoolIoctl(-1, "ens1f0np0", &info, "ETHTOOL_GDRVINFO"));
+  EXPECT_STREQ(info.driver, "mlx5_core");
+  ethtool_drvinfo other{};
+  other.cmd = ETHTOOL_GDRVINFO;
+  Result<void> refused = EthtoolIoctl(-1, "ens1f1np1", &other, "ETHTOOL_GDRVINFO");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().errnum, EOPNOTSUPP);
+  EXPECT_EQ(EthtoolIoctl(-1, "eth9", &other, "ETHTOOL_GDRVINFO").error().errnum, ENODATA);
+}
+
+TEST_F(TapeTest, NetlinkRequestIsAnsweredFromTheRecordedDatagrams) {
+  netlink::Message request(RTM_GETLINK, NLM_F_DUMP);
+  ifinfomsg ifi{};
+  request.PutHeader(&ifi, sizeof(ifi));
+  netlink::Message reply(RTM_NEWLINK, NLM_F_MULTI);
+  reply.PutHeader(&ifi, sizeof(ifi));
+  reply.PutString(IFLA_IFNAME, "sim0");
+  reply.header()->nlmsg_seq = 9;
+  reply.header()->nlmsg_pid = 77;
+  netlink::Message done(NLMSG_DONE, NLM_F_MULTI);
+  const int zero = 0;
+  done.PutHeader(&zero, sizeof(zero));
+  done.header()->nlmsg_seq = 9;
+  done.header()->nlmsg_pid = 77;
+  // The recorded request carried another run's sequence number: matching ignores it.
+  request.header()->nlmsg_seq = 9;
+  Bundle bundle;
+  bundle.netlink.push_back({NETLINK_ROUTE,
+                            9,
+                            77,
+                            0,
+                            ToBlob(request.bytes()),
+                            {ToBlob(reply.bytes()), ToBlob(done.bytes())}});
+  bundle.netlink.push_back({NETLINK_RDMA, 0, 0, EPROTONOSUPPORT, {}, {}});
+  StartReplay(bundle);
+  Result<netlink::Socket> socket = netlink::Socket::Open(NETLINK_ROUTE);
+  ASSERT_TRUE(socket) << socket.error().message;
+  std::vector<std::string> names;
+  Result<void> done_ok = socket->Request(
+      request,
+      [&](const netlink::NlMessage& msg) {
+        names.push_back(ParseLinkReply(msg.body)->name);
+        return Result<void>();
+      },
+      "RTM_GETLINK dump");
+  ASSERT_TRUE(done_ok) << done_ok.error().message;
+  EXPECT_EQ(names, std::vector<std::string>{"sim0"});
+  Result<netlink::Socket> rdma = netlink::Socket::Open(NETLINK_RDMA);
+  ASSERT_FALSE(rdma);
+  EXPECT_EQ(rdma.error().errnum, EPROTONOSUPPORT);
+}
+
+}  // namespace
+}  // namespace roceqos::tape
