@@ -2,7 +2,9 @@
 # Side by side, one run: node_exporter (Debian prometheus-node-exporter, ethtool collector only)
 # and roce_qos_exporter on the same 64 veths in a private network namespace. Reports per exporter:
 # scrape median and p99 (curl time_total over sequential scrapes), CPU seconds over a fixed
-# window of 15 s scrapes, RSS, plain and gzip body bytes. Then the exporter alone on 8 veths at
+# window of 15 s scrapes, RSS, plain and gzip body bytes. Then this exporter's cached scrapes alone
+# (a period of 1h: no new snapshot during the run, so every scrape after the first is one copy of
+# the cached body). Then the exporter alone on 8 veths at
 # the default period: CPU share of one core over the window. Figures: docs/performance.md.
 # Usage (root): bench/scrape_compare.sh path/to/roce_qos_exporter [scrapes] [window_seconds]
 set -euo pipefail
@@ -42,19 +44,23 @@ wait_up() {  # URL
   echo "not answering: $1" >&2
   exit 1
 }
-# measure NAME PID URL: sequential scrapes (median, p99), bytes, then CPU over the window.
-measure() {
-  local name=$1 pid=$2 url=$3
+# scrape_times NAME URL: `scrapes` sequential gzip scrapes; sets median and p99 (ms).
+scrape_times() {
+  local name=$1 url=$2 args=()
   # One curl process for all scrapes, so the scrapes follow each other as fast as each answer
   # comes (as a busy Prometheus would), not at the pace of process start-up.
-  local args=()
   for ((i = 0; i < scrapes; i++)); do args+=(-o /dev/null "$url"); done
   in_ns curl -sf -H 'Accept-Encoding: gzip' -w '%{time_total}\n' "${args[@]}" |
     sort -g >"$work/$name.times"
-  local median p99 plain gz cpu0 cpu1
   median=$(awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] * 1000 }' "$work/$name.times")
   p99=$(awk '{ a[NR] = $1 } END { i = int(NR * 0.99); if (i < 1) i = 1; print a[i] * 1000 }' \
     "$work/$name.times")
+}
+# measure NAME PID URL: sequential scrapes (median, p99), bytes, then CPU over the window.
+measure() {
+  local name=$1 pid=$2 url=$3
+  local median p99 plain gz cpu0 cpu1
+  scrape_times "$name" "$url"
   plain=$(in_ns curl -sf -o /dev/null -w '%{size_download}' "$url")
   gz=$(in_ns curl -sf -o /dev/null -H 'Accept-Encoding: gzip' -w '%{size_download}' "$url")
   cpu0=$(cpu_seconds "$pid")
@@ -81,6 +87,17 @@ wait_up http://127.0.0.1:9100/metrics
 wait_up http://127.0.0.1:9879/-/ready
 measure node_exporter "${pids[0]}" http://127.0.0.1:9100/metrics
 measure roce_qos_exporter "${pids[1]}" http://127.0.0.1:9879/metrics
+for p in "${pids[@]}"; do kill "$p"; wait "$p" 2>/dev/null || true; done
+pids=()
+
+echo "== 64 veths, cached scrapes only: --sampler.period=1h, so only the first scrape renders"
+ip netns exec "$ns" "$exe" --web.listen-address=127.0.0.1:9879 --collector.device-include='rqb.*' \
+  --sampler.period=1h --sampler.discovery-interval=1h 2>"$work/exporter.log" &
+pids+=($!)
+wait_up http://127.0.0.1:9879/-/ready
+in_ns curl -sf -o /dev/null -H 'Accept-Encoding: gzip' http://127.0.0.1:9879/metrics # the render
+scrape_times cached http://127.0.0.1:9879/metrics
+printf '%-18s median %8.3f ms  p99 %8.3f ms\n' roce_qos_exporter_cached "$median" "$p99"
 for p in "${pids[@]}"; do kill "$p"; wait "$p" 2>/dev/null || true; done
 pids=()
 
