@@ -1,8 +1,9 @@
 # shellcheck shell=sh
 # Remediation under faults (docs/remediation.md), against the simulated ConnectX with a slow write
-# path (simnic write_latency_ms: every DCB set and ecn enable write sleeps first), so a SIGKILL
-# can land before, between and after the individual writes of one apply. Kill points are found
-# from the exporter's state file and the device itself, never from a sleep:
+# path (simnic write_latency_ms: every DCB set and ecn enable write sleeps first, killably: a
+# writer killed in the sleep never reaches the port; ecn_write_latency_ms holds the ecn writes
+# alone), so a SIGKILL can land before, between and after the individual writes of one apply.
+# Kill points are found from the exporter's state file and the device itself, never from a sleep:
 #  * killed between two writes: the device is half-applied; an observing instance shows exactly
 #    the missing field as drift; the restarted enforcer logs the interrupted apply and converges
 #    in its first pass;
@@ -15,7 +16,10 @@
 require exporter simnic
 sim=$(simnic_netdevs | sed -n 1p)
 lat=/sys/module/simnic/parameters/write_latency_ms
-[ -w "$lat" ] || skip "this simnic has no write_latency_ms parameter"
+ecn_lat=/sys/module/simnic/parameters/ecn_write_latency_ms
+if ! [ -w "$lat" ] || ! [ -w "$ecn_lat" ]; then skip "this simnic has no write_latency_ms parameters"; fi
+# A held write waits until it is killed (or this long): far longer than any check below takes.
+hold=60000
 ibdev_of() { rdma_links | awk -v n="$1" '$2 == n { split($1, a, "/"); print a[1]; exit }'; }
 
 conform() {
@@ -64,12 +68,15 @@ kill9() {
 between() { pfc3_is on && [ "$(np3)" = 0 ]; }
 
 # --- killed between two writes --------------------------------------------------------------------
-# Three writes: PFC (IEEE_SET), then ecn roce_np and roce_rp enable 3, 1.5 s each.
+# Three writes: PFC (IEEE_SET, 1.5 s), then ecn roce_np and roce_rp enable 3, held: once PFC
+# reads on and np enable 3 still 0, the exporter sits in the np write (or just before it) until
+# the kill, which that write then never outlives.
 rm -f "$state"
 dcb pfc set dev "$sim" prio-pfc 3:off
 echo 0 >/sys/class/net/"$sim"/ecn/roce_np/enable/3
 echo 0 >/sys/class/net/"$sim"/ecn/roce_rp/enable/3
 echo 1500 >"$lat"
+echo "$hold" >"$ecn_lat"
 spawn
 wait_for 20 in_progress || fail "the state file never recorded the apply in progress"
 wait_for 10 between || fail "no point between the PFC write and the ecn writes (pfc3=$(pfc3) np3=$(np3))"
@@ -78,6 +85,7 @@ pfc3_is on || fail "the PFC write should have been made"
 assert_eq 0 "$(np3)" "killed before the ecn write"
 in_progress || fail "the state file lost the apply in progress"
 echo 0 >"$lat"
+echo 0 >"$ecn_lat"
 # An observer sees exactly what is missing.
 start_exporter --qos.poll-interval=500ms --config="$policy"
 assert_num_eq 0 "$(metric roce_qos_drift netdev="$sim" field=pfc)" "half-applied: pfc"
@@ -93,12 +101,14 @@ assert_num_eq 0 "$(count pfc success)" "and not the PFC part that had been appli
 stop_exporter
 
 # --- killed before the device changed, and after the apply ----------------------------------------
+# The PFC write is held: the kill lands with the apply recorded and the device untouched.
 dcb pfc set dev "$sim" prio-pfc 3:off
-echo 1500 >"$lat"
+echo "$hold" >"$lat"
 spawn
 wait_for 20 in_progress || fail "the state file never recorded the apply in progress"
 kill9
 echo 0 >"$lat"
+pfc3_is off || fail "killed in the held PFC write, yet PFC changed"
 # shellcheck disable=SC2086
 start_exporter $enforce_flags
 in_sync || fail "not converged in the first pass after a kill at the start of an apply"
