@@ -50,7 +50,8 @@ pfc3_is() { [ "$(pfc3)" = "$1" ]; }
 np3() { cat /sys/class/net/"$sim"/ecn/roce_np/enable/3; }
 in_sync() { num_eq 1 "$(metric roce_qos_in_sync netdev="$sim")"; }
 in_progress() { grep -q "\"$sim\": {[^}]*\"apply_in_progress\": true" "$state" 2>/dev/null; }
-done_apply() { [ -f "$state" ] && ! in_progress && grep -q "\"$sim\"" "$state"; }
+# An attempt was counted and its apply ended (the count and the mark are saved together).
+done_apply() { grep -q "\"$sim\": {[^}]*\"attempts\": [1-9][^}]*\"apply_in_progress\": false" "$state" 2>/dev/null; }
 count() { metric roce_qos_remediations_total netdev="$sim" field="$1" result="$2" || echo 0; }
 # Starts an enforcer without waiting for /-/ready: its first pass is the apply to interrupt.
 spawn() {
@@ -95,13 +96,18 @@ stop_exporter
 start_exporter $enforce_flags
 grep -q "remediation $sim: the previous process ended in the middle of an apply" "$EXPORTER_LOG" ||
   fail "the interrupted apply was not logged"
-in_sync || fail "not converged in the first pass after the restart"
+# The killed attempt counts and its 1 s back-off is restored (a crash loop must not step around
+# it): converged within that back-off and one poll.
+wait_for 3 in_sync || fail "not converged within the back-off and one poll after the restart"
 assert_num_eq 1 "$(count dcqcn_np success)" "the restart wrote the missing ecn enable"
 assert_num_eq 0 "$(count pfc success)" "and not the PFC part that had been applied"
 stop_exporter
 
 # --- killed before the device changed, and after the apply ----------------------------------------
-# The PFC write is held: the kill lands with the apply recorded and the device untouched.
+# The PFC write is held: the kill lands with the apply recorded and the device untouched. Each
+# kill point starts from an empty state file: attempts of the previous point (back-off 1, 2, 4 s...)
+# would otherwise stretch the wait.
+rm -f "$state"
 dcb pfc set dev "$sim" prio-pfc 3:off
 echo "$hold" >"$lat"
 spawn
@@ -111,8 +117,10 @@ echo 0 >"$lat"
 pfc3_is off || fail "killed in the held PFC write, yet PFC changed"
 # shellcheck disable=SC2086
 start_exporter $enforce_flags
-in_sync || fail "not converged in the first pass after a kill at the start of an apply"
+wait_for 3 in_sync || fail "not converged within the back-off and one poll after a kill at the start of an apply"
+assert_num_eq 1 "$(count pfc success)" "the restart made the PFC write the kill prevented"
 stop_exporter
+rm -f "$state"
 dcb pfc set dev "$sim" prio-pfc 3:off
 spawn
 wait_for 20 done_apply || fail "the apply did not complete"
