@@ -433,7 +433,9 @@ class ScriptedPorts final : public RdmaCollector {
   explicit ScriptedPorts(const bool* fail) : fail_(fail) {}
   Result<std::vector<RdmaPort>> ListPorts() override {
     if (*fail_) return MakeError(EINTR, "RDMA_NLDEV_CMD_PORT_GET dump: interrupted");
-    return std::vector<RdmaPort>{MakePort("mlx5_0", 1, "lo")};
+    RdmaPort port = MakePort("mlx5_0", 1, "lo");
+    port.netdev_index = 1;  // RDMA_NLDEV_ATTR_NDEV_INDEX: lo is ifindex 1 in every netns
+    return std::vector<RdmaPort>{port};
   }
   Result<CounterSet> ReadCounters(const RdmaPort&) override {
     return MakeError(EOPNOTSUPP, "not read here");
