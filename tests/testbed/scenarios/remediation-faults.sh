@@ -146,8 +146,10 @@ second=$((EXPORTER_PORT + 1))
 # shellcheck disable=SC2086
 "$EXPORTER" --web.listen-address=:$second $enforce_flags >"$TESTBED_WORK/second.log" 2>&1 &
 second_pid=$!
-second_ready() { wget -q -O "$TESTBED_WORK/second.txt" "http://127.0.0.1:$second/metrics"; }
+# /metrics answers before the first snapshot (build info only): wait for /-/ready, then read it.
+second_ready() { wget -q -O /dev/null "http://127.0.0.1:$second/-/ready" 2>/dev/null; }
 wait_for 60 second_ready || fail "the second instance did not start: $(tail -5 "$TESTBED_WORK/second.log")"
+wget -q -O "$TESTBED_WORK/second.txt" "http://127.0.0.1:$second/metrics" || fail "GET :$second/metrics failed"
 assert_num_eq 1 "$(metric_from "$TESTBED_WORK/second.txt" roce_qos_remediation_enforce_held_elsewhere)" \
   "second instance: enforce held elsewhere"
 assert_num_eq 1 "$(metric_from "$TESTBED_WORK/second.txt" roce_qos_remediation_mode mode=off)" \
