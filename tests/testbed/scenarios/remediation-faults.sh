@@ -163,7 +163,8 @@ wait "$second_pid"
 # --- 100 reloads of the same file leave the back-off alone ----------------------------------------
 log "100 reloads of the same file leave the back-off alone"
 stop_exporter
-set -- "$only" --remediation=enforce --remediation.backoff=1h --qos.poll-interval=500ms \
+set -- "$only" --remediation=enforce --remediation.backoff=1h --remediation.max-backoff=1h \
+  --qos.poll-interval=500ms \
   --remediation.state-file="$state" --remediation.lock-file="$lock" --config="$policy"
 rm -f "$state"
 start_exporter "$@"
