@@ -67,6 +67,8 @@ struct SamplerStatus {
   double last_kernel_seconds = 0;
   uint64_t overruns = 0;
   uint64_t samples = 0;
+  /// The last discovery could not list RDMA ports and kept the previous list (kRdmaPortsKeep).
+  bool rdma_ports_stale = false;
 };
 
 struct Snapshot {

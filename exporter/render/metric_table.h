@@ -148,6 +148,10 @@ inline constexpr MetricDef kMetricTable[] = {
   {"roce_exporter_sample_overruns_total", MetricKind::kCounter,
    "Samples whose kernel calls took longer than the budget allows.",
    {}, "self", "sampler"},
+  {"roce_exporter_rdma_ports_stale", MetricKind::kGauge,
+   "1 while listing RDMA ports fails and the last good list (at most 60 s old) stands in for it; "
+   "0 with a fresh list, or once the kept list expired and was dropped.",
+   {}, "self", "discovery (RDMA_NLDEV_CMD_PORT_GET)"},
   {"roce_exporter_selected_devices", MetricKind::kGauge,
    "Network devices the sampler reads (--collector.device-include/-exclude, else Mellanox PFs and "
    "RDMA-bound netdevs); 0 means the exporter watches nothing.",

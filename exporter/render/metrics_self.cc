@@ -6,12 +6,16 @@
 #include <string_view>
 #include <utility>
 
+#include "collectors/discovery.h"
 #include "exporter/core/build_info.h"
 #include "exporter/core/error_reason.h"
 #include "exporter/render/metric_family_builder.h"
 #include "exporter/render/metrics.h"
 
 namespace roceqos {
+
+static_assert(kRdmaPortsKeep == std::chrono::seconds(60),
+              "the help of roce_exporter_rdma_ports_stale (metric_table.h) names the bound");
 
 void RenderSelf(const Snapshot* snapshot, Families& out) {
   FamilyBuilder build(FindMetric("roce_exporter_build_info"));
@@ -47,6 +51,8 @@ void RenderSelf(const Snapshot* snapshot, Families& out) {
   kernel.Add({}, s.last_kernel_seconds);
   FamilyBuilder overruns(FindMetric("roce_exporter_sample_overruns_total"));
   overruns.Add({}, static_cast<double>(s.overruns));
+  FamilyBuilder stale(FindMetric("roce_exporter_rdma_ports_stale"));
+  stale.Add({}, s.rdma_ports_stale ? 1 : 0);
   FamilyBuilder selected(FindMetric("roce_exporter_selected_devices"));
   selected.Add({}, static_cast<double>(snapshot->devices.size()));
   FamilyBuilder samples(FindMetric("roce_exporter_samples_total"));
@@ -55,7 +61,7 @@ void RenderSelf(const Snapshot* snapshot, Families& out) {
   taken.Add({}, std::chrono::duration<double>(snapshot->taken_at.time_since_epoch()).count());
 
   for (FamilyBuilder* f : {&duration, &errors, &available, &period, &configured, &budget, &kernel,
-                           &overruns, &selected, &samples, &taken}) {
+                           &overruns, &stale, &selected, &samples, &taken}) {
     f->AppendTo(out);
   }
 }

@@ -105,6 +105,7 @@ void Sampler::Discover(nanoseconds now) {
   status.available = true;
   fault_log_.Ok("discovery");
   rdma_netlink_available_ = inventory->rdma_netlink_available;
+  rdma_ports_stale_ = inventory->rdma_ports_stale_seconds.has_value();
   if (inventory->rdma_error) {
     // The netdevs are complete; only the RDMA port list is missing until the next discovery.
     const ErrorReason reason = ReasonOf(*inventory->rdma_error);
@@ -403,6 +404,7 @@ std::shared_ptr<const Snapshot> Sampler::Finish(std::shared_ptr<Snapshot> snapsh
       .last_kernel_seconds = Seconds(kernel_time),
       .overruns = controller_.overruns(),
       .samples = sequence_,
+      .rdma_ports_stale = rdma_ports_stale_,
   };
   return snapshot;
 }

@@ -171,6 +171,7 @@ class Sampler {
   std::optional<std::chrono::nanoseconds> last_nothing_selected_warning_;
   std::unique_ptr<RdmaCollector> rdma_;
   bool rdma_netlink_available_ = true;
+  bool rdma_ports_stale_ = false;  // the last discovery published its kept RDMA port list
   std::unordered_map<std::string, NameMapping> name_mappings_;
   std::map<std::pair<std::string, std::string>, uint64_t> errors_;
   std::map<std::string, SourceStatus> sources_status_;

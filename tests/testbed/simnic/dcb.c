@@ -176,9 +176,11 @@ static int simnic_ieee_getets(struct net_device *dev, struct ieee_ets *ets)
 
 static int simnic_ieee_setets(struct net_device *dev, struct ieee_ets *ets)
 {
-	int err = validate_ets(ets, false);
+	int err = simnic_write_latency(false);
 
-	simnic_write_latency();
+	if (err)
+		return err;
+	err = validate_ets(ets, false);
 	if (err)
 		return err;
 	simnic_dcb_apply_ets(to_port(dev), ets);
@@ -236,8 +238,10 @@ static int simnic_ieee_getpfc(struct net_device *dev, struct ieee_pfc *pfc)
 static int simnic_ieee_setpfc(struct net_device *dev, struct ieee_pfc *pfc)
 {
 	struct simnic_port *port = to_port(dev);
+	int err = simnic_write_latency(false);
 
-	simnic_write_latency();
+	if (err)
+		return err;
 	simnic_dcb_set_pfc_en(port, pfc->pfc_en, true);
 	if (pfc->delay != port->cable_len)
 		port->cable_len = pfc->delay;
@@ -415,8 +419,10 @@ static int simnic_setbuffer(struct net_device *dev, struct dcbnl_buffer *buf)
 	struct simnic_port *port = to_port(dev);
 	u32 size[SIMNIC_NUM_BUFFERS];
 	u64 total = 0;
+	int i;
 
-	simnic_write_latency();	int i;
+	if (simnic_write_latency(false))
+		return -EINTR;
 
 	if (!simnic_cap_buffer)
 		return -EOPNOTSUPP;

@@ -8,6 +8,7 @@
 #include <linux/moduleparam.h>
 #include <linux/pci.h>
 #include <linux/rtnetlink.h>
+#include <linux/sched/signal.h>
 
 #include "simnic.h"
 
@@ -65,18 +66,32 @@ MODULE_PARM_DESC(link_flap_ms,
 /*
  * Remediation fault tests: every configuration write the exporter makes (ieee_setets,
  * ieee_setpfc, dcbnl_setbuffer, the ecn enable files) sleeps this long first, so a test can
- * SIGKILL the exporter between two of its writes.  0644: settable while loaded.
+ * SIGKILL the exporter between two of its writes.  The sleep is killable and a writer killed
+ * during it returns -EINTR before touching the port: with an uninterruptible sleep the kill
+ * waited for the write and the write landed, so "killed before this write" could not be staged.
+ * ecn_write_latency_ms, when set, replaces it for the ecn enable files: a long one holds the
+ * writer after its DCB write until the test kills it.  0644: settable while loaded.
  */
 unsigned int simnic_write_latency_ms;
 module_param_named(write_latency_ms, simnic_write_latency_ms, uint, 0644);
 MODULE_PARM_DESC(write_latency_ms, "Delay of each DCB set and ecn enable write, ms (default 0)");
 
-void simnic_write_latency(void)
+static unsigned int ecn_write_latency_ms;
+module_param(ecn_write_latency_ms, uint, 0644);
+MODULE_PARM_DESC(ecn_write_latency_ms,
+		 "Delay of each ecn enable write, ms, instead of write_latency_ms (0 = that one)");
+
+int simnic_write_latency(bool ecn)
 {
 	unsigned int ms = READ_ONCE(simnic_write_latency_ms);
+	unsigned int ecn_ms = READ_ONCE(ecn_write_latency_ms);
 
-	if (ms)
-		msleep(ms);
+	if (ecn && ecn_ms)
+		ms = ecn_ms;
+	if (!ms)
+		return 0;
+	schedule_timeout_killable(msecs_to_jiffies(ms));
+	return fatal_signal_pending(current) ? -EINTR : 0;
 }
 
 static bool dcbx_host = true;

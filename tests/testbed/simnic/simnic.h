@@ -255,7 +255,7 @@ extern bool simnic_cap_rx_buffer_fullness;
 extern bool simnic_pfc_stats_cache;
 extern unsigned int simnic_link_flap_ms;
 extern unsigned int simnic_write_latency_ms;
-void simnic_write_latency(void);
+int simnic_write_latency(bool ecn);
 extern char *simnic_fw_ver;
 extern char *simnic_drv_name;
 void simnic_set_cable(struct simnic_port *port, bool up);

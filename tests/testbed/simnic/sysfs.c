@@ -60,7 +60,8 @@ static ssize_t ecn_enable_store(struct kobject *kobj,
 	struct simnic_port *port = a->port;
 	int val;
 
-	simnic_write_latency();
+	if (simnic_write_latency(true))
+		return -EINTR;
 	if (kstrtoint(buf, 0, &val) || (val != 0 && val != 1))
 		return -EINVAL;
 	spin_lock_bh(&port->lock);

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "collectors/discovery.h"
 #include "exporter/core/logging.h"
 #include "exporter/render/metrics.h"
 #include "tests/unit/support/captured_log.h"
@@ -56,7 +57,9 @@ std::string Render(const Snapshot& snapshot) {
 
 class SamplerTest : public ::testing::Test {
  protected:
-  void Build(SamplerOptions options = {}, bool rdma_opens = true) {
+  /// `inventory_source` replaces the FakeInventory (which then stays unused).
+  void Build(SamplerOptions options = {}, bool rdma_opens = true,
+             std::unique_ptr<InventorySource> inventory_source = nullptr) {
     auto inventory = std::make_unique<FakeInventory>();
     auto ethtool = std::make_unique<FakeEthtool>();
     inventory_ = inventory.get();
@@ -64,7 +67,7 @@ class SamplerTest : public ::testing::Test {
     inventory_->clock = &clock_;
     ethtool_->clock = &clock_;
     SamplerSources sources;
-    sources.inventory = std::move(inventory);
+    sources.inventory = inventory_source ? std::move(inventory_source) : std::move(inventory);
     sources.ethtool = std::move(ethtool);
     sources.open_rdma = [this, rdma_opens]() -> Result<std::unique_ptr<RdmaCollector>> {
       ++rdma_opens_;
@@ -421,6 +424,73 @@ TEST_F(SamplerTest, MissingRdmaNetlinkIsReportedUnavailableNotCountedPerSample) 
   sampler_->RequestDiscovery();
   Sample();
   EXPECT_EQ(rdma_opens_, 1);
+}
+
+// The real Discovery (this host's netdevs) with a scripted RDMA listing, through the sampler to
+// the exposition: what an operator sees while RDMA netlink dumps keep failing.
+class ScriptedPorts final : public RdmaCollector {
+ public:
+  explicit ScriptedPorts(const bool* fail) : fail_(fail) {}
+  Result<std::vector<RdmaPort>> ListPorts() override {
+    if (*fail_) return MakeError(EINTR, "RDMA_NLDEV_CMD_PORT_GET dump: interrupted");
+    RdmaPort port = MakePort("mlx5_0", 1, "lo");
+    port.netdev_index = 1;  // RDMA_NLDEV_ATTR_NDEV_INDEX: lo is ifindex 1 in every netns
+    return std::vector<RdmaPort>{port};
+  }
+  Result<CounterSet> ReadCounters(const RdmaPort&) override {
+    return MakeError(EOPNOTSUPP, "not read here");
+  }
+
+ private:
+  const bool* fail_;
+};
+
+class DiscoveryInventory final : public InventorySource {
+ public:
+  explicit DiscoveryInventory(std::unique_ptr<Discovery> d) : discovery_(std::move(d)) {}
+  Result<Inventory> Discover() override { return discovery_->Discover(); }
+
+ private:
+  std::unique_ptr<Discovery> discovery_;
+};
+
+TEST_F(SamplerTest, AFailingRdmaListingKeepsThePortsBoundedAndTheStaleGaugeSaysSo) {
+  bool fail = false;
+  auto discovery = std::make_unique<Discovery>(
+      "/nonexistent", [&fail]() -> Result<std::unique_ptr<RdmaCollector>> {
+        return std::unique_ptr<RdmaCollector>(std::make_unique<ScriptedPorts>(&fail));
+      });
+  discovery->SetClock([this] { return std::chrono::steady_clock::time_point(clock_.now); });
+  SamplerOptions options;
+  options.device_include = std::regex("lo");
+  Build(std::move(options), true, std::make_unique<DiscoveryInventory>(std::move(discovery)));
+  ethtool_->SetNames("lo", {"rx_prio3_pause"});
+  auto ports_of_lo = [](const Snapshot& s) {
+    const DeviceSnapshot* lo = s.FindDevice("lo");
+    return lo ? lo->device->rdma_ports.size() : size_t{99};
+  };
+  std::shared_ptr<const Snapshot> s = Sample();
+  EXPECT_EQ(ports_of_lo(*s), 1u);
+  EXPECT_THAT(Render(*s), HasSubstr("roce_exporter_rdma_ports_stale 0\n"));
+
+  fail = true;
+  clock_.now += seconds(20);
+  sampler_->RequestDiscovery();
+  s = Sample();
+  EXPECT_EQ(ports_of_lo(*s), 1u) << "the last good ports are kept";
+  EXPECT_THAT(Render(*s), HasSubstr("roce_exporter_rdma_ports_stale 1\n"));
+  EXPECT_GE((s->errors.at({"rdma", "busy"})), 1u) << "and the failure is still counted";
+
+  clock_.now += kRdmaPortsKeep;
+  sampler_->RequestDiscovery();
+  s = Sample();
+  EXPECT_EQ(ports_of_lo(*s), 0u) << "not forever";
+  EXPECT_THAT(Render(*s), HasSubstr("roce_exporter_rdma_ports_stale 0\n"));
+
+  fail = false;
+  sampler_->RequestDiscovery();
+  s = Sample();
+  EXPECT_EQ(ports_of_lo(*s), 1u) << "back with the next good listing";
 }
 
 TEST_F(SamplerTest, RawIncludeExportsOnlyUnmappedMatchingNames) {
