@@ -154,7 +154,7 @@ assert_num_eq 1 "$(metric_from "$TESTBED_WORK/second.txt" roce_qos_remediation_e
   "second instance: enforce held elsewhere"
 assert_num_eq 1 "$(metric_from "$TESTBED_WORK/second.txt" roce_qos_remediation_mode mode=off)" \
   "second instance observes"
-grep -q "another instance (pid $EXPORTER_PID) holds" "$TESTBED_WORK/second.log" ||
+grep "another instance holds the enforcer lock" "$TESTBED_WORK/second.log" | grep -q "holder_pid=$EXPORTER_PID " ||
   fail "the second instance did not log who holds the lock"
 assert_num_eq 0 "$(metric roce_qos_remediation_enforce_held_elsewhere)" "the first still enforces"
 kill -TERM "$second_pid"
