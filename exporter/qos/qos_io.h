@@ -8,6 +8,7 @@
 #include <string>
 
 #include "collectors/dcb.h"
+#include "collectors/dcqcn_params.h"
 #include "collectors/device.h"
 #include "collectors/host.h"
 #include "collectors/netlink/socket.h"
@@ -25,6 +26,11 @@ class QosReader {
   virtual RoceTosState ReadRoceTos(const std::string& rdma_device, uint32_t port) = 0;
   virtual Observed<int> ReadTcpEcn() = 0;
   virtual Observed<uint16_t> ReadStormTimeout(const std::string& netdev) = 0;
+  /// The DCQCN rate-control parameters (MOFED ecn/roce_{rp,np}/). The default is a host without
+  /// MOFED (absent), so readers that model no MOFED sysfs need not override it.
+  virtual Observed<DcqcnParams> ReadDcqcnParams(const std::string& /*netdev*/) {
+    return Observed<DcqcnParams>::Absent();
+  }
 };
 
 /// Reads every source of one device. `tcp_ecn` is host-wide: read once per poll by the caller.
@@ -47,6 +53,9 @@ class KernelQosReader : public QosReader {
   Observed<uint16_t> ReadStormTimeout(const std::string& netdev) override {
     return ReadPfcStormTimeout(netdev);
   }
+  Observed<DcqcnParams> ReadDcqcnParams(const std::string& netdev) override {
+    return roceqos::ReadDcqcnParams(netdev, host_.paths().sysfs);
+  }
 
   DcbClient& dcb() { return dcb_; }
   const HostReader& host() const { return host_; }
@@ -67,6 +76,8 @@ class KernelQosWriter : public QosWriter {
   Result<void> WriteDcqcn(const std::string& netdev, bool np, int prio, bool enable) override;
   Result<void> WriteTcpEcn(int value) override;
   Result<void> WriteRoceTos(const std::string& rdma_device, uint32_t port, int tos) override;
+  Result<void> WriteDcqcnParam(const std::string& netdev, bool np, const std::string& param,
+                               uint64_t value) override;
 
  private:
   KernelQosReader* reader_;
