@@ -211,6 +211,16 @@ Result<void> HostReader::WriteDcqcnEnable(std::string_view netdev, bool np, int 
                         enable ? "1\n" : "0\n");
 }
 
+Result<void> HostReader::WriteDcqcnParam(std::string_view netdev, bool np, std::string_view name,
+                                         uint64_t value) const {
+  // The name comes from the policy; a '/' or ".." would leave ecn/roce_*/.
+  if (name.empty() || name.find('/') != std::string_view::npos || name == "." || name == "..")
+    return MakeError(EINVAL, fmt::format("\"{}\" is not a DCQCN parameter name", name));
+  return WriteSmallFile(fmt::format("{}/class/net/{}/ecn/{}/{}", paths_.sysfs, netdev,
+                                    np ? "roce_np" : "roce_rp", name),
+                        fmt::format("{}\n", value));
+}
+
 Result<void> HostReader::WriteTcpEcn(int value) const {
   return WriteSmallFile(paths_.procfs + "/sys/net/ipv4/tcp_ecn", fmt::format("{}\n", value));
 }

@@ -87,6 +87,10 @@ class HostReader {
 
   /// Writes "0"/"1" to ecn/roce_{np,rp}/enable/<prio> (remediation). Needs root.
   Result<void> WriteDcqcnEnable(std::string_view netdev, bool np, int prio, bool enable) const;
+  /// Writes one DCQCN parameter file, ecn/roce_{np,rp}/<name> (cnp_dscp, rpg_ai_rate, ...), as
+  /// a decimal (remediation). `name` must be a plain file name. Needs root.
+  Result<void> WriteDcqcnParam(std::string_view netdev, bool np, std::string_view name,
+                               uint64_t value) const;
   Result<void> WriteTcpEcn(int value) const;
   /// Writes the MOFED global tclass (/sys/class/infiniband/<dev>/tc/<port>/traffic_class).
   Result<void> WriteMofedTrafficClass(std::string_view rdma_device, uint32_t port, int tos) const;

@@ -90,9 +90,13 @@ def ethtool_seeds():
 
 def text_seeds():
     for name, text in {'zero': '0\n', 'one': '1\n', 'tc3': '3\n', 'tos': '106\n',
-                       'mofed_tc': 'Global tclass=106\n', 'none': 'N/A\n'}.items():
+                       'mofed_tc': 'Global tclass=106\n', 'none': 'N/A\n',
+                       'rpg_byte_reset': '32767\n', 'u64_max': '18446744073709551615\n',
+                       'u64_over': '18446744073709551616\n'}.items():
         put('sysfs_fuzz', name, text.encode())
     shutil.copy(ROOT / 'deploy/kubernetes/base/policy.yaml', CORPUS / 'policy_fuzz' / 'seed-default')
+    # CNP marking and every DCQCN parameter key (dcqcn_params)
+    shutil.copy(ROOT / 'deploy/policy/policy.example.yaml', CORPUS / 'policy_fuzz' / 'seed-example')
     put('policy_fuzz', 'rule', b'version: 1\ndevices:\n  - match: {netdev: "^eth[0-9]+$"}\n'
         b'    policy: {trust: dscp, pfc: [3]}\n')
     for name, argv in {'listen': ['--listen', '127.0.0.1:9'], 'check': ['check', '--policy', 'p.yaml'],

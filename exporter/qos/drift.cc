@@ -25,6 +25,9 @@ constexpr EnumName<QosField> kQosFieldNames[] = {
     {QosField::kMtu, "mtu"},
     {QosField::kLinkSpeedMin, "link_speed_min_mbps"},
     {QosField::kSriovNumVfs, "sriov_numvfs"},
+    {QosField::kCnpDscp, "cnp_dscp"},
+    {QosField::kCnpPrio, "cnp_802p_prio"},
+    {QosField::kDcqcnParams, "dcqcn_params"},
 };
 constexpr EnumName<FieldStatus> kFieldStatusNames[] = {
     {FieldStatus::kInSync, "in_sync"},
@@ -333,6 +336,74 @@ FieldVerdict CheckSriovNumVfs(uint32_t expected, const Observed<uint32_t>& vfs) 
   return v;
 }
 
+// CNP marking: MOFED's ecn/roce_np files; absent (not drift) where the driver has no ecn sysfs.
+FieldVerdict CheckCnp(QosField field, uint8_t expected, const Observed<uint8_t>& observed) {
+  const bool dscp = field == QosField::kCnpDscp;
+  FieldVerdict v = Verdict(field, std::to_string(expected));
+  if (!FromSource(observed,
+                  dscp ? "no ecn/roce_np/cnp_dscp sysfs (MOFED only)"
+                       : "no ecn/roce_np/cnp_802p_prio sysfs (MOFED only)",
+                  &v))
+    return v;
+  Compare(observed.value == expected, std::to_string(observed.value),
+          dscp ? "CNPs leave with another DSCP: the fabric may queue them behind data or drop "
+                 "them, so senders slow down late (deeper queues, more PFC pauses)"
+               : "CNPs leave on another priority: they may wait behind data or lose PFC "
+                 "protection, so senders react late to congestion",
+          &v);
+  return v;
+}
+
+// Each listed parameter against its file. Without MOFED's ecn/ tree (upstream mlx5 keeps them in
+// debugfs cc_params, which is not read: docs/decisions.md) the field is absent, not drift; a file
+// this driver version lacks is absent for that parameter only.
+FieldVerdict CheckDcqcnParams(const QosPolicy& policy, const Observed<DcqcnParams>& observed,
+                              std::vector<DcqcnParamVerdict>* details) {
+  FieldVerdict v = Verdict(QosField::kDcqcnParams, DcqcnParamsText(policy));
+  if (!FromSource(observed, "no ecn/roce_rp, ecn/roce_np sysfs (MOFED only)", &v)) return v;
+  std::string actual, impact, missing;
+  size_t known = 0;
+  auto compare = [&](std::string_view role, const std::map<std::string, uint64_t>& want,
+                     const std::map<std::string, uint64_t>& have) {
+    for (const auto& [name, value] : want) {
+      DcqcnParamVerdict d{std::string(role), name, FieldStatus::kInSync, value, 0};
+      auto it = have.find(name);
+      if (it == have.end()) {
+        d.status = FieldStatus::kAbsent;
+        missing += fmt::format("{}{}/{}", missing.empty() ? "" : ", ", role, name);
+      } else {
+        ++known;
+        d.actual = it->second;
+        actual += fmt::format("{}{}/{}={}", actual.empty() ? "" : ", ", role, name, d.actual);
+        if (d.actual != value) {
+          d.status = FieldStatus::kDrift;
+          impact += fmt::format("{}{}/{} {} (expected {})", impact.empty() ? "" : ", ", role, name,
+                                d.actual, value);
+        }
+      }
+      details->push_back(std::move(d));
+    }
+  };
+  compare("roce_rp", policy.dcqcn_rp_params, observed.value.reaction_point);
+  compare("roce_np", policy.dcqcn_np_params, observed.value.notification_point);
+  if (!observed.value.errors.empty() && impact.empty()) {
+    v.status = FieldStatus::kFailed;
+    v.actual = "unreadable: " + observed.value.errors.front();
+    return v;
+  }
+  if (known == 0) {
+    MarkAbsent(fmt::format("absent (this driver has no {})", missing), &v);
+    return v;
+  }
+  if (!missing.empty()) actual += fmt::format("; absent: {}", missing);
+  Compare(impact.empty(), actual,
+          impact +
+              ": DCQCN reacts to congestion differently than tuned (rate increase/decrease "
+              "steps, timers): expect other incast behaviour, queue depths and PFC pauses",
+          &v);
+  return v;
+}
+
 }  // namespace
 
 std::string_view QosFieldName(QosField field) { return NameOf(kQosFieldNames, field); }
@@ -377,6 +448,12 @@ DeviceDrift EvaluateDrift(const QosPolicy& policy, const ObservedQos& observed) 
   if (policy.link_speed_min_mbps)
     add(CheckLinkSpeed(*policy.link_speed_min_mbps, observed.link.speed_mbps));
   if (policy.sriov_numvfs) add(CheckSriovNumVfs(*policy.sriov_numvfs, observed.link.sriov_numvfs));
+  // CNP marking
+  if (policy.cnp_dscp) add(CheckCnp(QosField::kCnpDscp, *policy.cnp_dscp, observed.dcqcn.cnp_dscp));
+  if (policy.cnp_802p_prio)
+    add(CheckCnp(QosField::kCnpPrio, *policy.cnp_802p_prio, observed.dcqcn.cnp_802p_prio));
+  if (!policy.dcqcn_rp_params.empty() || !policy.dcqcn_np_params.empty())
+    add(CheckDcqcnParams(policy, observed.dcqcn_params, &drift.dcqcn_params));
   return drift;
 }
 
@@ -413,6 +490,14 @@ std::string StateFingerprint(const ObservedQos& o) {
   add("mtu", obs(o.mtu));
   add("link", obs(o.link.speed_mbps) + "/" + obs(o.link.sriov_numvfs));
   add("storm", obs(o.pfc_storm_timeout_ms));
+  if (o.dcqcn_params.ok()) {
+    std::string params;
+    for (const auto& [name, value] : o.dcqcn_params.value.reaction_point)
+      params += fmt::format("rp/{}={},", name, value);
+    for (const auto& [name, value] : o.dcqcn_params.value.notification_point)
+      params += fmt::format("np/{}={},", name, value);
+    add("dcqcn_params", params);
+  }
   return Fnv1a64Hex(canonical);
 }
 

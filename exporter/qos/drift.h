@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "collectors/dcb.h"
+#include "collectors/dcqcn_params.h"
 #include "collectors/host.h"
 #include "collectors/link_facts.h"
 #include "exporter/qos/policy.h"
@@ -31,12 +32,16 @@ enum class QosField : uint8_t {
   kMtu,
   kLinkSpeedMin,
   kSriovNumVfs,
+  // CNP marking (MOFED ecn/roce_np)
+  kCnpDscp,
+  kCnpPrio,
+  kDcqcnParams,  // the DCQCN rate-control parameters the policy lists (one verdict for all)
 };
 inline constexpr QosField kAllQosFields[] = {
-    QosField::kTrust,      QosField::kPfc,    QosField::kDscpPrio, QosField::kPrioTc,
-    QosField::kEts,        QosField::kBuffer, QosField::kRoceTos,  QosField::kDcqcnNp,
-    QosField::kDcqcnRp,    QosField::kTcpEcn, QosField::kMtu,      QosField::kLinkSpeedMin,
-    QosField::kSriovNumVfs};
+    QosField::kTrust,       QosField::kPfc,     QosField::kDscpPrio, QosField::kPrioTc,
+    QosField::kEts,         QosField::kBuffer,  QosField::kRoceTos,  QosField::kDcqcnNp,
+    QosField::kDcqcnRp,     QosField::kTcpEcn,  QosField::kMtu,      QosField::kLinkSpeedMin,
+    QosField::kSriovNumVfs, QosField::kCnpDscp, QosField::kCnpPrio,  QosField::kDcqcnParams};
 std::string_view QosFieldName(QosField field);  // the policy key / `field` label value
 
 /// The RoCE ToS of one RDMA port bound to the device.
@@ -56,6 +61,7 @@ struct ObservedQos {
   Observed<uint32_t> mtu;
   LinkFacts link;
   Observed<uint16_t> pfc_storm_timeout_ms;
+  Observed<DcqcnParams> dcqcn_params;  // MOFED ecn/roce_{rp,np}/<param>; absent without MOFED
   bool operator==(const ObservedQos&) const = default;
 };
 
@@ -79,8 +85,18 @@ struct FieldVerdict {
   bool Known() const { return status == FieldStatus::kInSync || status == FieldStatus::kDrift; }
 };
 
+/// One DCQCN parameter the policy lists (the detail behind the dcqcn_params verdict).
+struct DcqcnParamVerdict {
+  std::string role;  // roce_rp | roce_np
+  std::string name;
+  FieldStatus status = FieldStatus::kInSync;
+  uint64_t expected = 0;
+  uint64_t actual = 0;  // meaningful when in sync or drifted
+};
+
 struct DeviceDrift {
   std::vector<FieldVerdict> fields;  // one per field the policy checks, in kAllQosFields order
+  std::vector<DcqcnParamVerdict> dcqcn_params;  // per listed parameter (role, name order)
 
   /// In sync when no checked field differs and none failed to read. A field whose source this
   /// device lacks (kAbsent) cannot be verified; it neither breaks nor proves being in sync.

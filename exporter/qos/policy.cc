@@ -198,7 +198,9 @@ std::map<uint8_t, uint8_t> ParseDscpMap(const YAML::Node& node) {
 const std::vector<std::string_view> kPolicyKeys = {
     "trust", "pfc", "dscp_prio", "prio_tc", "ets", "buffer", "roce_tos", "dcqcn", "tcp_ecn", "mtu",
     // Link facts of the validation checklist (observe only, never remediated).
-    "link_speed_min_mbps", "sriov_numvfs"};
+    "link_speed_min_mbps", "sriov_numvfs",
+    // CNP marking and DCQCN parameters (ApplyCnpAndDcqcnParams)
+    "cnp_dscp", "cnp_802p_prio", "dcqcn_params"};
 
 // A scalar field: null unchecks it, anything else must be an integer in [lo, hi].
 template <typename T>
@@ -208,6 +210,74 @@ void ApplyInt(const YAML::Node& v, int64_t lo, int64_t hi, std::string_view key,
     field->reset();
   else
     *field = static_cast<T>(ParseInt(v, lo, hi, key));
+}
+
+constexpr DcqcnParamInfo kDcqcnParams[] = {
+    {"roce_rp", "clamp_tgt_rate", "boolean"},
+    {"roce_rp", "clamp_tgt_rate_after_time_inc", "boolean"},
+    {"roce_rp", "rpg_time_reset", "microseconds"},
+    {"roce_rp", "rpg_byte_reset", "bytes"},
+    {"roce_rp", "rpg_threshold", "count (timer/byte-counter expirations)"},
+    {"roce_rp", "rpg_max_rate", "Mbit/s (0 = line rate)"},
+    {"roce_rp", "rpg_ai_rate", "Mbit/s"},
+    {"roce_rp", "rpg_hai_rate", "Mbit/s"},
+    {"roce_rp", "rpg_gd", "exponent (alpha gain 1/2^gd)"},
+    {"roce_rp", "rpg_min_dec_fac", "percent"},
+    {"roce_rp", "rpg_min_rate", "Mbit/s"},
+    {"roce_rp", "rate2set_fcnp", "Mbit/s (0 = line rate)"},
+    {"roce_rp", "dce_tcp_g", "1/1024"},
+    {"roce_rp", "dce_tcp_rtt", "microseconds"},
+    {"roce_rp", "rreduce_mperiod", "microseconds"},
+    {"roce_rp", "initial_alpha_value", "1/1024"},
+    {"roce_np", "min_time_between_cnps", "microseconds"},
+};
+
+// dcqcn_params: {roce_rp: {name: value, ...}, roce_np: {...}}; null at any level unchecks what
+// it covers, keys given merge into the inherited maps.
+void ParseDcqcnParams(const YAML::Node& node, QosPolicy* into) {
+  if (IsUnchecked(node)) {
+    into->dcqcn_rp_params.clear();
+    into->dcqcn_np_params.clear();
+    return;
+  }
+  RequireMap(node, "dcqcn_params");
+  ForEachKey(node, "dcqcn_params", {"roce_rp", "roce_np"},
+             [&](const std::string& role, const YAML::Node& params) {
+               auto& map = role == "roce_rp" ? into->dcqcn_rp_params : into->dcqcn_np_params;
+               if (IsUnchecked(params)) {
+                 map.clear();
+                 return;
+               }
+               const std::string where = "dcqcn_params." + role;
+               RequireMap(params, where);
+               std::vector<std::string_view> names;
+               for (const auto& p : kDcqcnParams)
+                 if (p.role == role) names.push_back(p.name);
+               ForEachKey(params, where, names, [&](const std::string& name, const YAML::Node& v) {
+                 if (IsUnchecked(v))
+                   map.erase(name);
+                 else
+                   map[name] = static_cast<uint64_t>(
+                       ParseInt(v, 0, UINT32_MAX, fmt::format("{}.{}", where, name)));
+               });
+             });
+}
+
+// The CNP/DCQCN-parameter keys of one policy mapping; false for any other key.
+bool ApplyCnpAndDcqcnParams(const std::string& key, const YAML::Node& v, QosPolicy* into) {
+  if (key == "cnp_dscp") {
+    ApplyInt(v, 0, kNumDscp - 1, key, &into->cnp_dscp);
+    return true;
+  }
+  if (key == "cnp_802p_prio") {
+    ApplyInt(v, 0, kNumPriorities - 1, key, &into->cnp_802p_prio);
+    return true;
+  }
+  if (key == "dcqcn_params") {
+    ParseDcqcnParams(v, into);
+    return true;
+  }
+  return false;
 }
 
 // net.ipv4.tcp_ecn is one value for the whole host: a rule that set it per device would make two
@@ -228,6 +298,7 @@ void ApplyPolicyFields(const YAML::Node& node, std::string_view where, QosPolicy
   RequireMap(node, where);
   ForEachKey(node, where, kPolicyKeys, [&](const std::string& key, const YAML::Node& v) {
     bool off = IsUnchecked(v);
+    if (ApplyCnpAndDcqcnParams(key, v, into)) return;
     if (key == "trust") {
       if (off) {
         into->trust.reset();
@@ -428,6 +499,9 @@ PolicySet DefaultPolicy() {
   p.dcqcn_np = 1u << 3;
   p.dcqcn_rp = 1u << 3;
   p.tcp_ecn = 1;
+  // CNPs on the DSCP and priority the dscp_prio entry 48 -> 6 keeps fast (MOFED's defaults).
+  p.cnp_dscp = 48;
+  p.cnp_802p_prio = 6;
   return set;
 }
 
@@ -472,6 +546,21 @@ std::string PriorityListText(uint8_t mask) {
   return out + "]";
 }
 
+std::span<const DcqcnParamInfo> KnownDcqcnParams() { return kDcqcnParams; }
+
+std::string DcqcnParamsText(const QosPolicy& p) {
+  if (p.dcqcn_rp_params.empty() && p.dcqcn_np_params.empty()) return "null";
+  auto role = [](const std::map<std::string, uint64_t>& params) {
+    if (params.empty()) return std::string("null");
+    std::string out = "{";
+    for (const auto& [name, value] : params)
+      out += fmt::format("{}{}: {}", out.size() > 1 ? ", " : "", name, value);
+    return out + "}";
+  };
+  return fmt::format("{{roce_rp: {}, roce_np: {}}}", role(p.dcqcn_rp_params),
+                     role(p.dcqcn_np_params));
+}
+
 std::string RenderQosPolicyYaml(const QosPolicy& p, int indent) {
   std::string pad(static_cast<size_t>(indent), ' ');
   std::string out;
@@ -514,6 +603,10 @@ std::string RenderQosPolicyYaml(const QosPolicy& p, int indent) {
   line("link_speed_min_mbps",
        p.link_speed_min_mbps ? std::to_string(*p.link_speed_min_mbps) : "null");
   line("sriov_numvfs", p.sriov_numvfs ? std::to_string(*p.sriov_numvfs) : "null");
+  // CNP marking and DCQCN parameters
+  line("cnp_dscp", p.cnp_dscp ? std::to_string(*p.cnp_dscp) : "null");
+  line("cnp_802p_prio", p.cnp_802p_prio ? std::to_string(*p.cnp_802p_prio) : "null");
+  line("dcqcn_params", DcqcnParamsText(p));
   return out;
 }
 

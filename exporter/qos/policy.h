@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <regex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,6 +50,15 @@ struct QosPolicy {
   // Link facts, observe only (remediation never changes them).
   std::optional<uint32_t> link_speed_min_mbps;  // the negotiated speed must be at least this
   std::optional<uint32_t> sriov_numvfs;         // exactly this many VFs enabled on the PF
+
+  // --- CNP marking and DCQCN parameters (MOFED ecn/roce_np, ecn/roce_rp; docs/policy.md) ---
+  std::optional<uint8_t> cnp_dscp;       // ecn/roce_np/cnp_dscp, 0..63
+  std::optional<uint8_t> cnp_802p_prio;  // ecn/roce_np/cnp_802p_prio, 0..7
+  /// DCQCN rate-control parameters by file name (rpg_ai_rate, ...); a parameter not listed is
+  /// unchecked. Empty maps (the embedded default): nothing checked, no dcqcn_params verdict.
+  std::map<std::string, uint64_t> dcqcn_rp_params;  // ecn/roce_rp/<name>
+  std::map<std::string, uint64_t> dcqcn_np_params;  // ecn/roce_np/<name> (not the CNP marking)
+  // --- end CNP/DCQCN block ---
 
   bool operator==(const QosPolicy&) const = default;
 };
@@ -98,8 +108,8 @@ struct PolicySet {
 bool DefaultsApplyTo(const Device& device);
 
 /// The embedded default: trust dscp; PFC on priority 3 only; DSCP 26 and 24 -> 3, DSCP 48 -> 6;
-/// RoCE ToS 106; DCQCN NP and RP on priority 3; tcp_ecn 1; ETS, prio_tc, buffer, MTU and the
-/// link facts unchecked.
+/// RoCE ToS 106; DCQCN NP and RP on priority 3; tcp_ecn 1; CNPs on DSCP 48 and priority 6; ETS,
+/// prio_tc, buffer, MTU, the link facts and the DCQCN rate parameters unchecked.
 PolicySet DefaultPolicy();
 
 /// Parses and validates a policy document. Any problem rejects the whole document with an Error
@@ -116,6 +126,17 @@ std::string RenderQosPolicyYaml(const QosPolicy& policy, int indent);
 /// A short, stable hash (16 hex digits, FNV-1a 64 of the canonical rendering) of one effective
 /// policy, so fleets can compare nodes: equal policies give equal fingerprints.
 std::string PolicyFingerprint(const QosPolicy& policy);
+
+/// The DCQCN parameter files a policy may name under dcqcn_params.roce_rp / roce_np (MOFED
+/// en_ecn.c), with the unit of each value (docs/policy.md "DCQCN parameters").
+struct DcqcnParamInfo {
+  std::string_view role;  // "roce_rp" or "roce_np"
+  std::string_view name;
+  std::string_view unit;
+};
+std::span<const DcqcnParamInfo> KnownDcqcnParams();
+/// "{roce_rp: {rpg_ai_rate: 5}, roce_np: null}", or "null" when no parameter is checked.
+std::string DcqcnParamsText(const QosPolicy& policy);
 
 /// Bitmap helpers for the priority lists the YAML uses ("[3]" <-> 0x08).
 std::string PriorityListText(uint8_t mask);  // "[3]", "[0, 3]", "[]"

@@ -22,6 +22,7 @@ ObservedQos ReadObservedQos(QosReader& reader, const Device& device, const Obser
   o.mtu = device.mtu != 0 ? Observed<uint32_t>::Ok(device.mtu) : Observed<uint32_t>::Absent();
   o.link = reader.ReadLinkFacts(device.name);
   o.pfc_storm_timeout_ms = reader.ReadStormTimeout(device.name);
+  o.dcqcn_params = reader.ReadDcqcnParams(device.name);
   return o;
 }
 
@@ -76,6 +77,11 @@ Result<void> KernelQosWriter::WriteTcpEcn(int value) { return reader_->host().Wr
 
 Result<void> KernelQosWriter::WriteRoceTos(const std::string& rdma_device, uint32_t port, int tos) {
   return reader_->host().WriteMofedTrafficClass(rdma_device, port, tos);
+}
+
+Result<void> KernelQosWriter::WriteDcqcnParam(const std::string& netdev, bool np,
+                                              const std::string& param, uint64_t value) {
+  return reader_->host().WriteDcqcnParam(netdev, np, param, value);
 }
 
 }  // namespace roceqos

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "collectors/dcb.h"
+#include "collectors/dcqcn_params.h"
 #include "collectors/device.h"
 #include "collectors/host.h"
 #include "collectors/netlink/socket.h"
@@ -27,6 +28,11 @@ class QosReader {
   virtual Observed<uint16_t> ReadStormTimeout(const std::string& netdev) = 0;
   /// Link speed and SR-IOV VF count; a reader without them reports both absent.
   virtual LinkFacts ReadLinkFacts(const std::string& /*netdev*/) { return {}; }
+  /// The DCQCN rate-control parameters (MOFED ecn/roce_{rp,np}/). The default is a host without
+  /// MOFED (absent), so readers that model no MOFED sysfs need not override it.
+  virtual Observed<DcqcnParams> ReadDcqcnParams(const std::string& /*netdev*/) {
+    return Observed<DcqcnParams>::Absent();
+  }
 };
 
 /// Reads every source of one device. `tcp_ecn` is host-wide: read once per poll by the caller.
@@ -52,6 +58,9 @@ class KernelQosReader : public QosReader {
   LinkFacts ReadLinkFacts(const std::string& netdev) override {
     return roceqos::ReadLinkFacts(host_.paths().sysfs, netdev);
   }
+  Observed<DcqcnParams> ReadDcqcnParams(const std::string& netdev) override {
+    return roceqos::ReadDcqcnParams(netdev, host_.paths().sysfs);
+  }
 
   DcbClient& dcb() { return dcb_; }
   const HostReader& host() const { return host_; }
@@ -72,6 +81,8 @@ class KernelQosWriter : public QosWriter {
   Result<void> WriteDcqcn(const std::string& netdev, bool np, int prio, bool enable) override;
   Result<void> WriteTcpEcn(int value) override;
   Result<void> WriteRoceTos(const std::string& rdma_device, uint32_t port, int tos) override;
+  Result<void> WriteDcqcnParam(const std::string& netdev, bool np, const std::string& param,
+                               uint64_t value) override;
 
  private:
   KernelQosReader* reader_;

@@ -201,6 +201,49 @@ void PlanDcqcn(const QosPolicy& policy, const ObservedQos& observed, const Devic
   }
 }
 
+// CNP marking: one sysfs write per drifted file (ecn/roce_np/cnp_dscp, cnp_802p_prio).
+void PlanCnp(const QosPolicy& policy, const ObservedQos& observed, const DeviceDrift& drift,
+             std::vector<RemediationAction>& plan) {
+  struct Cnp {
+    QosField field;
+    const std::optional<uint8_t>& want;
+    const Observed<uint8_t>& have;
+    std::string_view file;
+  };
+  for (const Cnp& c :
+       {Cnp{QosField::kCnpDscp, policy.cnp_dscp, observed.dcqcn.cnp_dscp, "cnp_dscp"},
+        Cnp{QosField::kCnpPrio, policy.cnp_802p_prio, observed.dcqcn.cnp_802p_prio,
+            "cnp_802p_prio"}}) {
+    if (!c.want || !c.have.ok() || !Drifted(drift, c.field)) continue;
+    RemediationAction a;
+    a.field = c.field;
+    a.kind = RemediationAction::Kind::kDcqcnParam;
+    a.np = true;
+    a.param = std::string(c.file);
+    a.param_value = *c.want;
+    a.old_value = fmt::format("ecn/roce_np/{}={}", c.file, c.have.value);
+    a.new_value = std::to_string(*c.want);
+    plan.push_back(std::move(a));
+  }
+}
+
+// DCQCN parameters: one sysfs write per listed parameter whose file exists and differs.
+void PlanDcqcnParams(const DeviceDrift& drift, std::vector<RemediationAction>& plan) {
+  if (!Drifted(drift, QosField::kDcqcnParams)) return;
+  for (const DcqcnParamVerdict& d : drift.dcqcn_params) {
+    if (d.status != FieldStatus::kDrift) continue;
+    RemediationAction a;
+    a.field = QosField::kDcqcnParams;
+    a.kind = RemediationAction::Kind::kDcqcnParam;
+    a.np = d.role == "roce_np";
+    a.param = d.name;
+    a.param_value = d.expected;
+    a.old_value = fmt::format("ecn/{}/{}={}", d.role, d.name, d.actual);
+    a.new_value = std::to_string(d.expected);
+    plan.push_back(std::move(a));
+  }
+}
+
 void PlanTosAndTcpEcn(const QosPolicy& policy, const ObservedQos& observed,
                       const DeviceDrift& drift, std::vector<RemediationAction>& plan) {
   if (policy.roce_tos && Drifted(drift, QosField::kRoceTos)) {
@@ -277,6 +320,8 @@ std::vector<RemediationAction> PlanRemediation(const QosPolicy& policy, const Ob
     PlanApps(policy, observed.dcb.value, drift, plan);
   }
   PlanDcqcn(policy, observed, drift, plan);
+  PlanCnp(policy, observed, drift, plan);
+  PlanDcqcnParams(drift, plan);
   PlanTosAndTcpEcn(policy, observed, drift, plan);
   return plan;
 }
@@ -584,6 +629,8 @@ Result<void> Remediator::Send(const std::string& netdev, const RemediationAction
       return writer_->WriteTcpEcn(action.value);
     case RemediationAction::Kind::kRoceTos:
       return writer_->WriteRoceTos(action.rdma_device, action.port, action.value);
+    case RemediationAction::Kind::kDcqcnParam:
+      return writer_->WriteDcqcnParam(netdev, action.np, action.param, action.param_value);
   }
   return {};
 }

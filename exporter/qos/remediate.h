@@ -30,25 +30,35 @@ inline constexpr RemediationMode kAllRemediationModes[] = {
 
 /// One write. DCB writes go through RTM_SETDCB; the rest are sysfs/procfs writes.
 struct RemediationAction {
-  enum class Kind : uint8_t { kDcbSet, kDcbDeleteApps, kDcqcnEnable, kTcpEcn, kRoceTos };
+  enum class Kind : uint8_t {
+    kDcbSet,
+    kDcbDeleteApps,
+    kDcqcnEnable,
+    kTcpEcn,
+    kRoceTos,
+    kDcqcnParam,  // one ecn/roce_{np,rp}/<param> file (CNP marking, DCQCN parameters)
+  };
   QosField field = QosField::kPfc;
   Kind kind = Kind::kDcbSet;
   DcbWrite dcb;     // kDcbSet: the parts to set; kDcbDeleteApps: dcb.apps to delete
   bool np = false;  // kDcqcnEnable: notification (true) or reaction point
   int prio = 0;     // kDcqcnEnable
   bool enable = false;
-  int value = 0;            // kTcpEcn, kRoceTos
-  std::string rdma_device;  // kRoceTos
-  uint32_t port = 0;        // kRoceTos
-  std::string old_value;    // for the audit log
+  int value = 0;             // kTcpEcn, kRoceTos
+  std::string rdma_device;   // kRoceTos
+  uint32_t port = 0;         // kRoceTos
+  std::string param;         // kDcqcnParam: file name under ecn/roce_np (np) or ecn/roce_rp
+  uint64_t param_value = 0;  // kDcqcnParam
+  std::string old_value;     // for the audit log
   std::string new_value;
   std::string side_effect;  // disruption the write causes, logged before it is made
 };
 
 /// The writes that bring `observed` to `policy` for the drifted fields, in execution order:
 /// ETS (prio_tc/ets), PFC, buffer, new DSCP APP entries, then the deletion of entries they
-/// replace (add before delete, as `dcb app replace` does), then DCQCN, ToS and tcp_ecn. Fields
-/// that are absent, unreadable, or not Remediable() get no action.
+/// replace (add before delete, as `dcb app replace` does), then DCQCN (enables, CNP marking,
+/// parameters), ToS and tcp_ecn. Fields that are absent, unreadable, or not Remediable() get no
+/// action.
 std::vector<RemediationAction> PlanRemediation(const QosPolicy& policy, const ObservedQos& observed,
                                                const DeviceDrift& drift);
 
@@ -69,6 +79,9 @@ class QosWriter {
   virtual Result<void> WriteDcqcn(const std::string& netdev, bool np, int prio, bool enable) = 0;
   virtual Result<void> WriteTcpEcn(int value) = 0;
   virtual Result<void> WriteRoceTos(const std::string& rdma_device, uint32_t port, int tos) = 0;
+  /// ecn/roce_np/<param> (np) or ecn/roce_rp/<param>: CNP marking and DCQCN parameters.
+  virtual Result<void> WriteDcqcnParam(const std::string& netdev, bool np, const std::string& param,
+                                       uint64_t value) = 0;
 };
 
 /// What the guardrails look at, gathered by the caller from discovery, the filesystem and the

@@ -232,6 +232,15 @@ inline constexpr MetricDef kMetricTable[] = {
   {"roce_qos_cnp_prio", MetricKind::kGauge,
    "802.1p priority of the CNPs the notification point sends.",
    {"netdev"}, "qos", "MOFED `/sys/class/net/<if>/ecn/roce_np/cnp_802p_prio`"},
+  // ---- DCQCN rate-control parameters (MOFED ecn/roce_rp, ecn/roce_np; docs/policy.md) ----------
+  {"roce_qos_dcqcn_param", MetricKind::kGauge,
+   "A DCQCN rate-control parameter of a netdev (reaction point roce_rp, notification point roce_np), raw value in the unit of its file: microseconds for rpg_time_reset, dce_tcp_rtt, rreduce_mperiod and min_time_between_cnps; Mbit/s for rpg_ai_rate, rpg_hai_rate, rpg_min_rate, rpg_max_rate and rate2set_fcnp; bytes for rpg_byte_reset; percent for rpg_min_dec_fac; 1/1024 for dce_tcp_g and initial_alpha_value; a count for rpg_threshold; an exponent for rpg_gd; 0/1 for clamp_tgt_rate*.",
+   {"netdev", "role", "param"}, "qos",
+   "MOFED `/sys/class/net/<if>/ecn/roce_rp/<param>`, `ecn/roce_np/min_time_between_cnps` (QoS poll; none without MOFED: upstream keeps them in debugfs `cc_params`, not read)"},
+  {"roce_qos_dcqcn_param_drift", MetricKind::kGauge,
+   "Whether a DCQCN parameter the policy lists differs from it (1) or matches (0); no series while its file is absent or unreadable.",
+   {"netdev", "role", "param"}, "qos", "drift engine (policy key `dcqcn_params`)"},
+  // ---- end DCQCN parameters ------------------------------------------------------------------------
   {"roce_qos_tcp_ecn", MetricKind::kGauge,
    "The net.ipv4.tcp_ecn sysctl of the exporter's network namespace.",
    {}, "qos", "`/proc/sys/net/ipv4/tcp_ecn`"},

@@ -40,6 +40,8 @@ struct QosFamilies {
   FamilyBuilder cnp_dscp{FindMetric("roce_qos_cnp_dscp")};
   FamilyBuilder cnp_prio{FindMetric("roce_qos_cnp_prio")};
   FamilyBuilder tcp_ecn{FindMetric("roce_qos_tcp_ecn")};
+  FamilyBuilder dcqcn_param{FindMetric("roce_qos_dcqcn_param")};
+  FamilyBuilder dcqcn_param_drift{FindMetric("roce_qos_dcqcn_param_drift")};
   FamilyBuilder storm_timeout{FindMetric("roce_qos_pfc_storm_prevention_timeout_seconds")};
   FamilyBuilder drift{FindMetric("roce_qos_drift")};
   FamilyBuilder absent{FindMetric("roce_qos_observed_absent")};
@@ -81,6 +83,8 @@ struct QosFamilies {
                              &cnp_dscp,
                              &cnp_prio,
                              &tcp_ecn,
+                             &dcqcn_param,
+                             &dcqcn_param_drift,
                              &storm_timeout,
                              &drift,
                              &absent,
@@ -164,6 +168,15 @@ void RenderHost(std::string_view netdev, const ObservedQos& o, QosFamilies& f) {
   }
   if (o.dcqcn.cnp_dscp.ok()) f.cnp_dscp.Add({netdev}, o.dcqcn.cnp_dscp.value);
   if (o.dcqcn.cnp_802p_prio.ok()) f.cnp_prio.Add({netdev}, o.dcqcn.cnp_802p_prio.value);
+  if (o.dcqcn_params.ok()) {
+    for (const auto& [name, value] : o.dcqcn_params.value.reaction_point)
+      f.dcqcn_param.Add({netdev, "roce_rp", name}, static_cast<double>(value));
+    for (const auto& [name, value] : o.dcqcn_params.value.notification_point) {
+      // CNP marking has its own families (roce_qos_cnp_dscp, roce_qos_cnp_prio).
+      if (name == "cnp_dscp" || name == "cnp_802p_prio") continue;
+      f.dcqcn_param.Add({netdev, "roce_np", name}, static_cast<double>(value));
+    }
+  }
   for (const PortTos& port : o.roce_tos) {
     Observed<uint8_t> tos = port.tos.Effective();
     if (tos.ok()) f.tos.Add({port.device, std::to_string(port.port)}, tos.value);
@@ -223,6 +236,9 @@ void RenderDrift(std::string_view netdev, const QosDeviceState& q, RemediationMo
     f.unreadable.Add({netdev, field}, v.status == FieldStatus::kFailed ? 1 : 0);
   }
   f.in_sync.Add({netdev}, q.drift.InSync() ? 1 : 0);
+  for (const DcqcnParamVerdict& p : q.drift.dcqcn_params)
+    if (p.status == FieldStatus::kInSync || p.status == FieldStatus::kDrift)
+      f.dcqcn_param_drift.Add({netdev, p.role, p.name}, p.status == FieldStatus::kDrift ? 1 : 0);
   for (const auto& [field, count] : q.drift_events)
     f.drift_events.Add({netdev, QosFieldName(field)}, static_cast<double>(count));
   f.last_change.Add({netdev}, UnixSeconds(q.last_change));

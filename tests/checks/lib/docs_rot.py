@@ -25,6 +25,8 @@ NOT_METRICS = {
     "roce_qos_exporter": "the binary",
     "roce_qos": "the alert rule file's stem",
     "roce_tos": "the policy key of the RoCE ToS",
+    "roce_rp": "the dcqcn_params role key (ecn/roce_rp, the DCQCN reaction point)",
+    "roce_np": "the dcqcn_params role key (ecn/roce_np, the DCQCN notification point)",
     "roce_rdma_errors_total": "docs/decisions.md: the metric deliberately not made",
 }
 METRIC_SUFFIXES = ("_bucket", "_sum", "_count")

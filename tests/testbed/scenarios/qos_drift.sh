@@ -124,6 +124,24 @@ grep -q "PFC off on priority 3: RoCE traffic there becomes lossy" check.txt || f
 simnic_ctl "$sim" "pfc 0x08"
 wait_for 8 in_sync || fail "not back in sync after PFC was restored through the control file"
 
+# CNP marking (MOFED ecn/roce_np sysfs, no notification): drift per field, found by the poll.
+cnp=/sys/class/net/"$sim"/ecn/roce_np
+assert_eq 48 "$(cat "$cnp"/cnp_dscp)" "simnic's default cnp_dscp"
+echo 26 >"$cnp"/cnp_dscp
+cnp_dscp_drift() { num_eq 1 "$(metric roce_qos_drift netdev="$sim" field=cnp_dscp)"; }
+wait_for 8 cnp_dscp_drift || fail "cnp_dscp 26 not shown as drift: $(grep "$sim" "$METRICS" | grep -E 'cnp')"
+num_eq 0 "$(metric roce_qos_drift netdev="$sim" field=cnp_802p_prio)" || fail "cnp_802p_prio drifted too"
+num_eq 26 "$(metric roce_qos_cnp_dscp netdev="$sim")" || fail "roce_qos_cnp_dscp is not 26"
+"$EXPORTER" check --netdev "$sim" >check.txt 2>&1
+assert_eq 1 $? "check exit status with cnp_dscp 26"
+tr -s ' \n' '  ' <check.txt | grep -q "CNPs leave with another DSCP" || fail "check does not explain the CNP drift: $(cat check.txt)"
+echo 48 >"$cnp"/cnp_dscp
+echo 3 >"$cnp"/cnp_802p_prio
+cnp_prio_drift() { num_eq 1 "$(metric roce_qos_drift netdev="$sim" field=cnp_802p_prio)"; }
+wait_for 8 cnp_prio_drift || fail "cnp_802p_prio 3 not shown as drift"
+echo 6 >"$cnp"/cnp_802p_prio
+wait_for 8 in_sync || fail "not back in sync after the CNP marking was restored"
+
 # 3. With a 500 ms sample period the cadence alone would show a change after 250 ms on average;
 # all 12 under 100 ms (exporter side) happen only through the notification path.
 stop_exporter

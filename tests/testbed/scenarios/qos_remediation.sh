@@ -1,7 +1,8 @@
 # shellcheck shell=sh
 # Remediation against the simulated ConnectX, checked with the real `dcb`, sysfs and the exporter's
 # own counters:
-#  * enforce restores PFC, a replaced DSCP entry, the DCQCN enables and the ToS (dcb show agrees);
+#  * enforce restores PFC, a replaced DSCP entry, the DCQCN enables, the CNP marking and the ToS
+#    (dcb show and sysfs agree);
 #  * dry-run logs the plan and changes nothing;
 #  * a bond member, a down link and a device in an active PFC storm are left alone (the storm
 #    comes from the derive stage's state machine; the fix follows once the storm is restored);
@@ -23,6 +24,8 @@ conform() {
     echo $v >/sys/class/net/"$1"/ecn/roce_np/enable/$p
     echo $v >/sys/class/net/"$1"/ecn/roce_rp/enable/$p
   done
+  echo 48 >/sys/class/net/"$1"/ecn/roce_np/cnp_dscp
+  echo 6 >/sys/class/net/"$1"/ecn/roce_np/cnp_802p_prio
   echo 106 >/sys/class/infiniband/"$(ibdev_of "$1")"/tc/1/traffic_class
 }
 conform "$sim"
@@ -71,6 +74,19 @@ wait_for 10 in_sync "$sim" || fail "not in sync after the sysfs fixes"
 assert_num_eq 1 "$(count "$sim" dcqcn_np success)" "dcqcn_np success"
 assert_num_eq 1 "$(count "$sim" dcqcn_rp success)" "dcqcn_rp success"
 assert_num_eq 1 "$(count "$sim" roce_tos success)" "roce_tos success"
+
+# CNP marking (ecn/roce_np): both files rewritten to the policy's 48 / 6.
+echo 26 >/sys/class/net/"$sim"/ecn/roce_np/cnp_dscp
+echo 3 >/sys/class/net/"$sim"/ecn/roce_np/cnp_802p_prio
+cnp_ok() {
+  [ "$(cat /sys/class/net/"$sim"/ecn/roce_np/cnp_dscp)" = 48 ] &&
+    [ "$(cat /sys/class/net/"$sim"/ecn/roce_np/cnp_802p_prio)" = 6 ]
+}
+wait_for 10 cnp_ok || fail "enforce did not restore the CNP marking: dscp=$(cat /sys/class/net/"$sim"/ecn/roce_np/cnp_dscp) prio=$(cat /sys/class/net/"$sim"/ecn/roce_np/cnp_802p_prio)"
+wait_for 10 in_sync "$sim" || fail "not in sync after the CNP fix"
+assert_num_eq 1 "$(count "$sim" cnp_dscp success)" "cnp_dscp success"
+assert_num_eq 1 "$(count "$sim" cnp_802p_prio success)" "cnp_802p_prio success"
+grep -q "remediation enforce $sim: cnp_dscp: ecn/roce_np/cnp_dscp=26 -> 48: success" "$EXPORTER_LOG" || fail "no audit line for the CNP fix"
 
 # --- guardrails: a PFC storm defers the fix -------------------------------------------------------
 simnic_ctl "$sim" "traffic 3 rx 20000 1024; traffic 3 tx 20000 1024"
@@ -155,5 +171,43 @@ wait_for 10 more_samples || fail "the sampler stalled"
 assert_eq 3 "$(grep -c "msg=\"remediation enforce\" netdev=$sim field=pfc " "$EXPORTER_LOG")" "writes after giving up"
 state_is "$sim" gave_up || fail "state is not gave_up"
 kill "$undoer"
+exporter_alive
+stop_exporter
+
+# --- DCQCN rate parameters (dcqcn_params): exported, drift per parameter, enforce re-applies -------
+: >"$EXPORTER_LOG"
+cat >dcqcn-policy.yaml <<'YAML'
+version: 1
+defaults:
+  dcqcn_params:
+    roce_rp: {rpg_ai_rate: 5, rpg_time_reset: 300}
+    roce_np: {min_time_between_cnps: 4}
+YAML
+rp=/sys/class/net/"$sim"/ecn/roce_rp
+dcb pfc set dev "$sim" prio-pfc all:off 3:on  # the give-up part left PFC off
+assert_eq 5 "$(cat "$rp"/rpg_ai_rate)" "simnic's firmware default rpg_ai_rate"
+start_exporter --config="$PWD/dcqcn-policy.yaml" --qos.poll-interval=500ms
+param() { metric roce_qos_dcqcn_param netdev="$sim" role="$1" param="$2"; }
+param_is() { num_eq "$3" "$(param "$1" "$2")"; }
+wait_for 10 param_is roce_rp rpg_hai_rate 50 || fail "roce_qos_dcqcn_param rpg_hai_rate: $(param roce_rp rpg_hai_rate)"
+# Every file of both roles is a series, as sysfs has it (the CNP marking has its own families).
+assert_eq 16 "$(grep -c "^roce_qos_dcqcn_param{netdev=\"$sim\",role=\"roce_rp\"" "$METRICS")" "roce_rp series"
+assert_eq 1 "$(grep -c "^roce_qos_dcqcn_param{netdev=\"$sim\",role=\"roce_np\"" "$METRICS")" "roce_np series"
+echo 1 >"$rp"/rpg_ai_rate
+param_drift() { num_eq 1 "$(metric roce_qos_dcqcn_param_drift netdev="$sim" role=roce_rp param=rpg_ai_rate)"; }
+wait_for 10 param_drift || fail "rpg_ai_rate 1 not shown as drift"
+num_eq 1 "$(metric roce_qos_drift netdev="$sim" field=dcqcn_params)" || fail "no dcqcn_params field drift"
+num_eq 0 "$(metric roce_qos_dcqcn_param_drift netdev="$sim" role=roce_rp param=rpg_time_reset)" || fail "rpg_time_reset drifted too"
+"$EXPORTER" check --config="$PWD/dcqcn-policy.yaml" --netdev "$sim" >check.txt 2>&1
+assert_eq 1 $? "check exit status with rpg_ai_rate 1"
+tr -s ' \n' '  ' <check.txt | grep -q "roce_rp/rpg_ai_rate 1 (expected 5)" || fail "check does not name the parameter: $(cat check.txt)"
+stop_exporter
+start_exporter --config="$PWD/dcqcn-policy.yaml" --remediation=enforce --remediation.backoff=1s \
+  --qos.poll-interval=500ms --remediation.state-file="$PWD/dcqcn-state.json"
+ai_restored() { [ "$(cat "$rp"/rpg_ai_rate)" = 5 ]; }
+wait_for 10 ai_restored || fail "enforce did not restore rpg_ai_rate (now $(cat "$rp"/rpg_ai_rate))"
+wait_for 10 in_sync "$sim" || fail "not in sync after the DCQCN parameter fix"
+assert_num_eq 1 "$(count "$sim" dcqcn_params success)" "dcqcn_params success"
+grep -q "remediation enforce $sim: dcqcn_params: ecn/roce_rp/rpg_ai_rate=1 -> 5: success" "$EXPORTER_LOG" || fail "no audit line for the parameter fix"
 exporter_alive
 stop_exporter

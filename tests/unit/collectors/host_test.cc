@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "collectors/dcqcn_params.h"
+
 namespace roceqos {
 namespace {
 
@@ -260,6 +262,23 @@ TEST_F(HostFixture, DcqcnWriteIsReadBack) {
   auto missing = reader.WriteDcqcnEnable("nosuch", true, 3, true);
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.error().message.find("nosuch/ecn/roce_np/enable/3"), std::string::npos);
+}
+
+TEST_F(HostFixture, DcqcnParamWriteIsReadBackAndStaysInsideEcn) {
+  WriteEcn("sim0", 0x08, 0x08);
+  Write("sys/class/net/sim0/ecn/roce_rp/rpg_ai_rate", "5\n");
+  HostReader reader(paths_);
+  ASSERT_TRUE(reader.WriteDcqcnParam("sim0", /*np=*/true, "cnp_dscp", 26).ok());
+  ASSERT_TRUE(reader.WriteDcqcnParam("sim0", /*np=*/false, "rpg_ai_rate", 10).ok());
+  EXPECT_EQ(reader.ReadDcqcn("sim0").cnp_dscp.value, 26);
+  auto params = ReadDcqcnParams("sim0", paths_.sysfs);
+  ASSERT_TRUE(params.ok());
+  EXPECT_EQ(params.value.reaction_point.at("rpg_ai_rate"), 10u);
+  for (const char* bad : {"", "..", ".", "../../../../etc/x", "enable/3"}) {
+    auto r = reader.WriteDcqcnParam("sim0", false, bad, 1);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.error().errnum, EINVAL) << bad;
+  }
 }
 
 // The real ioctl on the build machine: loopback has no tunable ops (absent); an unknown device

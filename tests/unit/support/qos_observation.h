@@ -2,9 +2,9 @@
 
 // A NIC configured exactly like the embedded default policy, as the QoS engine observes it:
 // real capture 07 (`mlnx_qos --trust dscp --pfc 0,0,0,1,0,0,0,0`: 64 DSCP entries d -> d/8, PFC on
-// 3, cable 7 m, mlx5's initial ETS) plus MOFED DCQCN enabled on priority 3, the RoCE ToS 106,
-// tcp_ecn 1, MTU 4200, a 200 Gb/s link and 8 VFs. Tests and benchmarks change one thing and look at
-// the consequences.
+// 3, cable 7 m, mlx5's initial ETS) plus MOFED DCQCN enabled on priority 3, CNPs on DSCP 48 and
+// priority 6, the RoCE ToS 106, tcp_ecn 1, MTU 4200, a 200 Gb/s link and 8 VFs. Tests and
+// benchmarks change one thing and look at the consequences.
 
 #include <linux/dcbnl.h>
 
@@ -41,6 +41,8 @@ inline ObservedQos DefaultPolicyObservation(const std::string& rdma_device = "ml
     o.dcqcn.np_enabled[p] = Observed<bool>::Ok(p == 3);
     o.dcqcn.rp_enabled[p] = Observed<bool>::Ok(p == 3);
   }
+  o.dcqcn.cnp_dscp = Observed<uint8_t>::Ok(48);  // MOFED's defaults, as the policy wants
+  o.dcqcn.cnp_802p_prio = Observed<uint8_t>::Ok(6);
   PortTos port;
   port.device = rdma_device;
   port.port = 1;

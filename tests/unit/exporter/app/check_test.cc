@@ -119,7 +119,7 @@ TEST(Check, PfcOffOnPriority3ExplainsWhyAndExitsOne) {
   reader.dcb["ens1f1np1"].value.pfc->enabled_mask = 0;
   CheckRun r = Check(reader);
   EXPECT_EQ(r.code, kCheckDrift);
-  EXPECT_NE(r.out.find("ens1f1np1 (pf 0000:3b:00.1, mlx5_1/1, up): DRIFT in 1 of 8 fields"),
+  EXPECT_NE(r.out.find("ens1f1np1 (pf 0000:3b:00.1, mlx5_1/1, up): DRIFT in 1 of 10 fields"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("pfc        DRIFT       expected [3]"), std::string::npos) << r.out;
@@ -145,7 +145,7 @@ TEST(Check, NoDcbCannotBeVerifiedAndIsNotDrift) {
   EXPECT_EQ(r.code, kCheckInSync) << r.out;
   EXPECT_NE(r.out.find("policy rule \"soft-roce\""), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("trust      UNVERIFIED"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("veth0 (other, ?): in sync (6 fields cannot be verified on this device)"),
+  EXPECT_NE(r.out.find("veth0 (other, ?): in sync (8 fields cannot be verified on this device)"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("no DCB on this device (EOPNOTSUPP)"), std::string::npos);

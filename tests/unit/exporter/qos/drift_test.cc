@@ -36,9 +36,10 @@ TEST(Drift, DefaultPolicyOnAWellConfiguredNicIsInSync) {
   // One verdict per checked field of the default policy, none for unchecked ones.
   std::vector<QosField> fields;
   for (const auto& v : d.fields) fields.push_back(v.field);
-  EXPECT_EQ(fields, (std::vector<QosField>{QosField::kTrust, QosField::kPfc, QosField::kDscpPrio,
-                                           QosField::kRoceTos, QosField::kDcqcnNp,
-                                           QosField::kDcqcnRp, QosField::kTcpEcn}));
+  EXPECT_EQ(fields,
+            (std::vector<QosField>{QosField::kTrust, QosField::kPfc, QosField::kDscpPrio,
+                                   QosField::kRoceTos, QosField::kDcqcnNp, QosField::kDcqcnRp,
+                                   QosField::kTcpEcn, QosField::kCnpDscp, QosField::kCnpPrio}));
 }
 
 // Each field drifts on its own and only its own verdict changes.
@@ -145,8 +146,103 @@ INSTANTIATE_TEST_SUITE_P(
                   "negotiated less than the fabric's speed"},
         FieldCase{"sriov_numvfs", QosField::kSriovNumVfs,
                   [](ObservedQos& o) { o.link.sriov_numvfs = Observed<uint32_t>::Ok(4); },
-                  [](QosPolicy& p) { p.sriov_numvfs = 8; }, "4", "VFs"}),
+                  [](QosPolicy& p) { p.sriov_numvfs = 8; }, "4", "VFs"},
+        FieldCase{"cnp_dscp", QosField::kCnpDscp,
+                  [](ObservedQos& o) { o.dcqcn.cnp_dscp = Observed<uint8_t>::Ok(26); }, nullptr,
+                  "26", "CNPs leave with another DSCP"},
+        FieldCase{"cnp_802p_prio", QosField::kCnpPrio,
+                  [](ObservedQos& o) { o.dcqcn.cnp_802p_prio = Observed<uint8_t>::Ok(3); }, nullptr,
+                  "3", "CNPs leave on another priority"}),
     [](const testing::TestParamInfo<FieldCase>& param) { return std::string(param.param.name); });
+
+// An inbox (upstream) mlx5 has no ecn/ sysfs: the CNP fields cannot be verified, which is not
+// drift; a MOFED file that exists but cannot be read is unknown.
+TEST(Drift, CnpMarkingWithoutMofedSysfsIsUnverifiedNotDrift) {
+  ObservedQos o = InSyncObservation();
+  o.dcqcn.cnp_dscp = Observed<uint8_t>::Absent();
+  o.dcqcn.cnp_802p_prio = Observed<uint8_t>::Failed("read ecn/roce_np/cnp_802p_prio: EIO");
+  DeviceDrift d = EvaluateDrift(kDefault, o);
+  const FieldVerdict* dscp = d.Find(QosField::kCnpDscp);
+  ASSERT_NE(dscp, nullptr);
+  EXPECT_EQ(dscp->status, FieldStatus::kAbsent);
+  EXPECT_NE(dscp->actual.find("MOFED only"), std::string::npos) << dscp->actual;
+  EXPECT_EQ(d.Find(QosField::kCnpPrio)->status, FieldStatus::kFailed);
+  EXPECT_FALSE(d.InSync()) << "an unreadable field is not known to be in sync";
+  o.dcqcn.cnp_802p_prio = Observed<uint8_t>::Absent();
+  EXPECT_TRUE(EvaluateDrift(kDefault, o).InSync());
+  EXPECT_EQ(EvaluateDrift(kDefault, o).Unverifiable(), 2u);
+}
+
+// The DCQCN rate parameters: one dcqcn_params verdict, with a detail per listed parameter.
+ObservedQos WithDcqcnParams(ObservedQos o) {
+  DcqcnParams params;
+  params.reaction_point = {{"rpg_ai_rate", 5}, {"rpg_hai_rate", 50}, {"rpg_time_reset", 300}};
+  params.notification_point = {{"min_time_between_cnps", 4}, {"cnp_dscp", 48}};
+  o.dcqcn_params = Observed<DcqcnParams>::Ok(params);
+  return o;
+}
+
+QosPolicy WithParamPolicy() {
+  QosPolicy p = kDefault;
+  p.dcqcn_rp_params = {{"rpg_ai_rate", 5}, {"rpg_time_reset", 300}};
+  p.dcqcn_np_params = {{"min_time_between_cnps", 4}};
+  return p;
+}
+
+TEST(Drift, DcqcnParamsDriftPerParameter) {
+  const QosPolicy policy = WithParamPolicy();
+  ObservedQos o = WithDcqcnParams(InSyncObservation());
+  DeviceDrift d = EvaluateDrift(policy, o);
+  ASSERT_TRUE(d.InSync());
+  ASSERT_EQ(d.dcqcn_params.size(), 3u);
+  o.dcqcn_params.value.reaction_point["rpg_ai_rate"] = 1;  // a firmware reset to another default
+  d = EvaluateDrift(policy, o);
+  const FieldVerdict* v = d.Find(QosField::kDcqcnParams);
+  ASSERT_NE(v, nullptr);
+  EXPECT_TRUE(v->Drifted());
+  EXPECT_NE(v->impact.find("roce_rp/rpg_ai_rate 1 (expected 5)"), std::string::npos) << v->impact;
+  EXPECT_NE(v->actual.find("roce_rp/rpg_ai_rate=1"), std::string::npos) << v->actual;
+  int drifted = 0;
+  for (const auto& p : d.dcqcn_params) {
+    drifted += p.status == FieldStatus::kDrift;
+    if (p.status == FieldStatus::kDrift) EXPECT_EQ(p.name, "rpg_ai_rate");
+  }
+  EXPECT_EQ(drifted, 1);
+  // Parameters the policy does not list never matter (rpg_hai_rate).
+  o = WithDcqcnParams(InSyncObservation());
+  o.dcqcn_params.value.reaction_point["rpg_hai_rate"] = 1;
+  EXPECT_TRUE(EvaluateDrift(policy, o).InSync());
+}
+
+TEST(Drift, DcqcnParamsWithoutMofedAreUnverifiedNotDrift) {
+  // Upstream mlx5: the parameters exist only in debugfs cc_params, which is not read.
+  const QosPolicy policy = WithParamPolicy();
+  ObservedQos o = InSyncObservation();
+  o.dcqcn_params = Observed<DcqcnParams>::Absent();
+  DeviceDrift d = EvaluateDrift(policy, o);
+  EXPECT_EQ(d.Find(QosField::kDcqcnParams)->status, FieldStatus::kAbsent);
+  EXPECT_NE(d.Find(QosField::kDcqcnParams)->actual.find("MOFED only"), std::string::npos);
+  EXPECT_TRUE(d.InSync());
+  EXPECT_TRUE(d.dcqcn_params.empty());
+}
+
+TEST(Drift, DcqcnParamFileThisDriverLacksIsAbsentForThatParameterOnly) {
+  QosPolicy policy = WithParamPolicy();
+  policy.dcqcn_rp_params["dce_tcp_rtt"] = 1;
+  ObservedQos o = WithDcqcnParams(InSyncObservation());
+  DeviceDrift d = EvaluateDrift(policy, o);
+  EXPECT_EQ(d.Find(QosField::kDcqcnParams)->status, FieldStatus::kInSync);
+  EXPECT_NE(d.Find(QosField::kDcqcnParams)->actual.find("absent: roce_rp/dce_tcp_rtt"),
+            std::string::npos);
+  // Only missing files: nothing could be verified.
+  QosPolicy only_missing = kDefault;
+  only_missing.dcqcn_rp_params = {{"dce_tcp_rtt", 1}};
+  EXPECT_EQ(EvaluateDrift(only_missing, o).Find(QosField::kDcqcnParams)->status,
+            FieldStatus::kAbsent);
+  // An unreadable file with nothing drifted is unknown, not in sync.
+  o.dcqcn_params.value.errors.push_back("read ecn/roce_rp/rpg_gd: EIO");
+  EXPECT_EQ(EvaluateDrift(policy, o).Find(QosField::kDcqcnParams)->status, FieldStatus::kFailed);
+}
 
 TEST(Drift, UncheckedFieldsProduceNoVerdictEvenWhenWildlyOff) {
   QosPolicy policy;  // everything unchecked

@@ -39,6 +39,10 @@ TEST(DefaultPolicy, IsTheStandardLosslessRoceV2Policy) {
   EXPECT_FALSE(p.prio_tc);
   EXPECT_FALSE(p.buffer);
   EXPECT_FALSE(p.mtu);
+  EXPECT_EQ(p.cnp_dscp, 48);
+  EXPECT_EQ(p.cnp_802p_prio, 6);
+  EXPECT_TRUE(p.dcqcn_rp_params.empty()) << "site-specific: unchecked by default";
+  EXPECT_TRUE(p.dcqcn_np_params.empty());
 }
 
 TEST(PolicyYaml, ShowDefaultRoundTripsThroughTheParser) {
@@ -65,6 +69,9 @@ defaults:
   mtu: 4200
   link_speed_min_mbps: 200000
   sriov_numvfs: 8
+  cnp_dscp: 46
+  cnp_802p_prio: 5
+  dcqcn_params: {roce_rp: {rpg_ai_rate: 10, rpg_time_reset: 100}, roce_np: {min_time_between_cnps: 0}}
 devices:
   - name: "storage \"fast\" path"
     match: {netdev: "ens1f[0-9]np0", pci: "0000:3b:00.0"}
@@ -86,6 +93,44 @@ devices:
   EXPECT_EQ(first->rules[0].policy.link_speed_min_mbps, 200000u) << "and inherits the minimum";
   EXPECT_EQ(first->defaults.ets->tsa[4], IEEE_8021QAZ_TSA_STRICT);
   EXPECT_EQ((*first->defaults.buffer->size)[1], 229120u);
+  EXPECT_EQ(first->defaults.cnp_dscp, 46);
+  EXPECT_EQ(first->defaults.dcqcn_rp_params.at("rpg_time_reset"), 100u);
+  EXPECT_EQ(first->defaults.dcqcn_np_params.at("min_time_between_cnps"), 0u);
+}
+
+TEST(PolicyYaml, DcqcnParamsMergePerParameterAndNullUnchecks) {
+  const char* text = R"(
+defaults:
+  dcqcn_params:
+    roce_rp: {rpg_ai_rate: 5, rpg_hai_rate: 50}
+    roce_np: {min_time_between_cnps: 4}
+devices:
+  - match: {netdev: a}
+    policy: {dcqcn_params: {roce_rp: {rpg_ai_rate: 10, rpg_hai_rate: null}}}
+  - match: {netdev: b}
+    policy: {dcqcn_params: {roce_np: null}}
+  - match: {netdev: c}
+    policy: {dcqcn_params: null, cnp_dscp: null}
+)";
+  auto parsed = ParsePolicy(text, "p.yaml");
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  using Params = std::map<std::string, uint64_t>;
+  EXPECT_EQ(parsed->defaults.dcqcn_rp_params, (Params{{"rpg_ai_rate", 5}, {"rpg_hai_rate", 50}}));
+  EXPECT_EQ(parsed->rules[0].policy.dcqcn_rp_params, (Params{{"rpg_ai_rate", 10}}));
+  EXPECT_EQ(parsed->rules[0].policy.dcqcn_np_params, (Params{{"min_time_between_cnps", 4}}));
+  EXPECT_TRUE(parsed->rules[1].policy.dcqcn_np_params.empty());
+  EXPECT_EQ(parsed->rules[1].policy.dcqcn_rp_params.size(), 2u);
+  EXPECT_TRUE(parsed->rules[2].policy.dcqcn_rp_params.empty());
+  EXPECT_FALSE(parsed->rules[2].policy.cnp_dscp);
+  EXPECT_EQ(parsed->rules[2].policy.cnp_802p_prio, 6) << "inherited from the embedded default";
+}
+
+TEST(PolicyYaml, TheShippedExamplePolicyIsValid) {
+  auto parsed =
+      LoadPolicyFile(std::string(ROCEQOS_SOURCE_DIR) + "/deploy/policy/policy.example.yaml");
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  EXPECT_EQ(parsed->defaults.cnp_dscp, 48);
+  EXPECT_FALSE(parsed->defaults.dcqcn_rp_params.empty());
 }
 
 TEST(PolicyYaml, FileOverridesOnlyTheKeysItNamesAndNullUnchecks) {
@@ -326,6 +371,21 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"rule_names_twice",
                 "devices:\n  - {name: a, match: {netdev: x}}\n  - {name: a, match: {netdev: y}}\n",
                 "bad.yaml:3:5:", "rule name \"a\" used twice"},
+        BadCase{"cnp_dscp_range", "defaults:\n  cnp_dscp: 64\n",
+                "bad.yaml:2:13:", "cnp_dscp 64 is out of range 0..63"},
+        BadCase{"cnp_prio_range", "defaults:\n  cnp_802p_prio: 8\n",
+                "bad.yaml:2:18:", "out of range 0..7"},
+        BadCase{"dcqcn_param_unknown", "defaults:\n  dcqcn_params: {roce_rp: {rpg_ai_rat: 5}}\n",
+                "bad.yaml:2:28:", "unknown key \"rpg_ai_rat\""},
+        BadCase{"dcqcn_param_cnp_in_np", "defaults:\n  dcqcn_params: {roce_np: {cnp_dscp: 48}}\n",
+                "bad.yaml:2:28:", "unknown key \"cnp_dscp\""},
+        BadCase{"dcqcn_param_role", "defaults:\n  dcqcn_params: {roce_xp: {}}\n",
+                "bad.yaml:2:18:", "unknown key \"roce_xp\""},
+        BadCase{"dcqcn_param_range",
+                "defaults:\n  dcqcn_params: {roce_rp: {rpg_ai_rate: 4294967296}}\n",
+                "bad.yaml:2:41:", "out of range 0..4294967295"},
+        BadCase{"dcqcn_param_negative", "defaults:\n  dcqcn_params: {roce_rp: {rpg_gd: -1}}\n",
+                "bad.yaml:2:36:", "out of range"},
         BadCase{"two_documents", "defaults: {pfc: [3]}\n---\ndefaults: {pfc: [4]}\n",
                 "bad.yaml:3:", "more than one YAML document"}),
     [](const testing::TestParamInfo<BadCase>& param) { return std::string(param.param.name); });

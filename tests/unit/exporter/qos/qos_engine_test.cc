@@ -74,6 +74,9 @@ class FakeHost : public QosReader, public QosWriter {
     return {};
   }
   Result<void> WriteRoceTos(const std::string&, uint32_t, int) override { return {}; }
+  Result<void> WriteDcqcnParam(const std::string&, bool, const std::string&, uint64_t) override {
+    return {};
+  }
 };
 
 // The engine owns its reader/writer; the test keeps a pointer to inspect the fake.
@@ -101,6 +104,10 @@ struct Harness {
       Result<void> WriteTcpEcn(int v) override { return h->WriteTcpEcn(v); }
       Result<void> WriteRoceTos(const std::string& d, uint32_t p, int t) override {
         return h->WriteRoceTos(d, p, t);
+      }
+      Result<void> WriteDcqcnParam(const std::string& n, bool np, const std::string& p,
+                                   uint64_t v) override {
+        return h->WriteDcqcnParam(n, np, p, v);
       }
     };
     std::shared_ptr<const PolicySet> policy =

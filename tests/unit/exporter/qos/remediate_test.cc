@@ -102,6 +102,20 @@ class FakeNic : public QosWriter {
     return {};
   }
 
+  Result<void> WriteDcqcnParam(const std::string& netdev, bool np, const std::string& param,
+                               uint64_t value) override {
+    calls.push_back(fmt::format("param {} {} {} {}", netdev, np ? "np" : "rp", param, value));
+    if (auto e = Fail()) return *e;
+    if (ignore_writes) return {};
+    const auto u8 = static_cast<uint8_t>(value);
+    if (np && param == "cnp_dscp") state.dcqcn.cnp_dscp = Observed<uint8_t>::Ok(u8);
+    if (np && param == "cnp_802p_prio") state.dcqcn.cnp_802p_prio = Observed<uint8_t>::Ok(u8);
+    if (state.dcqcn_params.ok())
+      (np ? state.dcqcn_params.value.notification_point
+          : state.dcqcn_params.value.reaction_point)[param] = value;
+    return {};
+  }
+
   Remediator::Reread Reader() {
     return [this] {
       ++reads;
@@ -283,6 +297,90 @@ TEST(Plan, DcqcnTosAndTcpEcnArePerItemWrites) {
             (std::vector<std::string>{"dcqcn_np: ecn/roce_np/enable/3=0 -> 1",
                                       "dcqcn_rp: ecn/roce_rp/enable/3=0 -> 1",
                                       "roce_tos: mlx5_0/1 tclass 0 -> 106", "tcp_ecn: 2 -> 1"}));
+}
+
+TEST(Plan, CnpMarkingIsOneSysfsWritePerDriftedFile) {
+  ObservedQos o = Good();
+  o.dcqcn.cnp_dscp = Observed<uint8_t>::Ok(26);
+  o.dcqcn.cnp_802p_prio = Observed<uint8_t>::Ok(3);
+  auto plan = PlanRemediation(kPolicy, o, EvaluateDrift(kPolicy, o));
+  std::vector<std::string> got;
+  for (const auto& a : plan) got.push_back(DescribeAction(a));
+  EXPECT_EQ(got, (std::vector<std::string>{"cnp_dscp: ecn/roce_np/cnp_dscp=26 -> 48",
+                                           "cnp_802p_prio: ecn/roce_np/cnp_802p_prio=3 -> 6"}));
+  ASSERT_EQ(plan.size(), 2u);
+  EXPECT_EQ(plan[0].kind, RemediationAction::Kind::kDcqcnParam);
+  EXPECT_TRUE(plan[0].np);
+  EXPECT_EQ(plan[0].param, "cnp_dscp");
+  EXPECT_EQ(plan[0].param_value, 48u);
+}
+
+TEST(Enforce, CnpDriftIsRewrittenAndVerified) {
+  FakeNic nic;
+  nic.state.dcqcn.cnp_dscp = Observed<uint8_t>::Ok(0);
+  Remediator r(Enforce(), &nic);
+  std::vector<ActionRecord> records;
+  EXPECT_EQ(StepOnce(r, nic, t0, &records), RemediationState::kActed);
+  EXPECT_EQ(nic.calls, (std::vector<std::string>{"param sim0 np cnp_dscp 48"}));
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].field, QosField::kCnpDscp);
+  EXPECT_EQ(records[0].result, kResultSuccess);
+  EXPECT_TRUE(EvaluateDrift(kPolicy, nic.state).InSync());
+}
+
+TEST(Enforce, CnpWriteThatDoesNotTakeIsAMismatch) {
+  FakeNic nic;
+  nic.state.dcqcn.cnp_802p_prio = Observed<uint8_t>::Ok(0);
+  nic.ignore_writes = true;
+  Remediator r(Enforce(), &nic);
+  std::vector<ActionRecord> records;
+  StepOnce(r, nic, t0, &records);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].field, QosField::kCnpPrio);
+  EXPECT_EQ(records[0].result, kResultMismatch);
+}
+
+TEST(Enforce, CnpWithoutMofedSysfsIsNeverWritten) {
+  FakeNic nic;
+  nic.state.dcqcn = DcqcnState{};  // upstream mlx5: no ecn/ at all
+  Remediator r(Enforce(), &nic);
+  EXPECT_EQ(StepOnce(r, nic, t0), RemediationState::kInSync);
+  EXPECT_TRUE(nic.calls.empty());
+}
+
+TEST(Enforce, DcqcnParamsAreRewrittenOnePerDriftedFile) {
+  QosPolicy policy = kPolicy;
+  policy.dcqcn_rp_params = {{"rpg_ai_rate", 5}, {"rpg_time_reset", 300}};
+  policy.dcqcn_np_params = {{"min_time_between_cnps", 4}};
+  FakeNic nic;
+  DcqcnParams params;
+  params.reaction_point = {{"rpg_ai_rate", 1}, {"rpg_time_reset", 300}};
+  params.notification_point = {{"min_time_between_cnps", 0}};
+  nic.state.dcqcn_params = Observed<DcqcnParams>::Ok(params);
+  Remediator r(Enforce(), &nic);
+  std::vector<ActionRecord> records;
+  ObservedQos observed = nic.state;
+  EXPECT_EQ(
+      r.Step(UpPf(), policy, observed, EvaluateDrift(policy, observed), t0, nic.Reader(), &records),
+      RemediationState::kActed);
+  EXPECT_EQ(nic.calls, (std::vector<std::string>{"param sim0 rp rpg_ai_rate 5",
+                                                 "param sim0 np min_time_between_cnps 4"}));
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0].field, QosField::kDcqcnParams);
+  EXPECT_EQ(records[0].result, kResultSuccess);
+  EXPECT_EQ(records[0].description, "dcqcn_params: ecn/roce_rp/rpg_ai_rate=1 -> 5");
+  EXPECT_TRUE(EvaluateDrift(policy, nic.state).InSync());
+}
+
+TEST(Enforce, DcqcnParamsWithoutMofedAreNeverWritten) {
+  QosPolicy policy = kPolicy;
+  policy.dcqcn_rp_params = {{"rpg_ai_rate", 5}};
+  FakeNic nic;  // dcqcn_params absent: the upstream driver
+  Remediator r(Enforce(), &nic);
+  ObservedQos observed = nic.state;
+  EXPECT_EQ(r.Step(UpPf(), policy, observed, EvaluateDrift(policy, observed), t0, nic.Reader()),
+            RemediationState::kInSync);
+  EXPECT_TRUE(nic.calls.empty());
 }
 
 TEST(Plan, AbsentFailedAndMtuFieldsAreNotRemediated) {

@@ -90,9 +90,14 @@ Snapshot QosSnapshot() {
   q->observed.roce_tos.push_back(port);
   q->observed.pfc_storm_timeout_ms = Observed<uint16_t>::Ok(0xffff);
   q->observed.tcp_ecn = Observed<int>::Ok(1);
+  DcqcnParams params;
+  params.reaction_point = {{"rpg_ai_rate", 5}};
+  params.notification_point = {{"min_time_between_cnps", 4}, {"cnp_dscp", 48}};
+  q->observed.dcqcn_params = Observed<DcqcnParams>::Ok(params);
 
   QosPolicy policy = DefaultPolicy().defaults;
   policy.mtu = 9000;  // absent below
+  policy.dcqcn_rp_params = {{"rpg_ai_rate", 5}};
   q->drift = EvaluateDrift(policy, q->observed);
   q->policy_rule = "default";
   q->policy_hash = PolicyFingerprint(policy);
@@ -180,6 +185,7 @@ TEST(RenderQos, DriftPolicyAndRemediationFamilies) {
   const QosPolicy policy = [] {
     QosPolicy p = DefaultPolicy().defaults;
     p.mtu = 9000;
+    p.dcqcn_rp_params = {{"rpg_ai_rate", 5}};
     return p;
   }();
   EXPECT_EQ(Value(f, "roce_qos_policy_info",
