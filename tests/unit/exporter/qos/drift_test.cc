@@ -205,7 +205,9 @@ TEST(Drift, DcqcnParamsDriftPerParameter) {
   int drifted = 0;
   for (const auto& p : d.dcqcn_params) {
     drifted += p.status == FieldStatus::kDrift;
-    if (p.status == FieldStatus::kDrift) EXPECT_EQ(p.name, "rpg_ai_rate");
+    if (p.status == FieldStatus::kDrift) {
+      EXPECT_EQ(p.name, "rpg_ai_rate");
+    }
   }
   EXPECT_EQ(drifted, 1);
   // Parameters the policy does not list never matter (rpg_hai_rate).
