@@ -48,7 +48,7 @@ rc=$?
 set -e
 [[ $rc == 0 ]] || fail "check with a rule for lo: exit $rc, want 0 (nothing verifiable differs)"$'\n'"$(cat out.txt err.txt)"
 grep -q 'trust      UNVERIFIED' out.txt || fail "check output lacks the unverifiable trust field"
-grep -q 'lo (.*): in sync (6 fields cannot be verified on this device)' out.txt ||
+grep -q 'lo (.*): in sync (8 fields cannot be verified on this device)' out.txt ||
   fail "check verdict does not count the unverifiable fields: $(cat out.txt)"
 # A verifiable difference is drift, whatever cannot be verified.
 printf 'defaults: {tcp_ecn: %s}\ndevices:\n  - name: loopback\n    match: {netdev: lo}\n' \
@@ -58,7 +58,7 @@ set +e
 rc=$?
 set -e
 [[ $rc == 1 ]] || fail "check with a tcp_ecn difference: exit $rc, want 1 (drift)"$'\n'"$(cat out.txt err.txt)"
-grep -q 'DRIFT in 1 of 7 fields (6 fields cannot be verified on this device)' out.txt ||
+grep -q 'DRIFT in 1 of 9 fields (8 fields cannot be verified on this device)' out.txt ||
   fail "drift verdict wrong: $(cat out.txt)"
 
 echo "== observe mode needs no capability"
