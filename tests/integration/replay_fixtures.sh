@@ -34,7 +34,7 @@ comparable() {
 }
 ready() { [[ -n ${port:-} ]] && curl -sf -o /dev/null "http://127.0.0.1:$port/-/ready"; }
 listening() {
-  port=$(sed -n 's/.*listening on .*(port \([0-9]*\)).*/\1/p' "$work/exporter.log" | head -n1)
+  port=$(sed -n 's/.*msg="listening" .* ports=\([0-9]*\).*/\1/p' "$work/exporter.log" | head -n1)
   [[ -n $port ]]
 }
 # The series appear once the QoS stage has run; the first snapshot may precede it.
