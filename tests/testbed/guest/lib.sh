@@ -256,6 +256,23 @@ simnic_ctl() {
 }
 # simnic_netdevs: the netdevs the simulated NIC created.
 simnic_netdevs() { ls "$SIMNIC_DEBUGFS" 2>/dev/null; }
+# simnic_conform_default_policy NETDEV IBDEV: puts a simnic port in the embedded default policy's
+# state (trust dscp with DSCP 24/26 -> 3 and 48 -> 6, PFC on 3 only, DCQCN NP/RP on 3 only, CNPs on
+# DSCP 48 / priority 6, ToS 106 on IBDEV/1, tcp_ecn 1), so only what a scenario changes can drift.
+simnic_conform_default_policy() {
+  dcb pfc set dev "$1" prio-pfc all:off 3:on
+  dcb app add dev "$1" dscp-prio 24:3 26:3 48:6
+  for _p in 0 1 2 3 4 5 6 7; do
+    _v=0
+    [ "$_p" = 3 ] && _v=1
+    echo $_v >/sys/class/net/"$1"/ecn/roce_np/enable/$_p
+    echo $_v >/sys/class/net/"$1"/ecn/roce_rp/enable/$_p
+  done
+  echo 48 >/sys/class/net/"$1"/ecn/roce_np/cnp_dscp
+  echo 6 >/sys/class/net/"$1"/ecn/roce_np/cnp_802p_prio
+  echo 106 >/sys/class/infiniband/"$2"/tc/1/traffic_class
+  sysctl -qw net.ipv4.tcp_ecn=1
+}
 
 # --- Soft-RoCE traffic --------------------------------------------------------------------------
 # rxe_traffic [COUNT]: COUNT rping round trips over rxe0 (loopback on veth0's address).

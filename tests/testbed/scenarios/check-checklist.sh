@@ -16,16 +16,7 @@ ibdev=$(rdma_links | awk -v n="$sim" '$2 == n { split($1, a, "/"); print a[1]; e
 [ -n "$ibdev" ] || fail "no RDMA device bound to $sim"
 
 # The embedded default policy, as in qos_drift.sh, so only the item under test can differ.
-dcb pfc set dev "$sim" prio-pfc all:off 3:on
-dcb app add dev "$sim" dscp-prio 24:3 26:3 48:6
-for p in 0 1 2 3 4 5 6 7; do
-  v=0
-  [ "$p" = 3 ] && v=1
-  echo $v >/sys/class/net/"$sim"/ecn/roce_np/enable/$p
-  echo $v >/sys/class/net/"$sim"/ecn/roce_rp/enable/$p
-done
-echo 106 >/sys/class/infiniband/"$ibdev"/tc/1/traffic_class
-sysctl -qw net.ipv4.tcp_ecn=1
+simnic_conform_default_policy "$sim" "$ibdev"
 ip link set "$sim" up
 port_is() { rdma_links | awk -v n="$sim" -v s="$1" '$2 == n && $3 == s { f = 1 } END { exit !f }'; }
 wait_for 10 port_is ACTIVE || fail "$ibdev/1 not ACTIVE with $sim up: $(rdma_links)"

@@ -14,16 +14,7 @@ config=/testbed/npd/roce-qos-monitor.json
 [ -f "$config" ] || fail "$config missing: the runner copies deploy/kubernetes/node-problem-detector"
 
 # The embedded default policy on $sim (as qos_drift.sh).
-dcb pfc set dev "$sim" prio-pfc all:off 3:on
-dcb app add dev "$sim" dscp-prio 24:3 26:3 48:6
-for p in 0 1 2 3 4 5 6 7; do
-  v=0
-  [ "$p" = 3 ] && v=1
-  echo $v >/sys/class/net/"$sim"/ecn/roce_np/enable/$p
-  echo $v >/sys/class/net/"$sim"/ecn/roce_rp/enable/$p
-done
-echo 106 >/sys/class/infiniband/"$ibdev"/tc/1/traffic_class
-sysctl -qw net.ipv4.tcp_ecn=1
+simnic_conform_default_policy "$sim" "$ibdev"
 
 # The config's values (one key per line in the shipped file; no jq in the guest).
 json_value() { sed -n "s/^ *\"$1\": *\"\{0,1\}\([^\",]*\)\"\{0,1\},\{0,1\}$/\1/p" "$config" | head -n "${2:-1}" | tail -n 1; }

@@ -86,7 +86,7 @@ wait_for 10 cnp_ok || fail "enforce did not restore the CNP marking: dscp=$(cat 
 wait_for 10 in_sync "$sim" || fail "not in sync after the CNP fix"
 assert_num_eq 1 "$(count "$sim" cnp_dscp success)" "cnp_dscp success"
 assert_num_eq 1 "$(count "$sim" cnp_802p_prio success)" "cnp_802p_prio success"
-grep -q "remediation enforce $sim: cnp_dscp: ecn/roce_np/cnp_dscp=26 -> 48: success" "$EXPORTER_LOG" || fail "no audit line for the CNP fix"
+grep -q "msg=\"remediation enforce\" netdev=$sim field=cnp_dscp action=\"cnp_dscp: ecn/roce_np/cnp_dscp=26 -> 48\" result=success" "$EXPORTER_LOG" || fail "no audit line for the CNP fix"
 
 # --- guardrails: a PFC storm defers the fix -------------------------------------------------------
 simnic_ctl "$sim" "traffic 3 rx 20000 1024; traffic 3 tx 20000 1024"
@@ -208,6 +208,6 @@ ai_restored() { [ "$(cat "$rp"/rpg_ai_rate)" = 5 ]; }
 wait_for 10 ai_restored || fail "enforce did not restore rpg_ai_rate (now $(cat "$rp"/rpg_ai_rate))"
 wait_for 10 in_sync "$sim" || fail "not in sync after the DCQCN parameter fix"
 assert_num_eq 1 "$(count "$sim" dcqcn_params success)" "dcqcn_params success"
-grep -q "remediation enforce $sim: dcqcn_params: ecn/roce_rp/rpg_ai_rate=1 -> 5: success" "$EXPORTER_LOG" || fail "no audit line for the parameter fix"
+grep -q "msg=\"remediation enforce\" netdev=$sim field=dcqcn_params action=\"dcqcn_params: ecn/roce_rp/rpg_ai_rate=1 -> 5\" result=success" "$EXPORTER_LOG" || fail "no audit line for the parameter fix"
 exporter_alive
 stop_exporter
