@@ -12,7 +12,7 @@ namespace {
 constexpr std::string_view kAlphabet =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 constexpr std::string_view kEmpty = "-";  // an empty byte string or list: a field is never empty
-constexpr size_t kMaxLineBytes = 64 * 1024 * 1024;
+constexpr size_t kMaxLineBytes = size_t{64} * 1024 * 1024;
 
 std::string_view AsText(const Blob& blob) {
   return {reinterpret_cast<const char*>(blob.data()), blob.size()};

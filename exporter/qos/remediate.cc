@@ -587,6 +587,10 @@ RemediationState Remediator::StepEnforce(const std::string& netdev, const QosPol
   if (fresh_drift.InSync()) return StepInSync(netdev, now, status);
   std::vector<RemediationAction> plan = PlanRemediation(policy, fresh, fresh_drift);
   if (plan.empty()) return status.state = RemediationState::kObserveOnly;
+  // The link guard again, on the fresh read: a link that went down after the inventory last saw
+  // it (its notification can trail the DCB one that woke this pass) has no speed.
+  if (fresh.link.speed_mbps.ok() && fresh.link.speed_mbps.value == 0)
+    return status.state = RemediationState::kBlockedDown;
 
   ++status.attempts;
   status.attempt_times.push_back(now);

@@ -43,7 +43,11 @@ count() {  # netdev field result -> value or 0
 }
 
 # --- enforce -----------------------------------------------------------------------------------
-start_exporter --remediation=enforce --remediation.backoff=1s --qos.poll-interval=500ms
+# Six separate drifts are fixed below, each an attempt that held for less than the stable-reset
+# time: a 1 s cap on the back-off and room for more attempts keep them from reading as a device
+# that keeps being undone (the give-up part below tests that on its own).
+start_exporter --remediation=enforce --remediation.backoff=1s --remediation.max-backoff=1s \
+  --remediation.max-attempts=20 --qos.poll-interval=500ms
 wait_for 10 in_sync "$sim" || fail "$sim not in sync at start"
 
 dcb pfc set dev "$sim" prio-pfc 3:off

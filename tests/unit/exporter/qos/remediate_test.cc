@@ -421,6 +421,17 @@ TEST(Enforce, WritesVerifiesAndCountsSuccess) {
   EXPECT_EQ(nic.calls.size(), 2u);
 }
 
+TEST(Enforce, ALinkThatWentDownSinceTheInventoryIsBlockedOnTheFreshRead) {
+  FakeNic nic;  // the context (inventory) still says the link is up
+  nic.state.dcb.value.pfc->enabled_mask = 0;
+  nic.state.link.speed_mbps = Observed<uint32_t>::Ok(0);  // the fresh read: no link
+  Remediator r(Enforce(), &nic);
+  EXPECT_EQ(StepOnce(r, nic, t0), RemediationState::kBlockedDown);
+  EXPECT_TRUE(nic.calls.empty()) << "a down link is never written";
+  nic.state.link.speed_mbps = Observed<uint32_t>::Ok(100000);
+  EXPECT_EQ(StepOnce(r, nic, t0 + 1s), RemediationState::kActed);
+}
+
 TEST(Enforce, Mlx5ReplacedTheOldDscpSoNoDeleteIsSent) {
   FakeNic nic;
   auto& apps = nic.state.dcb.value.apps;
