@@ -18,19 +18,18 @@ struct Style {
   }
 };
 
-std::string_view StatusWord(FieldStatus status) {
-  switch (status) {
-    case FieldStatus::kInSync:
-      return "ok";
-    case FieldStatus::kDrift:
-      return "DRIFT";
-    case FieldStatus::kAbsent:
-      return "UNVERIFIED";
-    case FieldStatus::kFailed:
-      return "UNREADABLE";
-  }
-  return "?";
-}
+// The two spellings of a verdict: the text report's (shouting what needs a look) and the JSON
+// schema's (docs/check.md).
+constexpr EnumName<FieldStatus> kStatusWords[] = {{FieldStatus::kInSync, "ok"},
+                                                  {FieldStatus::kDrift, "DRIFT"},
+                                                  {FieldStatus::kAbsent, "UNVERIFIED"},
+                                                  {FieldStatus::kFailed, "UNREADABLE"}};
+constexpr EnumName<FieldStatus> kJsonStatuses[] = {{FieldStatus::kInSync, "ok"},
+                                                   {FieldStatus::kDrift, "drift"},
+                                                   {FieldStatus::kAbsent, "unverified"},
+                                                   {FieldStatus::kFailed, "unreadable"}};
+
+std::string_view StatusWord(FieldStatus status) { return NameOf(kStatusWords, status, "?"); }
 
 std::string DeviceHeadline(const Device& d) {
   std::string ports;
@@ -154,17 +153,7 @@ std::string Json(std::string_view text) {
 }
 
 std::string_view JsonStatus(FieldStatus status) {
-  switch (status) {
-    case FieldStatus::kInSync:
-      return "ok";
-    case FieldStatus::kDrift:
-      return "drift";
-    case FieldStatus::kAbsent:
-      return "unverified";
-    case FieldStatus::kFailed:
-      return "unreadable";
-  }
-  return "unreadable";
+  return NameOf(kJsonStatuses, status, "unreadable");
 }
 
 std::string JsonItems(const std::vector<CheckItem>& items) {

@@ -74,7 +74,7 @@ void Compare(bool equal, std::string actual, std::string impact, FieldVerdict* v
 
 std::string PfcImpact(uint8_t expected, uint8_t actual) {
   std::vector<std::string> parts;
-  for (int p = 0; p < 8; ++p) {
+  for (int p = 0; p < kNumPriorities; ++p) {
     bool want = (expected >> p) & 1, have = (actual >> p) & 1;
     if (want && !have)
       parts.push_back(fmt::format(
@@ -94,10 +94,10 @@ std::string PfcImpact(uint8_t expected, uint8_t actual) {
 
 // Observed per-priority DCQCN enables: absent when the sysfs tree does not exist, failed when any
 // priority could not be read.
-Observed<uint8_t> DcqcnMask(const std::array<Observed<bool>, 8>& enabled) {
+Observed<uint8_t> DcqcnMask(const std::array<Observed<bool>, kNumPriorities>& enabled) {
   uint8_t mask = 0;
   int absent = 0;
-  for (int p = 0; p < 8; ++p) {
+  for (int p = 0; p < kNumPriorities; ++p) {
     if (enabled[p].failed()) return Observed<uint8_t>::Failed(enabled[p].error);
     if (enabled[p].absent()) {
       ++absent;
@@ -112,7 +112,7 @@ Observed<uint8_t> DcqcnMask(const std::array<Observed<bool>, 8>& enabled) {
 
 // DCQCN must be enabled on the listed priorities; others are not checked (MOFED enables every
 // priority by default, and an enable where no RoCE runs is harmless).
-FieldVerdict CheckDcqcn(QosField field, uint8_t expected, const std::array<Observed<bool>, 8>& en) {
+FieldVerdict CheckDcqcn(QosField field, uint8_t expected, const std::array<Observed<bool>, kNumPriorities>& en) {
   bool np = field == QosField::kDcqcnNp;
   FieldVerdict v = Verdict(field, "enabled on " + PriorityListText(expected));
   Observed<uint8_t> mask = DcqcnMask(en);
@@ -481,7 +481,7 @@ std::string StateFingerprint(const ObservedQos& o) {
     return x.ok() ? fmt::format("{}", x.value) : std::string(x.absent() ? "-" : "?");
   };
   std::string dcqcn;
-  for (int p = 0; p < 8; ++p) dcqcn += obs(o.dcqcn.np_enabled[p]) + obs(o.dcqcn.rp_enabled[p]);
+  for (int p = 0; p < kNumPriorities; ++p) dcqcn += obs(o.dcqcn.np_enabled[p]) + obs(o.dcqcn.rp_enabled[p]);
   add("dcqcn", dcqcn);
   add("cnp", obs(o.dcqcn.cnp_dscp) + "/" + obs(o.dcqcn.cnp_802p_prio));
   for (const auto& port : o.roce_tos)

@@ -541,7 +541,7 @@ Result<PolicySet> LoadPolicyFile(const std::string& path) {
 
 std::string PriorityListText(uint8_t mask) {
   std::string out = "[";
-  for (int p = 0; p < 8; ++p)
+  for (int p = 0; p < kNumPriorities; ++p)
     if (mask & (1u << p)) out += fmt::format("{}{}", out.size() > 1 ? ", " : "", p);
   return out + "]";
 }

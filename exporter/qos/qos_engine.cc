@@ -23,7 +23,7 @@ void CollectErrors(const ObservedQos& o, std::vector<Error>& errors) {
   add(o.pfc_storm_timeout_ms);
   add(o.dcqcn.cnp_dscp);
   add(o.dcqcn.cnp_802p_prio);
-  for (int p = 0; p < 8; ++p) {
+  for (int p = 0; p < kNumPriorities; ++p) {
     add(o.dcqcn.np_enabled[p]);
     add(o.dcqcn.rp_enabled[p]);
   }
@@ -35,7 +35,8 @@ void CollectErrors(const ObservedQos& o, std::vector<Error>& errors) {
 
 }  // namespace
 
-Result<std::shared_ptr<const PolicySet>> LoadPolicy(const std::string& config_path) {
+Result<std::shared_ptr<const PolicySet>> LoadPolicy(const std::string& config_path,
+                                                    const std::function<void()>& after_read) {
   if (config_path.empty()) return std::make_shared<const PolicySet>(DefaultPolicy());
   // A file being rewritten in place (an editor, `cat > policy.yaml`) can be read half-written;
   // a prefix of a valid policy may itself be valid. Refuse a file that changed while it was
@@ -45,6 +46,7 @@ Result<std::shared_ptr<const PolicySet>> LoadPolicy(const std::string& config_pa
   const bool stat_before = ::stat(config_path.c_str(), &before) == 0;
   auto set = LoadPolicyFile(config_path);
   if (!set) return set.error();
+  if (after_read) after_read();
   if (stat_before &&
       (::stat(config_path.c_str(), &after) != 0 || after.st_ino != before.st_ino ||
        after.st_size != before.st_size || after.st_mtim.tv_sec != before.st_mtim.tv_sec ||

@@ -40,8 +40,11 @@ struct QosEngineOptions {
 };
 
 /// Loads the policy named by --config (or the embedded default). Used at start-up, where an
-/// invalid policy refuses to start, and by reloads.
-Result<std::shared_ptr<const PolicySet>> LoadPolicy(const std::string& config_path);
+/// invalid policy refuses to start, and by reloads. A file that changed while it was read is
+/// refused (EAGAIN). `after_read` runs between the read and the second look at the file: the seam
+/// through which a test rewrites the file at exactly that moment.
+Result<std::shared_ptr<const PolicySet>> LoadPolicy(const std::string& config_path,
+                                                    const std::function<void()>& after_read = {});
 
 class QosEngine {
  public:

@@ -183,7 +183,7 @@ void PlanDcqcn(const QosPolicy& policy, const ObservedQos& observed, const Devic
     const std::optional<uint8_t>& want = np ? policy.dcqcn_np : policy.dcqcn_rp;
     if (!want || !Drifted(drift, field)) continue;
     const auto& enabled = np ? observed.dcqcn.np_enabled : observed.dcqcn.rp_enabled;
-    for (int prio = 0; prio < 8; ++prio) {
+    for (int prio = 0; prio < kNumPriorities; ++prio) {
       // Only the listed priorities are enabled; others are never switched off (not checked).
       const bool target = (*want >> prio) & 1;
       if (!target || !enabled[prio].ok() || enabled[prio].value) continue;

@@ -81,12 +81,13 @@ kustomize enforce "$k8s_dir/overlays/enforce"
 kustomize lean "$k8s_dir/overlays/lean"
 
 # Site overlays, the documented way to set the image: images: in the kustomization applied, on top
-# of base or overlays/enforce. deploy/ is linked beside them, as a site repository would have it.
+# of base, overlays/enforce or overlays/lean. deploy/ is linked beside them, as a site repository
+# would have it.
 site=$out/site
 mkdir -p "$site"
 ln -s "$(cd "$k8s_dir/../.." && pwd)/deploy" "$site/deploy"
 custom_image=registry.example.com/site/roce-qos-exporter:9.9.9-check
-for variant in base overlays/enforce; do
+for variant in base overlays/enforce overlays/lean; do
   name=site-$(basename "$variant")
   mkdir -p "$site/$name"
   cat >"$site/$name/kustomization.yaml" <<YAML
@@ -143,6 +144,7 @@ images_are base "roce-qos-exporter:$version"
 images_are enforce "roce-qos-exporter:$version"
 images_are site-base "$custom_image"
 images_are site-enforce "$custom_image"
+images_are site-lean "$custom_image"
 for name in "${docs_sites[@]}"; do
   docs_image=$(jq -r '.[] | select(.kind == "DaemonSet") | .spec.template.spec.containers[] | select(.name == "exporter") | .image' \
     "$out/$name.objects.json" 2>/dev/null || true)
@@ -269,7 +271,7 @@ assert "enforce: the initContainer waits for /run/mellanox/drivers/.driver-ready
 
 # The Prometheus ServiceAccount is changed with one patch on both bindings (docs/deployment.md
 # "Prometheus"): they must always name the same subject, in every build.
-for name in base enforce site-base site-enforce "${docs_sites[@]}"; do
+for name in base enforce lean site-base site-enforce site-lean "${docs_sites[@]}"; do
   assert "$name: both roce-qos-exporter/subject=prometheus bindings name the same ServiceAccount" "$out/$name.objects.json" \
     "[.[] | select(.metadata.labels[\"roce-qos-exporter/subject\"] == \"prometheus\") | {kind, subjects}] | (map(.kind) | sort) == [\"ClusterRoleBinding\", \"RoleBinding\"] and (map(.subjects) | unique | length) == 1"
 done

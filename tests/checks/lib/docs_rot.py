@@ -7,7 +7,9 @@ Usage: docs_rot.py REPO EXPORTER   Prints one line per problem, then a summary; 
  - every YAML block in docs/ that is a policy file (has `defaults:` or `devices:` at the top
    level) is accepted by `EXPORTER check --config` (exit 2 with "invalid policy" = rejected);
  - every roce_* metric name in README.md, docs/, runbooks, alerts/ and dashboards/ is in the
-   catalogue (`EXPORTER --print-metrics-doc`), histogram/summary suffixes allowed.
+   catalogue (`EXPORTER --print-metrics-doc`), histogram/summary suffixes allowed;
+ - every repository path in backquotes in README.md, docs/ and the READMEs under tests/ exists
+   (a file moved by a refactoring leaves no dangling reference).
 """
 import pathlib
 import re
@@ -112,16 +114,39 @@ def check_metrics(repo, exporter, problems):
     return seen
 
 
+# A backquoted repository path: starts at a top-level folder of the tree; placeholders (<x>, *, $,
+# {a,b}, ...) make it a pattern, not a path.
+PATH_RE = re.compile(r"`((?:collectors|exporter|tests|docs|scripts|deploy|alerts|dashboards|bench|fuzz|"
+                     r"packaging)/[\w./+-]*)(?::\d+(?:-\d+)?)?`")
+PLACEHOLDER_RE = re.compile(r"[<>*${}]|\.\.\.|\b[A-Z]{2,}\b")
+
+
+def check_paths(repo, problems):
+    seen = 0
+    for path in doc_files(repo, "README.md", "docs/**/*.md", "tests/**/README.md"):
+        for lineno, line in enumerate(path.read_text().splitlines(), 1):
+            for ref in PATH_RE.findall(line):
+                if PLACEHOLDER_RE.search(ref):
+                    continue
+                seen += 1
+                target = repo / ref.rstrip("/")
+                # A program of the build tree is named by its path there: its source is the file.
+                if not (target.exists() or target.with_name(target.name + ".cc").exists()):
+                    problems.append(f"{path.relative_to(repo)}:{lineno}: {ref} does not exist")
+    return seen
+
+
 def main():
     repo, exporter = pathlib.Path(sys.argv[1]), sys.argv[2]
     problems = []
     flags = check_flags(repo, exporter, problems)
     policies = check_policies(repo, exporter, problems)
     metrics = check_metrics(repo, exporter, problems)
+    paths = check_paths(repo, problems)
     for p in problems:
         print(p)
-    print(f"docs: {flags} flags, {policies} policy examples, {metrics} metric mentions checked; "
-          f"{len(problems)} problem(s)")
+    print(f"docs: {flags} flags, {policies} policy examples, {metrics} metric mentions, "
+          f"{paths} repository paths checked; {len(problems)} problem(s)")
     return 1 if problems else 0
 
 
