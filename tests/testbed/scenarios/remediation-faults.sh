@@ -100,6 +100,7 @@ start_exporter "$only" --qos.poll-interval=500ms --config="$policy"
 assert_num_eq 0 "$(metric roce_qos_drift netdev="$sim" field=pfc)" "half-applied: pfc"
 assert_num_eq 1 "$(metric roce_qos_drift netdev="$sim" field=dcqcn_np)" "half-applied: dcqcn_np"
 stop_exporter
+t0=$(cut -d' ' -f1 /proc/uptime)
 # shellcheck disable=SC2086
 start_exporter $enforce_flags
 grep "the previous process ended in the middle of an apply" "$EXPORTER_LOG" | grep -q "netdev=$sim " ||
@@ -107,6 +108,8 @@ grep "the previous process ended in the middle of an apply" "$EXPORTER_LOG" | gr
 # The killed attempt counts and its 1 s back-off is restored (a crash loop must not step around
 # it): converged within that back-off and one poll.
 wait_for 10 in_sync || fail "not converged within the back-off and one poll after the restart"
+# The figure docs/remediation.md quotes (start to in sync, including the exporter's start-up).
+echo "REMEDIATION_FAULTS converged_after_restart_s=$(awk -v t="$t0" '{ printf "%.1f", $1 - t }' /proc/uptime)"
 assert_num_eq 1 "$(count dcqcn_np success)" "the restart wrote the missing ecn enable"
 assert_num_eq 0 "$(count pfc success)" "and not the PFC part that had been applied"
 stop_exporter
