@@ -112,7 +112,8 @@ Observed<uint8_t> DcqcnMask(const std::array<Observed<bool>, kNumPriorities>& en
 
 // DCQCN must be enabled on the listed priorities; others are not checked (MOFED enables every
 // priority by default, and an enable where no RoCE runs is harmless).
-FieldVerdict CheckDcqcn(QosField field, uint8_t expected, const std::array<Observed<bool>, kNumPriorities>& en) {
+FieldVerdict CheckDcqcn(QosField field, uint8_t expected,
+                        const std::array<Observed<bool>, kNumPriorities>& en) {
   bool np = field == QosField::kDcqcnNp;
   FieldVerdict v = Verdict(field, "enabled on " + PriorityListText(expected));
   Observed<uint8_t> mask = DcqcnMask(en);
@@ -481,7 +482,8 @@ std::string StateFingerprint(const ObservedQos& o) {
     return x.ok() ? fmt::format("{}", x.value) : std::string(x.absent() ? "-" : "?");
   };
   std::string dcqcn;
-  for (int p = 0; p < kNumPriorities; ++p) dcqcn += obs(o.dcqcn.np_enabled[p]) + obs(o.dcqcn.rp_enabled[p]);
+  for (int p = 0; p < kNumPriorities; ++p)
+    dcqcn += obs(o.dcqcn.np_enabled[p]) + obs(o.dcqcn.rp_enabled[p]);
   add("dcqcn", dcqcn);
   add("cnp", obs(o.dcqcn.cnp_dscp) + "/" + obs(o.dcqcn.cnp_802p_prio));
   for (const auto& port : o.roce_tos)
