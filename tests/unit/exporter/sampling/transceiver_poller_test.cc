@@ -5,10 +5,13 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <thread>
 
+#include "exporter/sampling/sampler.h"
+#include "tests/unit/support/fake_sources.h"
 #include "tests/unit/support/module_pages.h"
 
 namespace roceqos {
@@ -142,6 +145,79 @@ TEST(TransceiverPoller, ThreadPollsAtItsIntervalAndStops) {
   const uint64_t after_stop = h.poller->Latest()->reads;
   std::this_thread::sleep_for(std::chrono::milliseconds(60));
   EXPECT_EQ(h.poller->Latest()->reads, after_stop);  // no round after Stop()
+}
+
+// A module read that hangs (a firmware command that does not come back) until released.
+class BlockingIo : public ModuleEepromIo {
+ public:
+  explicit BlockingIo(ModulePages pages) : pages_(std::move(pages)) {}
+  Result<std::vector<uint8_t>> ReadHalfPage(const std::string&, ModulePageAddress a) override {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return released_; });
+    if (!a.upper) return pages_.lower;
+    auto page = pages_.upper.find(a.page);
+    if (page == pages_.upper.end()) return MakeError(EINVAL, "no such page");
+    return page->second;
+  }
+  void Release() {
+    {
+      std::lock_guard lock(mu_);
+      released_ = true;
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  ModulePages pages_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool released_ = false;
+};
+
+// The sampler publishes at its own period while a module read hangs on the poller thread, and
+// the module shows in the snapshots once the read returns: the poller is not in the sampler's path.
+TEST(TransceiverPoller, HangingModuleReadDoesNotDelayTheSampler) {
+  auto inventory = std::make_unique<testing::FakeInventory>();
+  inventory->inventory.devices.push_back(testing::MakeDevice("sim0", 2));
+  auto ethtool = std::make_unique<testing::FakeEthtool>();
+  ethtool->SetNames("sim0", {"rx_prio3_pause"});
+  SamplerSources sources;
+  sources.inventory = std::move(inventory);
+  sources.ethtool = std::move(ethtool);
+  sources.selected_by_default = [](const Device&) { return true; };
+  SamplerOptions options;
+  options.period = std::chrono::milliseconds(10);
+  Sampler sampler(std::move(options), std::move(sources));
+
+  auto blocking = std::make_unique<BlockingIo>(Fixture("qsfp28_sr4.pages"));
+  BlockingIo* io = blocking.get();
+  TransceiverPoller poller({.interval = std::chrono::seconds(60)}, std::move(blocking), [&] {
+    (void)sampler.WaitForSequence(1, std::chrono::steady_clock::now() + std::chrono::seconds(10));
+    std::vector<std::string> names;
+    for (const DeviceSnapshot& d : sampler.Latest()->devices) names.push_back(d.device->name);
+    return names;
+  });
+  sampler.SetAttachHook([&](Snapshot& draft) { draft.transceivers = poller.Latest(); });
+  struct ReleaseOnExit {  // a failed assertion must not leave the poller thread hanging
+    BlockingIo* io;
+    ~ReleaseOnExit() { io->Release(); }
+  } release_on_exit{io};
+  sampler.Start();
+  poller.Start();  // its first read hangs
+
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  ASSERT_TRUE(sampler.WaitForSequence(20, deadline)) << "the sampler stalled behind the read";
+  EXPECT_EQ(sampler.Latest()->transceivers, nullptr);  // no round finished yet
+
+  io->Release();
+  bool attached = false;
+  for (uint64_t seq = sampler.Latest()->sequence + 1; !attached; ++seq) {
+    ASSERT_TRUE(sampler.WaitForSequence(seq, deadline)) << "no snapshot with the module";
+    const auto latest = sampler.Latest();
+    attached = latest->transceivers && latest->transceivers->modules.contains("sim0");
+  }
+  poller.Stop();
+  sampler.Stop();
 }
 
 }  // namespace
