@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,12 +37,14 @@ struct RdmaPort {
 
 /// A network interface as discovery sees it. Plain value type: tests build it by hand.
 struct Device {
-  int32_t ifindex = 0;         // ifinfomsg.ifi_index
-  std::string name;            // IFLA_IFNAME
-  std::string oper_state;      // IFLA_OPERSTATE as text: "up", "down", "lowerlayerdown", ...
-  bool admin_up = false;       // ifinfomsg.ifi_flags & IFF_UP
-  bool carrier = false;        // ifinfomsg.ifi_flags & IFF_LOWER_UP
-  uint32_t mtu = 0;            // IFLA_MTU
+  int32_t ifindex = 0;     // ifinfomsg.ifi_index
+  std::string name;        // IFLA_IFNAME
+  std::string oper_state;  // IFLA_OPERSTATE as text: "up", "down", "lowerlayerdown", ...
+  bool admin_up = false;   // ifinfomsg.ifi_flags & IFF_UP
+  bool carrier = false;    // ifinfomsg.ifi_flags & IFF_LOWER_UP
+  uint32_t mtu = 0;        // IFLA_MTU
+  /// IFLA_CARRIER_CHANGES: carrier up/down transitions since the netdev was created (2.6.37+).
+  std::optional<uint32_t> carrier_changes;
   int32_t master_ifindex = 0;  // IFLA_MASTER (0 = none)
   std::string master;          // name of IFLA_MASTER, resolved from the same dump
   std::string kind;            // IFLA_LINKINFO/IFLA_INFO_KIND ("bond", "veth", ... or empty)

@@ -38,12 +38,13 @@ constexpr uint32_t kMellanoxVendor = 0x15b3;
 constexpr int kDumpAttempts = 3;  // NLM_F_DUMP_INTR: links changed during the dump
 
 // rtnl_fill_ifinfo (net/core/rtnetlink.c).
-constexpr auto kLinkPolicy = MakePolicy<IFLA_LINKINFO + 1>({
+constexpr auto kLinkPolicy = MakePolicy<IFLA_CARRIER_CHANGES + 1>({
     {IFLA_IFNAME, attr::Required(attr::NonEmptyString("IFLA_IFNAME", IFNAMSIZ))},
     {IFLA_MTU, attr::U32("IFLA_MTU")},
     {IFLA_MASTER, attr::U32("IFLA_MASTER")},
     {IFLA_OPERSTATE, attr::U8("IFLA_OPERSTATE")},
     {IFLA_LINKINFO, attr::Nested("IFLA_LINKINFO")},
+    {IFLA_CARRIER_CHANGES, attr::U32("IFLA_CARRIER_CHANGES")},
 });
 
 // rtnl_link_info_fill / rtnl_link_slave_info_fill.
@@ -147,6 +148,7 @@ Result<Device> ParseLinkReply(netlink::Bytes body) {
   device.admin_up = (header.ifi_flags & IFF_UP) != 0;
   device.carrier = (header.ifi_flags & IFF_LOWER_UP) != 0;
   device.mtu = attrs->U32(IFLA_MTU).value_or(0);
+  device.carrier_changes = attrs->U32(IFLA_CARRIER_CHANGES);  // u32, link flaps since creation
   device.master_ifindex = static_cast<int32_t>(attrs->U32(IFLA_MASTER).value_or(0));
   device.oper_state = OperStateName(attrs->U8(IFLA_OPERSTATE).value_or(IF_OPER_UNKNOWN));
   if (attrs->Has(IFLA_LINKINFO)) {

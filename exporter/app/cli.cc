@@ -22,7 +22,7 @@ constexpr std::string_view kProgram = "roce_qos_exporter";
 // The text of the flags that need more than CLI11's conversion; checked after parsing so every
 // problem is reported the same way.
 struct FlagText {
-  std::string period, discovery, qos_poll, backoff, max_backoff;
+  std::string period, discovery, qos_poll, backoff, max_backoff, transceiver_interval;
   std::string device_include, device_exclude, raw_include;
   CLI::Option* include = nullptr;
   CLI::Option* exclude = nullptr;
@@ -89,6 +89,21 @@ Result<void> ValidateQos(Config& config, const FlagText& text) {
   return {};
 }
 
+// --transceiver.interval: 0 turns the poller off; otherwise at least 1s, since every module read
+// is several firmware register accesses on mlx5 (docs/transceiver.md).
+Result<void> ValidateTransceiver(Config& config, const FlagText& text) {
+  auto parsed = ParseDuration(text.transceiver_interval);
+  if (!parsed) return Invalid("--transceiver.interval: " + parsed.error().message);
+  if (parsed->count() != 0 &&
+      (*parsed < std::chrono::seconds(1) || *parsed > std::chrono::hours(24))) {
+    return Invalid(
+        fmt::format("--transceiver.interval \"{}\" must be 0 (off) or between 1s and 24h",
+                    text.transceiver_interval));
+  }
+  config.transceiver_interval = *parsed;
+  return {};
+}
+
 Result<void> ValidateWeb(const Config& config) {
   const std::string& path = config.telemetry_path;
   if (path.size() < 2 || path.front() != '/' || path.rfind("/-/", 0) == 0 ||
@@ -127,6 +142,7 @@ Result<void> ValidateConfigPath(const std::string& path) {
 Result<void> Validate(Config& config, const FlagText& text) {
   if (auto valid = ValidateSampler(config, text); !valid) return valid;
   if (auto valid = ValidateQos(config, text); !valid) return valid;
+  if (auto valid = ValidateTransceiver(config, text); !valid) return valid;
   if (auto valid = ValidateWeb(config); !valid) return valid;
   if (auto valid = ValidateConfigPath(config.config_path); !valid) return valid;
   // Compiles the regexes; a bad one is a usage error now rather than a failure at start.
@@ -253,6 +269,16 @@ void AddQosFlags(CLI::App& app, Config& config, FlagText& text) {
                "/sys/kernel/config/rdma_cm/<dev> when needed (a side effect; off by default)");
 }
 
+void AddTransceiverFlags(CLI::App& app, Config& config, FlagText& text) {
+  app.add_option("--transceiver.interval", text.transceiver_interval,
+                 "How often the module EEPROM (transceiver diagnostics) of every selected netdev "
+                 "is read, on its own thread; Prometheus duration, 0 turns it off (1s..24h)")
+      ->capture_default_str();
+  app.add_flag("--transceiver.serial", config.transceiver_serial,
+               "Put the module serial number on roce_transceiver_info (off by default: one more "
+               "unique label value per module)");
+}
+
 void AddDeriveFlags(CLI::App& app, FlagText& text) {
   app.add_option("--storm.threshold", text.storm_threshold,
                  "Paused-time ratio of a sample interval at or above which (with no packet "
@@ -278,6 +304,7 @@ FlagText DefaultFlagText(const Config& config) {
   text.period = FormatDuration(config.sampler_period);
   text.discovery = FormatDuration(config.discovery_interval);
   text.qos_poll = FormatDuration(config.qos_poll_interval);
+  text.transceiver_interval = FormatDuration(config.transceiver_interval);
   text.backoff = FormatDuration(config.remediation_backoff);
   text.max_backoff = FormatDuration(config.remediation_max_backoff);
   text.storm_threshold = config.derive.storm.threshold;
@@ -339,6 +366,7 @@ CliOutcome ParseCommandLine(std::span<const char* const> args, std::ostream& out
   AddWebFlags(app, config);
   AddSamplerFlags(app, config, text);
   AddQosFlags(app, config, text);
+  AddTransceiverFlags(app, config, text);
   AddDeriveFlags(app, text);
   app.add_option(
       "--replay", config.replay_path,

@@ -39,6 +39,9 @@ struct Config {
   /// restarts; empty: $STATE_DIRECTORY/remediation.json, else /var/lib/roce-qos-exporter/...
   std::string remediation_state_file;
   bool qos_configfs_tos = false;  // --qos.configfs-tos: may mkdir rdma_cm/<dev> to read the ToS
+  /// --transceiver.interval: module EEPROM poll cadence, on its own thread; 0 = off
+  std::chrono::nanoseconds transceiver_interval = std::chrono::seconds(60);
+  bool transceiver_serial = false;  // --transceiver.serial: serial number on roce_transceiver_info
   /// --storm.threshold, --storm.detection-time, --storm.restoration-time, --derive.windows
   DeriveConfig derive;
   /// --replay: a capture bundle to answer every kernel read from (exporter/app/capture.h)

@@ -25,6 +25,7 @@
 #include "exporter/render/exposition_cache.h"
 #include "exporter/render/metrics.h"
 #include "exporter/sampling/sampler.h"
+#include "exporter/sampling/transceiver_poller.h"
 #include "exporter/signals/derive_stage.h"
 #include "exporter/signals/derived_signals.h"
 
@@ -175,6 +176,31 @@ void WireSampler(const Config& config, Sampler& sampler, QosEngine& qos, Systemd
   }));
 }
 
+// The transceiver poller reads the sampler's selection on its own thread and cadence; the sampler
+// attaches the poller's latest state to each snapshot (a pointer copy, no kernel access). Null
+// with --transceiver.interval=0.
+std::unique_ptr<TransceiverPoller> MakeTransceiverPoller(const Config& config, Sampler& sampler) {
+  // A replay answers from its bundle, which holds no module pages: no transceiver reads there.
+  if (config.transceiver_interval.count() == 0 || !config.replay_path.empty()) return nullptr;
+  auto netdevs = [&sampler] {
+    // The first round waits for the first sample's selection instead of reading nothing.
+    (void)sampler.WaitForSequence(1, std::chrono::steady_clock::now() + std::chrono::seconds(30));
+    std::vector<std::string> names;
+    if (std::shared_ptr<const Snapshot> latest = sampler.Latest()) {
+      for (const DeviceSnapshot& d : latest->devices) {
+        if (d.device) names.push_back(d.device->name);
+      }
+    }
+    return names;
+  };
+  auto poller = std::make_unique<TransceiverPoller>(
+      TransceiverPollerOptions{.interval = config.transceiver_interval,
+                               .serial_numbers = config.transceiver_serial},
+      MakeKernelTransceiverIo(), std::move(netdevs));
+  sampler.SetAttachHook([p = poller.get()](Snapshot& draft) { draft.transceivers = p->Latest(); });
+  return poller;
+}
+
 // Waits for SIGTERM/SIGINT (SIGHUP reloads the policy); says so once if the first sample takes
 // unusually long. Returns the signal that ends the exporter.
 int WaitForTermination(const sigset_t& signals, const Sampler& sampler, QosEngine& qos) {
@@ -233,6 +259,7 @@ int RunExporter(const Config& config) {
   FaultLog notify_log;       // only touched on the sampler thread
   Sampler sampler(std::move(options.value()), MakeKernelSources());
   WireSampler(config, sampler, **qos, notifier, notify_log);
+  std::unique_ptr<TransceiverPoller> transceivers = MakeTransceiverPoller(config, sampler);
   // A DCB notification wakes the sampler at once: detection well under one period.
   QosMonitorThread qos_monitor(qos->get(), [&sampler](const QosEngine::ChangeResponse& change) {
     sampler.Wake(change.discovery, change.dcb_changed);
@@ -252,6 +279,7 @@ int RunExporter(const Config& config) {
     return 1;
   }
   sampler.Start();
+  if (transceivers) transceivers->Start();
   qos_monitor.Start();
   LogListening(config, **server);
   const int received = WaitForTermination(signals, sampler, **qos);
@@ -263,6 +291,7 @@ int RunExporter(const Config& config) {
   }
   server->reset();  // no scrape in flight while the sampler stops
   qos_monitor.Stop();
+  if (transceivers) transceivers->Stop();  // before the sampler its attach hook points into
   sampler.Stop();
   LogEvent(spdlog::level::info, "stopped", {});
   return 0;

@@ -25,6 +25,7 @@ namespace roceqos {
 struct QosDeviceState;        // QoS engineer: observed DCB state + drift for one netdev
 struct QosGlobalState;        // QoS engineer: policy source/reload, monitor, host-wide state
 struct DerivedDeviceSignals;  // signals engineer: windowed rates/peaks + storm state of one netdev
+struct TransceiverState;      // exporter/sampling/transceiver_poller.h: modules of all netdevs
 
 /// ETHTOOL_GSTATS of one netdev with the name mapping of its string-set generation.
 struct EthtoolSample {
@@ -81,6 +82,9 @@ struct Snapshot {
   SamplerStatus sampler;
 
   std::shared_ptr<const QosGlobalState> qos;  // filled by the QoS stage, if any
+  /// The transceiver poller's latest state (its own thread and cadence), attached as published;
+  /// null with --transceiver.interval=0 and before its first round. Rendered only for `devices`.
+  std::shared_ptr<const TransceiverState> transceivers;
 
   const DeviceSnapshot* FindDevice(std::string_view netdev) const {
     for (const DeviceSnapshot& d : devices) {

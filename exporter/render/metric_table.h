@@ -21,7 +21,7 @@ struct MetricDef {
   std::string_view name;
   MetricKind kind;
   std::string_view help;  // one line, no backslash: prometheus-cpp writes HELP unescaped
-  std::array<std::string_view, 6> labels;  // label names in rendering order; unused slots empty
+  std::array<std::string_view, 8> labels;  // label names in rendering order; unused slots empty
   std::string_view area;                   // section in docs/metrics.md
   std::string_view source;                 // where the value comes from (docs only)
 
@@ -119,6 +119,55 @@ inline constexpr MetricDef kMetricTable[] = {
    "RDMA port bound to a selected network device, with the port state; always 1.",
    {"device", "port", "netdev", "pci", "role", "state"}, "device",
    "RDMA_NLDEV_CMD_PORT_GET (RDMA_NLDEV_ATTR_NDEV_NAME, RDMA_NLDEV_ATTR_PORT_STATE)"},
+
+  {"roce_netdev_carrier_changes_total", MetricKind::kCounter,
+   "Times the carrier of a netdev went up or down since the netdev was created (link flaps).",
+   {"netdev"}, "device", "RTM_GETLINK IFLA_CARRIER_CHANGES (at the discovery cadence)"},
+
+  // ---- Transceiver (module EEPROM, own thread: exporter/sampling/transceiver_poller.h) ----------
+  {"roce_transceiver_info", MetricKind::kGauge,
+   "Pluggable module of a netdev with its type, management spec, vendor, part number, vendor revision, CMIS firmware and (with --transceiver.serial) serial number; always 1.",
+   {"netdev", "type", "spec", "vendor", "part_number", "revision", "firmware", "serial"},
+   "transceiver",
+   "lower page byte 0 (SFF-8024 identifier); SFF-8636 page 00h bytes 148-163, 168-183, 184-185, 196-211; CMIS page 00h bytes 129-144, 148-163, 164-165, 166-181, lower page bytes 39-40"},
+  {"roce_transceiver_temperature_celsius", MetricKind::kGauge,
+   "Internal temperature of the module.",
+   {"netdev"}, "transceiver", "SFF-8636 lower page bytes 22-23, CMIS lower page bytes 14-15"},
+  {"roce_transceiver_supply_voltage_volts", MetricKind::kGauge,
+   "Supply voltage of the module.",
+   {"netdev"}, "transceiver", "SFF-8636 lower page bytes 26-27, CMIS lower page bytes 16-17"},
+  {"roce_transceiver_rx_power_watts", MetricKind::kGauge,
+   "Received optical power of a media lane (average, or OMA where the module says so).",
+   {"netdev", "lane"}, "transceiver", "SFF-8636 lower page bytes 34-41, CMIS page 11h bytes 186-201"},
+  {"roce_transceiver_tx_power_watts", MetricKind::kGauge,
+   "Transmitted optical power of a media lane.",
+   {"netdev", "lane"}, "transceiver", "SFF-8636 lower page bytes 50-57, CMIS page 11h bytes 154-169"},
+  {"roce_transceiver_tx_bias_amperes", MetricKind::kGauge,
+   "Laser bias current of a media lane.",
+   {"netdev", "lane"}, "transceiver", "SFF-8636 lower page bytes 42-49, CMIS page 11h bytes 170-185"},
+  {"roce_transceiver_flag", MetricKind::kGauge,
+   "Whether the module raised its own alarm or warning flag of a monitor (temperature, supply_voltage, rx_power, tx_power, tx_bias; lane empty for module monitors): 1 raised, 0 clear.",
+   {"netdev", "monitor", "lane", "kind"}, "transceiver",
+   "SFF-8636 lower page bytes 6-7, 9-14; CMIS lower page byte 9, page 11h bytes 139-146, 149-152"},
+  {"roce_transceiver_threshold", MetricKind::kGauge,
+   "The module's own alarm and warning threshold of a monitor, in the monitor's base unit (celsius, volts, watts, amperes).",
+   {"netdev", "monitor", "kind"}, "transceiver",
+   "SFF-8636 page 03h bytes 128-135, 144-151, 176-199; CMIS page 02h bytes 128-143, 176-199"},
+  {"roce_exporter_transceiver_reads_total", MetricKind::kCounter,
+   "Module EEPROM reads (one per netdev per --transceiver.interval, each several firmware page reads on mlx5).",
+   {}, "self", "transceiver poller"},
+  {"roce_exporter_transceiver_read_errors_total", MetricKind::kCounter,
+   "Module EEPROM reads that failed, by reason (a netdev without a module EEPROM is not a failure).",
+   {"reason"}, "self", "transceiver poller"},
+  {"roce_exporter_transceiver_read_duration_seconds", MetricKind::kGauge,
+   "Wall time of the last successful module EEPROM read of a netdev (all its pages).",
+   {"netdev"}, "self", "transceiver poller"},
+  {"roce_exporter_transceiver_round_duration_seconds", MetricKind::kGauge,
+   "Wall time of the last transceiver poll round (every selected netdev).",
+   {}, "self", "transceiver poller"},
+  {"roce_exporter_transceiver_interval_seconds", MetricKind::kGauge,
+   "Transceiver poll interval set by --transceiver.interval (no series when it is 0, off).",
+   {}, "self", "--transceiver.interval"},
 
   // ---- Exporter self-metrics ---------------------------------------------------------------------
   {"roce_exporter_build_info", MetricKind::kGauge,

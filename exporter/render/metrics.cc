@@ -19,6 +19,7 @@ Families RenderSnapshot(const Snapshot* snapshot, const ServingStats* serving) {
     RenderDeviceInfo(*snapshot, out);
     RenderQos(*snapshot, out);
     RenderDerived(*snapshot, out);
+    RenderTransceivers(*snapshot, out);
   }
   RenderSelf(snapshot, out);
   if (serving != nullptr) RenderServing(*serving, out);

@@ -40,6 +40,7 @@ void RenderRdmaCounters(const Snapshot& snapshot, Families& out);     // metrics
 void RenderDeviceInfo(const Snapshot& snapshot, Families& out);       // metrics_device.cc
 void RenderQos(const Snapshot& snapshot, Families& out);              // metrics_qos.cc
 void RenderDerived(const Snapshot& snapshot, Families& out);          // metrics_derived.cc
+void RenderTransceivers(const Snapshot& snapshot, Families& out);     // metrics_transceiver.cc
 /// Self-metrics; `snapshot` is null before the first sample (build info only).
 void RenderSelf(const Snapshot* snapshot, Families& out);      // metrics_self.cc
 void RenderServing(const ServingStats& stats, Families& out);  // metrics_self.cc

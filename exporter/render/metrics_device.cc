@@ -21,12 +21,14 @@ std::string_view PortStateName(uint8_t state) { return NameOf(kPortStateNames, s
 void RenderDeviceInfo(const Snapshot& snapshot, Families& out) {
   FamilyBuilder netdev_info(FindMetric("roce_netdev_info"));
   FamilyBuilder device_info(FindMetric("roce_device_info"));
+  FamilyBuilder carrier_changes(FindMetric("roce_netdev_carrier_changes_total"));
   for (const DeviceSnapshot& snap : snapshot.devices) {
     if (!snap.device) continue;
     const Device& d = *snap.device;
     const std::string_view role = DeviceRoleName(d.role);
     const std::string_view pci = d.pci_address;
     netdev_info.Add({d.name, d.driver, pci, role, d.oper_state, d.master}, 1);
+    if (d.carrier_changes) carrier_changes.Add({d.name}, *d.carrier_changes);
     for (const RdmaPort& port : d.rdma_ports) {
       device_info.Add({port.device, std::to_string(port.port), d.name, pci, role,
                        PortStateName(port.port_state)},
@@ -35,6 +37,7 @@ void RenderDeviceInfo(const Snapshot& snapshot, Families& out) {
   }
   netdev_info.AppendTo(out);
   device_info.AppendTo(out);
+  carrier_changes.AppendTo(out);
 }
 
 }  // namespace roceqos

@@ -30,6 +30,12 @@ constexpr Area kAreas[] = {
      "(`roce_exporter_source_available{source=\"rdma\"} 0`)."},
     {"device", "Inventory",
      "From discovery (every `--sampler.discovery-interval`, and at once when a device vanishes)."},
+    {"transceiver", "Transceivers (module EEPROM)",
+     "Read by the transceiver poller on its own thread every `--transceiver.interval` (default "
+     "`1m`, `0` = off), never by the counter sampler: SFF-8636 (QSFP28/QSFP56) and CMIS "
+     "(QSFP-DD/OSFP) diagnostics as `ethtool -m` shows them, in base units, with the module's own "
+     "flags and thresholds. A netdev without a module EEPROM, or whose last read failed, has no "
+     "series. Needs `CAP_NET_ADMIN`. Details: [transceiver.md](transceiver.md)."},
     {"derived", "Derived signals (sampler)",
      "Computed on the sampler thread from consecutive samples (`--sampler.period`), which a "
      "scrape cannot see: per-interval peaks over sliding windows (`window` label, "

@@ -406,6 +406,7 @@ std::shared_ptr<const Snapshot> Sampler::Finish(std::shared_ptr<Snapshot> snapsh
       .samples = sequence_,
       .rdma_ports_stale = rdma_ports_stale_,
   };
+  if (attach_hook_) attach_hook_(*snapshot);
   return snapshot;
 }
 

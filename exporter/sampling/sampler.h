@@ -95,6 +95,11 @@ class Sampler {
     publish_hook_ = std::move(hook);
   }
 
+  /// Called on the sampler thread on every draft just before it is published, to attach state
+  /// produced elsewhere (the transceiver poller's latest, a pointer copy). Set before Start();
+  /// must be quick, must not touch the kernel and must not throw.
+  void SetAttachHook(std::function<void(Snapshot&)> hook) { attach_hook_ = std::move(hook); }
+
   /// Takes one sample on the calling thread and publishes it. Not to be called concurrently with
   /// itself or with a running thread; the thread loop, tests and benchmarks use it.
   void SampleOnce();
@@ -163,6 +168,7 @@ class Sampler {
   FaultLog fault_log_;
   std::vector<std::unique_ptr<SampleStage>> stages_;
   std::function<void(const Snapshot&)> publish_hook_;
+  std::function<void(Snapshot&)> attach_hook_;
 
   // Sampler-thread state.
   std::vector<std::shared_ptr<const Device>> selected_;  // sorted by name

@@ -78,6 +78,28 @@ for node in NODES:
                 add("roce_tc_discards", "counter", "roce_tc_discards_total", {**nd, "tc": str(tc), "reason": reason}, lambda t: 0)
         for fam, rate in (("roce_cnp_sent", 40), ("roce_cnp_handled", 35), ("roce_cnp_ignored", 1), ("roce_ecn_marked_packets", 45)):
             add(fam, "counter", fam + "_total", rd, lambda t, r=rate: r * t)
+        # The transceiver (QSFP28, 4 lanes) and the link's carrier changes; one flap a minute from
+        # minute 10 on gpu-node-01 ens1f0np0, whose lane 2 Rx power falls to the low warning.
+        flap = lambda t, n=node, d=netdev: (n, d) == ("gpu-node-01", "ens1f0np0") and t >= 10 * 60
+        add("roce_netdev_carrier_changes", "counter", "roce_netdev_carrier_changes_total", nd,
+            lambda t, f=flap: 1 + (2 * ((t - 600) // 60) if f(t) else 0))
+        add("roce_transceiver", "info", "roce_transceiver_info", {**nd, "type": "QSFP28", "spec": "sff8636", "vendor": "SIMNIC", "part_number": "SIM-QSFP28-SR4", "revision": "A1", "firmware": "", "serial": ""}, lambda t: 1)
+        add("roce_transceiver_temperature_celsius", "gauge", "roce_transceiver_temperature_celsius", nd, lambda t: 41.5)
+        add("roce_transceiver_supply_voltage_volts", "gauge", "roce_transceiver_supply_voltage_volts", nd, lambda t: 3.31)
+        for lane in range(1, 5):
+            ln = {**nd, "lane": str(lane)}
+            low = lambda t, f=flap, l=lane: f(t) and l == 2
+            add("roce_transceiver_rx_power_watts", "gauge", "roce_transceiver_rx_power_watts", ln, lambda t, lo=low: 0.00009 if lo(t) else 0.00081)
+            add("roce_transceiver_tx_power_watts", "gauge", "roce_transceiver_tx_power_watts", ln, lambda t: 0.00065)
+            add("roce_transceiver_tx_bias_amperes", "gauge", "roce_transceiver_tx_bias_amperes", ln, lambda t: 0.007)
+            for kind in ("high_alarm", "low_alarm", "high_warning", "low_warning"):
+                add("roce_transceiver_flag", "gauge", "roce_transceiver_flag", {**ln, "monitor": "rx_power", "kind": kind},
+                    lambda t, lo=low, k=kind: 1 if lo(t) and k == "low_warning" else 0)
+        for kind in ("high_alarm", "low_alarm", "high_warning", "low_warning"):
+            add("roce_transceiver_flag", "gauge", "roce_transceiver_flag", {**nd, "monitor": "temperature", "lane": "", "kind": kind}, lambda t: 0)
+        for monitor, values in (("temperature", (75, -5, 70, 0)), ("rx_power", (0.0022, 0.00004, 0.0011, 0.0001))):
+            for kind, v in zip(("high_alarm", "low_alarm", "high_warning", "low_warning"), values):
+                add("roce_transceiver_threshold", "gauge", "roce_transceiver_threshold", {**nd, "monitor": monitor, "kind": kind}, lambda t, v=v: v)
 
 # A node whose only selected netdev has no RDMA port (no roce_device_info, no RDMA counters).
 inst = {"instance": "cpu-node-01"}

@@ -9,8 +9,12 @@
 #     to exactly the live read (same bytes, same decoder);
 #  4. the ioctl fallback reads the same QSFP28 (and the CMIS identity and module monitors);
 #  5. pushing the temperature above the module's high-alarm threshold raises the alarm in both.
-# The exporter does not serve roce_transceiver_* yet; when it does, compare its series with the
-# probe's key=value lines here (see the note at the end).
+# Then the exporter (--transceiver.interval=1s, its own poller thread):
+#  6. every roce_transceiver_* series of both modules equals what `ethtool -m` prints (identity,
+#     monitors, flags, thresholds; units converted, within ethtool's printed precision);
+#  7. a temperature and Rx power change made through simnic shows in /metrics within one interval
+#     (plus a sample period), and the temperature high-alarm flag appears as a series (value 1)
+#     once the temperature is above the module's threshold, and clears when it is back.
 require simnic
 PROBE=/testbed/bin/transceiver_probe
 [ -x "$PROBE" ] || skip "transceiver_probe not built (cmake --build build --target transceiver_probe)"
@@ -187,6 +191,159 @@ done
 printf 'module rx_power 5 100\n' >"$SIMNIC_DEBUGFS/$sff/ctl" 2>/dev/null && fail "lane 5 on a QSFP28 accepted"
 simnic_ctl "$cmis" "module rx_power 5 100"
 
-# Later (exporter integration): start_exporter, then for each key of $TESTBED_WORK/<dev>.probe
-# compare with roce_transceiver_*{netdev=<dev>} (temperature_c -> roce_transceiver_temperature_celsius,
-# laneN_rx_power_mw -> roce_transceiver_rx_power_watts{lane=N} / 1000, ...).
+# ---- the exporter's series against ethtool -m ----------------------------------------------------
+require exporter
+# /metrics of one netdev in ethtool_kv's key names and units (W -> mW, A -> mA).
+metrics_kv() { # FILE NETDEV
+  for m in roce_transceiver_temperature_celsius roce_transceiver_supply_voltage_volts \
+    roce_transceiver_rx_power_watts roce_transceiver_tx_power_watts roce_transceiver_tx_bias_amperes \
+    roce_transceiver_flag roce_transceiver_threshold roce_transceiver_info; do
+    _series_matching "$1" "$m" "netdev=$2" | sed "s/^/$m /"
+  done | awk '
+    function lbl(name,   i, kv) {
+      for (i = 1; i <= n; i++) { split(parts[i], kv, "="); if (kv[1] == name) return substr(parts[i], length(name) + 2) }
+      return ""
+    }
+    function base(mon) {
+      return mon == "temperature" ? "temperature_c" : mon == "supply_voltage" ? "voltage_v" :
+        mon == "tx_bias" ? "tx_bias_ma" : mon "_mw"
+    }
+    function scale(mon) { return (mon == "rx_power" || mon == "tx_power" || mon == "tx_bias") ? 1000 : 1 }
+    {
+      name = $1; value = $NF
+      labels = substr($0, length(name) + 2); labels = substr(labels, 1, length(labels) - length(value) - 1)
+      n = split(labels, parts, ",")
+      lane = lbl("lane"); mon = lbl("monitor"); kind = lbl("kind")
+      if (name == "roce_transceiver_info") {
+        print "vendor_name=" lbl("vendor"); print "part_number=" lbl("part_number")
+        print "revision=" lbl("revision"); print "serial_number=" lbl("serial")
+      } else if (name == "roce_transceiver_temperature_celsius") print "temperature_c=" value
+      else if (name == "roce_transceiver_supply_voltage_volts") print "voltage_v=" value
+      else if (name == "roce_transceiver_rx_power_watts") print "lane" lane "_rx_power_mw=" value * 1000
+      else if (name == "roce_transceiver_tx_power_watts") print "lane" lane "_tx_power_mw=" value * 1000
+      else if (name == "roce_transceiver_tx_bias_amperes") print "lane" lane "_tx_bias_ma=" value * 1000
+      else if (name == "roce_transceiver_threshold") print "threshold_" base(mon) "_" kind "=" value * scale(mon)
+      else if (name == "roce_transceiver_flag") {
+        f = mon == "supply_voltage" ? "voltage" : mon
+        print (lane == "" ? "" : "lane" lane "_") f "_" kind "=" value
+      }
+    }' | sort
+}
+
+# Every key of $TESTBED_WORK/IFNAME.ethtool (ethtool_kv, refreshed by agree_with_ethtool) equals the
+# exporter's series: text exactly, numbers within half a unit of ethtool's last printed digit.
+exporter_agrees() { # METRICS_FILE IFNAME LABEL
+  metrics_kv "$1" "$2" >"$TESTBED_WORK/$2.exporter"
+  awk -F= '
+    NR == FNR { m[$1] = substr($0, length($1) + 2); next }
+    {
+      k = $1; v = substr($0, length(k) + 2); n++
+      if (!(k in m)) { print k ": ethtool " v ", no series"; bad++; next }
+      if (v ~ /^-?[0-9]+(\.[0-9]+)?$/) {
+        d = index(v, ".") ? length(v) - index(v, ".") : 0
+        tol = 0.5; for (i = 0; i < d; i++) tol /= 10  # busybox awk: no ^ without math support
+        tol += 1e-9; diff = m[k] - v; if (diff < 0) diff = -diff
+        if (diff > tol) { print k ": ethtool " v ", exporter " m[k]; bad++ }
+      } else if (m[k] != v) { print k ": ethtool " v ", exporter " m[k]; bad++ }
+    }
+    END { print "compared " n; exit bad > 0 }' "$TESTBED_WORK/$2.exporter" "$TESTBED_WORK/$2.ethtool" \
+    >"$TESTBED_WORK/$2.compare" || {
+    cat "$TESTBED_WORK/$2.compare" >&2
+    fail "$2 ($3): the exporter's series differ from ethtool -m"
+  }
+  log "$2 ($3): exporter agrees with ethtool -m on $(sed -n 's/^compared //p' "$TESTBED_WORK/$2.compare") values"
+}
+
+# /metrics reduced to the transceiver families: the guest's busybox awk parses every line of the
+# file at each lookup, and the scenario polls.
+scrape_xcvr() { # FILE
+  scrape "$1.all"
+  grep -E '^roce_(transceiver_|exporter_transceiver_)' "$1.all" >"$1" || true
+}
+# The value of one roce_transceiver_* series now (empty when it does not exist).
+xcvr_now() { # NAME label=value...
+  scrape_xcvr "$TESTBED_WORK/xcvr.txt"
+  metric_from "$TESTBED_WORK/xcvr.txt" "$@" || true
+}
+xcvr_is() { # WANT NAME label=value...
+  _want=$1
+  shift
+  num_eq "$_want" "$(xcvr_now "$@")"
+}
+# Within 1e-9 W (the exposition prints doubles: 9000 x 0.1 uW may print as 0.00090000000000000008).
+xcvr_near() { # WANT NAME label=value...
+  _want=$1
+  shift
+  awk -v a="$_want" -v b="$(xcvr_now "$@")" 'BEGIN { d = a - b; exit !(b != "" && d < 1e-9 && d > -1e-9) }'
+}
+temp_alarm() { # IFNAME
+  echo "netdev=$1 monitor=temperature lane= kind=high_alarm"
+}
+# Seconds since boot, to time how long a change takes to reach /metrics.
+now_s() { cut -d' ' -f1 /proc/uptime; }
+
+for dev in "$sff" "$cmis"; do
+  simnic_ctl "$dev" "module temp 41500; module rx_power all 812; module rx_power 2 430; module rx_power 3 50"
+done
+start_exporter --transceiver.interval=1s --transceiver.serial \
+  "--collector.device-include=$sff|$cmis"
+wait_for 10 xcvr_is 1 roce_exporter_transceiver_interval_seconds ||
+  fail "no roce_exporter_transceiver_interval_seconds 1 after 10 s"
+for pair in "$sff:sff8636:4" "$cmis:cmis:8"; do
+  dev=${pair%%:*} kind=${pair#*:} lanes=${kind#*:} kind=${kind%:*}
+  wait_for 10 xcvr_is 41.5 roce_transceiver_temperature_celsius "netdev=$dev" ||
+    fail "$dev: no roce_transceiver_temperature_celsius 41.5 within 10 s"
+  agree_with_ethtool "$dev" "$kind, exporter" $((2 + 3 * lanes + 20)) "$kind"
+  scrape_xcvr "$TESTBED_WORK/xcvr.txt"
+  exporter_agrees "$TESTBED_WORK/xcvr.txt" "$dev" "$kind"
+  assert_eq "$kind" "$(metric_label "$TESTBED_WORK/xcvr.txt" roce_transceiver_info spec "netdev=$dev")" "$dev spec label"
+  assert_eq "$lanes" "$(_series_matching "$TESTBED_WORK/xcvr.txt" roce_transceiver_rx_power_watts "netdev=$dev" | wc -l)" "$dev Rx power lanes"
+  # CMIS lane flags: ethtool 6.1 misprints them (see agree_with_ethtool); page 11h byte 152 (checked
+  # above from ethtool's raw dump) has lane 3's Rx low-warning bit.
+  assert_eq 1 "$(metric_from "$TESTBED_WORK/xcvr.txt" roce_transceiver_flag "netdev=$dev" monitor=rx_power lane=3 kind=low_warning)" "$dev lane 3 Rx low warning (exporter)"
+  assert_eq 0 "$(metric_from "$TESTBED_WORK/xcvr.txt" roce_transceiver_flag "netdev=$dev" monitor=rx_power lane=1 kind=low_warning)" "$dev lane 1 Rx low warning (exporter)"
+
+  # A change through simnic reaches /metrics with the next poller round. Counted in rounds, not
+  # seconds (a loaded host stretches the scrapes, not the rounds): reads_total of the snapshot that
+  # first shows the change is at most 3 rounds (2 reads each) past the first scrape after the
+  # change: the round under way, at most one the lagging snapshot missed, and the next one.
+  t0=$(now_s)
+  simnic_ctl "$dev" "module temp 55250; module rx_power 1 900"
+  scrape_xcvr "$TESTBED_WORK/xcvr0.txt"
+  r0=$(metric_from "$TESTBED_WORK/xcvr0.txt" roce_exporter_transceiver_reads_total)
+  wait_for 5 xcvr_is 55.25 roce_transceiver_temperature_celsius "netdev=$dev" ||
+    fail "$dev: temperature 55.25 not in /metrics within 5 s (now '$(xcvr_now roce_transceiver_temperature_celsius "netdev=$dev")')"
+  wait_for 2 xcvr_near 0.0009 roce_transceiver_rx_power_watts "netdev=$dev" lane=1 ||
+    fail "$dev: lane 1 Rx power 0.9 mW not in /metrics"
+  took=$(awk -v a="$t0" -v b="$(now_s)" 'BEGIN { printf "%.2f", b - a }')
+  r1=$(metric_from "$TESTBED_WORK/xcvr.txt" roce_exporter_transceiver_reads_total)
+  log "$dev: simnic change visible in /metrics after ${took}s, $(((r1 - r0) / 2)) round(s) (interval 1s)"
+  [ $((r1 - r0)) -le 6 ] || fail "$dev: change visible only $((r1 - r0)) reads (2 per round) after it was made"
+
+  # Above the module's own high-alarm threshold: the flag series turns 1, and back to 0.
+  # shellcheck disable=SC2046
+  assert_eq 0 "$(xcvr_now roce_transceiver_flag $(temp_alarm "$dev"))" "$dev alarm flag before"
+  [ "$kind" = sff8636 ] && hot=76000 || hot=81000
+  simnic_ctl "$dev" "module temp $hot"
+  # shellcheck disable=SC2046
+  wait_for 5 xcvr_is 1 roce_transceiver_flag $(temp_alarm "$dev") ||
+    fail "$dev: temperature high_alarm flag not 1 within 5 s of $hot m°C"
+  agree_with_ethtool "$dev" "$kind, hot, exporter" $((2 + 3 * lanes + 20)) "$kind"
+  scrape_xcvr "$TESTBED_WORK/xcvr.txt"
+  exporter_agrees "$TESTBED_WORK/xcvr.txt" "$dev" "$kind, hot"
+  simnic_ctl "$dev" "module temp 41500"
+  # shellcheck disable=SC2046
+  wait_for 5 xcvr_is 0 roce_transceiver_flag $(temp_alarm "$dev") ||
+    fail "$dev: temperature high_alarm flag still set 5 s after cooling"
+done
+# The read cost is counted: at least one read per netdev per round, no failures.
+scrape_xcvr "$TESTBED_WORK/xcvr.txt"
+reads=$(metric_from "$TESTBED_WORK/xcvr.txt" roce_exporter_transceiver_reads_total)
+awk -v r="$reads" 'BEGIN { exit !(r >= 4) }' || fail "roce_exporter_transceiver_reads_total is '$reads'"
+errors=$(metric_series "$TESTBED_WORK/xcvr.txt" roce_exporter_transceiver_read_errors_total | awk '{ s += $NF } END { print s + 0 }')
+assert_eq 0 "$errors" "transceiver read errors"
+for dev in "$sff" "$cmis"; do
+  d=$(metric_from "$TESTBED_WORK/xcvr.txt" roce_exporter_transceiver_read_duration_seconds "netdev=$dev")
+  log "$dev: one module read took ${d}s"
+done
+stop_exporter

@@ -56,6 +56,7 @@ struct LinkSpec {
   uint32_t master = 0;
   std::string kind;
   std::string slave_kind;
+  std::optional<uint32_t> carrier_changes;
 };
 
 /// An RTM_NEWLINK body (ifinfomsg + attributes) as rtnl_fill_ifinfo lays it out.
@@ -70,6 +71,7 @@ Buffer LinkBody(const LinkSpec& spec) {
   if (spec.operstate) msg.PutU8(IFLA_OPERSTATE, *spec.operstate);
   if (spec.master != 0) msg.PutU32(IFLA_MASTER, spec.master);
   msg.PutU32(IFLA_GROUP, 0);  // not in our policy: ignored
+  if (spec.carrier_changes) msg.PutU32(IFLA_CARRIER_CHANGES, *spec.carrier_changes);
   if (!spec.kind.empty() || !spec.slave_kind.empty()) {
     size_t info = msg.BeginNest(IFLA_LINKINFO);
     if (!spec.kind.empty()) msg.PutString(IFLA_INFO_KIND, spec.kind);
@@ -131,6 +133,12 @@ TEST(ParseLinkReply, ReadsEveryField) {
   EXPECT_EQ(device.master, "");  // resolved by AssembleInventory
   EXPECT_EQ(device.kind, "");
   EXPECT_EQ(device.slave_kind, "bond");
+  EXPECT_FALSE(device.carrier_changes.has_value());  // not sent: unknown, not 0
+}
+
+TEST(ParseLinkReply, ReadsCarrierChanges) {
+  Device device = Link({.ifindex = 3, .name = "eth0", .carrier_changes = 7});
+  EXPECT_EQ(device.carrier_changes, 7u);
 }
 
 TEST(ParseLinkReply, SpellsOperStatesLikeIpLink) {

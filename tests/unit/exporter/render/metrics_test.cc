@@ -12,6 +12,7 @@
 #include "exporter/core/build_info.h"
 #include "exporter/core/error_reason.h"
 #include "exporter/render/metric_table.h"
+#include "exporter/sampling/transceiver_poller.h"
 #include "tests/unit/support/fake_sources.h"
 
 namespace roceqos {
@@ -63,6 +64,7 @@ Snapshot RichSnapshot() {
   s.taken_at = std::chrono::system_clock::time_point(std::chrono::seconds(1700000000));
   Device d = MakeDevice("ens1f0np0", 2);
   d.master = "bond0";
+  d.carrier_changes = 4;
   d.rdma_ports.push_back(MakePort("mlx5_0", 1, "ens1f0np0"));
 
   std::vector<std::string> names;
@@ -120,6 +122,14 @@ Snapshot RichSnapshot() {
                .last_kernel_seconds = 0.2,
                .overruns = 3,
                .samples = 7};
+  auto transceivers = std::make_shared<TransceiverState>();
+  Transceiver module;
+  module.module_type = "QSFP28";
+  module.temperature_celsius = 41.5;
+  transceivers->modules["ens1f0np0"] = {.module = module, .read_seconds = 0.04};
+  transceivers->reads = 1;
+  transceivers->errors["other"] = 0;
+  s.transceivers = std::move(transceivers);
   return s;
 }
 

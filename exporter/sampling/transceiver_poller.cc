@@ -1,0 +1,114 @@
+#include "exporter/sampling/transceiver_poller.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <cerrno>
+#include <exception>
+#include <set>
+
+#include "collectors/log_event.h"
+
+namespace roceqos {
+namespace {
+
+using std::chrono::nanoseconds;
+
+nanoseconds SteadyNow() { return std::chrono::steady_clock::now().time_since_epoch(); }
+
+double Seconds(nanoseconds d) { return std::chrono::duration<double>(d).count(); }
+
+// A netdev without a pluggable module EEPROM (veth, virtio, a copper NIC: EOPNOTSUPP) or with a
+// module neither decoder manages (SFP, an unprogrammed identifier: EMEDIUMTYPE) has no
+// transceiver; that is absence, not a failed read.
+bool Absent(const Error& error) { return error.NotSupported() || error.errnum == EMEDIUMTYPE; }
+
+}  // namespace
+
+TransceiverPoller::TransceiverPoller(TransceiverPollerOptions options,
+                                     std::unique_ptr<ModuleEepromIo> io, Netdevs netdevs,
+                                     Clock clock)
+    : options_(options),
+      io_(std::move(io)),
+      collector_(*io_),
+      netdevs_(std::move(netdevs)),
+      clock_(clock ? std::move(clock) : Clock(SteadyNow)) {
+  for (const auto& reason : kErrorReasonNames) errors_[std::string(reason.name)] = 0;
+}
+
+TransceiverPoller::~TransceiverPoller() { Stop(); }
+
+void TransceiverPoller::PollOnce() {
+  auto state = std::make_shared<TransceiverState>();
+  state->interval_seconds = Seconds(options_.interval);
+  state->serial_numbers = options_.serial_numbers;
+  const std::vector<std::string> netdevs = netdevs_ ? netdevs_() : std::vector<std::string>{};
+  const nanoseconds round_start = clock_();
+  for (const std::string& netdev : std::set<std::string>(netdevs.begin(), netdevs.end())) {
+    const nanoseconds start = clock_();
+    Result<Transceiver> read = [&]() -> Result<Transceiver> {
+      try {
+        return collector_.Read(netdev);
+      } catch (const std::exception& e) {
+        // A decoder or reply buffer that throws fails this read, not the poller thread.
+        return MakeError(kErrnoException, fmt::format("exception: {}", e.what()));
+      }
+    }();
+    const double spent = Seconds(clock_() - start);
+    ++reads_;
+    const std::string key = "transceiver " + netdev;
+    if (read) {
+      fault_log_.Ok(key);
+      state->modules[netdev] =
+          TransceiverReading{.module = std::move(*read), .read_seconds = spent};
+    } else if (Absent(read.error())) {
+      fault_log_.Ok(key);
+    } else {
+      const ErrorReason reason = ReasonOf(read.error());
+      ++errors_[std::string(ReasonName(reason))];
+      fault_log_.Fault(key, ReasonName(reason), read.error().message);
+    }
+  }
+  state->last_round_seconds = Seconds(clock_() - round_start);
+  state->reads = reads_;
+  state->errors = errors_;
+  latest_.store(std::move(state));
+}
+
+void TransceiverPoller::Start() {
+  std::lock_guard lock(mu_);
+  if (thread_.joinable()) return;
+  stop_ = false;
+  thread_ = std::thread([this] { Run(); });
+}
+
+void TransceiverPoller::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
+}
+
+void TransceiverPoller::Run() {
+  using Steady = std::chrono::steady_clock;
+  auto next = Steady::now();
+  for (;;) {
+    try {
+      PollOnce();
+    } catch (const std::exception& e) {
+      // Thread boundary: a round that throws is lost, the poller is not.
+      fault_log_.Fault("transceiver poller", "exception", e.what(), spdlog::level::err);
+    }
+    next += options_.interval;
+    const auto now = Steady::now();
+    if (next < now) next = now;  // a round longer than the interval: start again, never burst
+    std::unique_lock lock(mu_);
+    if (cv_.wait_until(lock, next, [&] { return stop_; })) return;
+  }
+}
+
+std::unique_ptr<ModuleEepromIo> MakeKernelTransceiverIo() { return MakeKernelModuleEepromIo(); }
+
+}  // namespace roceqos

@@ -1,0 +1,98 @@
+#pragma once
+
+// The transceiver poller: its own thread reads the module EEPROM of every selected netdev once per
+// --transceiver.interval and publishes an immutable TransceiverState. On mlx5 every half page is a
+// firmware register access (MCIA, tens of ms), so this never runs on the counter sampler's thread:
+// the sampler only attaches the latest published state to its snapshot (a pointer copy), and the
+// scrape renders that. A netdev that left the selection is dropped at the next round, and the
+// renderer shows a module only for netdevs of the snapshot it renders.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "collectors/module_eeprom.h"
+#include "collectors/transceiver.h"
+#include "exporter/core/error_reason.h"
+#include "exporter/core/fault_log.h"
+
+namespace roceqos {
+
+/// One netdev's module, as of its last successful read.
+struct TransceiverReading {
+  Transceiver module;
+  double read_seconds = 0;  // wall time of that read (all its half pages)
+};
+
+/// What the poller publishes; the renderer reads nothing else.
+struct TransceiverState {
+  /// netdev -> its module. Netdevs without a module EEPROM (EOPNOTSUPP, a non-SFF identifier) and
+  /// those whose last read failed have no entry: a failed read leaves no stale values.
+  std::map<std::string, TransceiverReading> modules;
+  uint64_t reads = 0;  // module reads attempted since start (one per netdev per round)
+  /// reason -> failed module reads since start; every reason is present (0 until it happens).
+  std::map<std::string, uint64_t> errors;
+  double interval_seconds = 0;    // --transceiver.interval
+  double last_round_seconds = 0;  // wall time of the last round (every netdev)
+  bool serial_numbers = false;    // --transceiver.serial: the info metric carries the serial
+};
+
+struct TransceiverPollerOptions {
+  std::chrono::nanoseconds interval = std::chrono::seconds(60);
+  bool serial_numbers = false;
+};
+
+class TransceiverPoller {
+ public:
+  /// The netdevs to read (the sampler's current selection); called on the poller thread.
+  using Netdevs = std::function<std::vector<std::string>()>;
+  using Clock = std::function<std::chrono::nanoseconds()>;
+
+  TransceiverPoller(TransceiverPollerOptions options, std::unique_ptr<ModuleEepromIo> io,
+                    Netdevs netdevs, Clock clock = {});
+  ~TransceiverPoller();
+  TransceiverPoller(const TransceiverPoller&) = delete;
+  TransceiverPoller& operator=(const TransceiverPoller&) = delete;
+
+  /// Reads every netdev once and publishes. Not concurrently with itself or a running thread.
+  void PollOnce();
+
+  /// Starts the thread (first round immediately, then every interval); Stop() joins. Idempotent.
+  void Start();
+  void Stop();
+
+  /// The latest published state; null before the first round. Thread-safe, never blocks.
+  std::shared_ptr<const TransceiverState> Latest() const { return latest_.load(); }
+
+ private:
+  void Run();
+
+  TransceiverPollerOptions options_;
+  std::unique_ptr<ModuleEepromIo> io_;
+  ModuleEepromCollector collector_;
+  Netdevs netdevs_;
+  Clock clock_;
+  FaultLog fault_log_;
+  uint64_t reads_ = 0;
+  std::map<std::string, uint64_t> errors_;
+  std::atomic<std::shared_ptr<const TransceiverState>> latest_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+/// The ethtool-netlink (ioctl fallback) implementation of ModuleEepromIo, for main.
+std::unique_ptr<ModuleEepromIo> MakeKernelTransceiverIo();
+
+}  // namespace roceqos
