@@ -133,14 +133,22 @@ wait_for 8 cnp_prio_drift || fail "cnp_802p_prio 3 not shown as drift"
 echo 6 >"$cnp"/cnp_802p_prio
 wait_for 8 in_sync || fail "not back in sync after the CNP marking was restored"
 
-# 3. With a 500 ms sample period the cadence alone would show a change after 250 ms on average;
-# all 12 under 100 ms (exporter side) happen only through the notification path.
+# 3. With a 500 ms sample period the cadence alone would show a change after a wait spread evenly
+# over 0-500 ms: under 100 ms for one change in five. At least 9 of 12 under 100 ms (exporter
+# side) happen that way with probability 6.2e-5 (binomial, p = 0.2), so only through the
+# notification path. Not all 12: a notification that arrives while a sample runs waits for it, and
+# on a loaded 2-core host up to two of 12 waits took 0.10-0.22 s (5.10 and 6.12, docs/kernels.md).
 stop_exporter
 start_exporter --qos.poll-interval=2s --sampler.period=500ms
 wait_for 10 in_sync || fail "not in sync after the restart"
 run_changes period-500ms
-awk -v m="$ex_max" 'BEGIN { exit !(m < 0.1) }' || fail "notification -> snapshot took ${ex_max} s (>= 100 ms): the notification did not wake the sampler"
-[ "$e2e_max" -lt 500 ] || fail "with a 500 ms period a change took ${e2e_max} ms to show"
+ex_fast=$(awk '$2 < 0.1 { n++ } END { print n + 0 }' latencies-period-500ms.txt)
+echo "QOS_DETECTION_FAST period-500ms under_100ms=$ex_fast of=12"
+[ "$ex_fast" -ge 9 ] || fail "only $ex_fast of 12 notification -> snapshot under 100 ms (max ${ex_max} s): the notification did not wake the sampler"
+# End to end (dcb returned -> a fetch shows it) the same allowance: a stall of the guest (0.71 s once
+# on 6.1 with three VMs on the 2 cores) delays one change, not the path.
+e2e_fast=$(awk '$1 < 500 { n++ } END { print n + 0 }' latencies-period-500ms.txt)
+[ "$e2e_fast" -ge 9 ] || fail "with a 500 ms period only $e2e_fast of 12 changes showed within 500 ms (max ${e2e_max} ms)"
 
 # 4. check: a deleted DSCP entry is drift (exit 1) and named.
 dcb app del dev "$sim" dscp-prio 26:3
