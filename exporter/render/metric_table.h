@@ -146,7 +146,7 @@ inline constexpr MetricDef kMetricTable[] = {
    "Laser bias current of a media lane.",
    {"netdev", "lane"}, "transceiver", "SFF-8636 lower page bytes 42-49, CMIS page 11h bytes 170-185"},
   {"roce_transceiver_flag", MetricKind::kGauge,
-   "Whether the module raised its own alarm or warning flag of a monitor (temperature, supply_voltage, rx_power, tx_power, tx_bias; lane empty for module monitors): 1 raised, 0 clear.",
+   "A raised alarm or warning flag of the module's own monitor (temperature, supply_voltage, rx_power, tx_power, tx_bias; lane empty for module monitors): 1 while raised; a clear flag has no series.",
    {"netdev", "monitor", "lane", "kind"}, "transceiver",
    "SFF-8636 lower page bytes 6-7, 9-14; CMIS lower page byte 9, page 11h bytes 139-146, 149-152"},
   {"roce_transceiver_threshold", MetricKind::kGauge,
