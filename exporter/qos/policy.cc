@@ -524,10 +524,10 @@ std::optional<YAML::Node> LoadSingleDocument(const std::string& text) {
         const YAML::Mark& at = docs.back().start;
         const auto pos = static_cast<size_t>(at.pos);
         const unsigned char byte = pos < text.size() ? static_cast<unsigned char>(text[pos]) : 0;
-        throw PolicyError{at, std::isprint(byte) != 0
-                                  ? fmt::format("malformed YAML: unexpected '{}'",
-                                                static_cast<char>(byte))
-                                  : fmt::format("malformed YAML: unexpected byte {:#04x}", byte)};
+        throw PolicyError{
+            at, std::isprint(byte) != 0
+                    ? fmt::format("malformed YAML: unexpected '{}'", static_cast<char>(byte))
+                    : fmt::format("malformed YAML: unexpected byte {:#04x}", byte)};
       }
     }
   }
