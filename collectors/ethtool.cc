@@ -137,7 +137,10 @@ class KernelEthtoolIo final : public EthtoolIo {
     }
     if (!done) return done.error();
     std::vector<uint64_t> values(header.n_stats);
-    std::memcpy(values.data(), region + sizeof(header), values.size() * sizeof(uint64_t));
+    // n_stats 0 (a kernel that refuses a stale count answers nothing): an empty vector's data()
+    // may be null, and memcpy with a null pointer is undefined even for 0 bytes (UBSan: nonnull).
+    if (!values.empty())
+      std::memcpy(values.data(), region + sizeof(header), values.size() * sizeof(uint64_t));
     return values;
   }
 

@@ -5,9 +5,14 @@
 // refused, never take the endpoint down.
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -37,6 +42,9 @@ roceqos::HttpServer* Server(int* port) {
   return server.get();
 }
 
+// The errno of the last Exchange's failed connect or recv (0: none), for the failure message.
+int exchange_errno = 0;
+
 // Sends `request`, half-closes, returns the first bytes of the answer ("" if none).
 std::string Exchange(int port, const uint8_t* data, size_t size) {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -45,12 +53,36 @@ std::string Exchange(int port, const uint8_t* data, size_t size) {
   addr.sin_port = htons(static_cast<uint16_t>(port));
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   std::string answer;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
-    (void)::send(fd, data, size, MSG_NOSIGNAL);
+  exchange_errno = 0;
+  // libFuzzer's -timeout watchdog is a SIGALRM without SA_RESTART: any blocking call here may
+  // end in EINTR (a finding that was only the harness) and is resumed.
+  int rc = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  if (rc != 0 && errno == EINTR) {  // the connect goes on; wait for its outcome
+    pollfd writable{fd, POLLOUT, 0};
+    while (::poll(&writable, 1, -1) < 0 && errno == EINTR) {
+    }
+    int error = 0;
+    socklen_t len = sizeof error;
+    ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &len);
+    rc = error == 0 ? 0 : -1;
+    errno = error;
+  }
+  if (rc != 0) {
+    exchange_errno = errno;
+  } else {
+    while (::send(fd, data, size, MSG_NOSIGNAL) < 0 && errno == EINTR) {
+    }
     ::shutdown(fd, SHUT_WR);
+    // A stream socket may hand the answer over in pieces: read up to 64 bytes or the end, not
+    // just what the first recv returns.
     char buf[64];
-    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-    if (n > 0) answer.assign(buf, static_cast<size_t>(n));
+    while (answer.size() < sizeof buf) {
+      ssize_t n = ::recv(fd, buf, sizeof buf - answer.size(), 0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) exchange_errno = errno;
+      if (n <= 0) break;
+      answer.append(buf, static_cast<size_t>(n));
+    }
   }
   ::close(fd);
   return answer;
@@ -66,6 +98,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string answer =
       Exchange(port, reinterpret_cast<const uint8_t*>(kProbe.data()), kProbe.size());
   if (answer.rfind("HTTP/1.1 200", 0) != 0 && answer.rfind("HTTP/1.0 200", 0) != 0) {
+    std::fprintf(stderr, "http_fuzz: the probe after this input got %zu bytes: \"", answer.size());
+    for (unsigned char c : answer) {
+      if (std::isprint(c)) {
+        std::fputc(c, stderr);
+      } else {
+        std::fprintf(stderr, "\\x%02x", c);
+      }
+    }
+    std::fprintf(stderr, "\" (%s)\n", exchange_errno ? std::strerror(exchange_errno) : "no error");
     __builtin_trap();
   }
   return 0;

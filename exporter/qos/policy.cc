@@ -2,11 +2,14 @@
 
 #include <fmt/format.h>
 #include <linux/dcbnl.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cctype>
 #include <charconv>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -458,6 +461,82 @@ std::string Quote(std::string_view s) {
   return out + "\"";
 }
 
+// Where each document of a YAML stream starts, and where its root node is: the events yaml-cpp's
+// parser reports, without building the documents.
+class DocumentMarks : public YAML::EventHandler {
+ public:
+  struct Document {
+    YAML::Mark start;  // its first token
+    YAML::Mark root;   // its root node
+  };
+  std::vector<Document> documents;
+
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    documents.push_back({mark, mark});
+    awaiting_root_ = true;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t /*anchor*/) override { Node(mark); }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t /*anchor*/) override { Node(mark); }
+  void OnScalar(const YAML::Mark& mark, const std::string& /*tag*/, YAML::anchor_t /*anchor*/,
+                const std::string& /*value*/) override {
+    Node(mark);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string& /*tag*/,
+                       YAML::anchor_t /*anchor*/, YAML::EmitterStyle::value /*style*/) override {
+    Node(mark);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& mark, const std::string& /*tag*/, YAML::anchor_t /*anchor*/,
+                  YAML::EmitterStyle::value /*style*/) override {
+    Node(mark);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void Node(const YAML::Mark& mark) {
+    if (awaiting_root_ && !documents.empty()) documents.back().root = mark;
+    awaiting_root_ = false;
+  }
+  bool awaiting_root_ = false;
+};
+
+// The one document of `text`, or nullopt when there is none (empty, or comments only).
+// Not YAML::LoadAll: in yaml-cpp 0.7 (Debian 12) it never returns when a token that cannot start
+// a node stands outside any collection, e.g. the ',' of ",[8]}" (the fuzz finding in
+// tests/fixtures/fuzz/). The scanner emits FLOW_ENTRY even at flow level 0,
+// SingleDocParser::HandleNode consumes nothing for it and reports a null document, and LoadAll's
+// `while (parser.HandleNextDocument(builder))` is handed the same token again, forever, one more
+// null node each turn (jbeder/yaml-cpp#1040; fixed upstream by #1318 and #1319, after 0.8.0).
+// So the documents are walked here with YAML::Parser, at most three, which bounds the work: a
+// document that starts where the previous one started consumed no token, i.e. the parser is stuck
+// on it, and it is reported as malformed YAML at that token. Three suffice: the stuck document is
+// always the last one, so it shows at the latest as the second and third. The document itself is
+// then built by YAML::Load, which asks for one document only and so cannot loop either.
+std::optional<YAML::Node> LoadSingleDocument(const std::string& text) {
+  DocumentMarks marks;
+  {
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    const auto& docs = marks.documents;
+    while (docs.size() < 3 && parser.HandleNextDocument(marks)) {
+      if (docs.size() >= 2 && docs.back().start.pos == docs[docs.size() - 2].start.pos) {
+        const YAML::Mark& at = docs.back().start;
+        const auto pos = static_cast<size_t>(at.pos);
+        const unsigned char byte = pos < text.size() ? static_cast<unsigned char>(text[pos]) : 0;
+        throw PolicyError{
+            at, std::isprint(byte) != 0
+                    ? fmt::format("malformed YAML: unexpected '{}'", static_cast<char>(byte))
+                    : fmt::format("malformed YAML: unexpected byte {:#04x}", byte)};
+      }
+    }
+  }
+  if (marks.documents.empty()) return std::nullopt;
+  if (marks.documents.size() > 1)
+    throw PolicyError{marks.documents[1].root, "more than one YAML document"};
+  return YAML::Load(text);
+}
+
 }  // namespace
 
 bool PolicyMatch::Matches(const Device& device) const {
@@ -507,13 +586,10 @@ PolicySet DefaultPolicy() {
 
 Result<PolicySet> ParsePolicy(std::string_view yaml_text, std::string_view source) {
   try {
-    std::vector<YAML::Node> docs = YAML::LoadAll(std::string(yaml_text));
-    if (docs.empty())
+    std::optional<YAML::Node> doc = LoadSingleDocument(std::string(yaml_text));
+    if (!doc)
       return MakeError(EINVAL, fmt::format("{}:1:1: empty policy (no YAML document)", source));
-    if (docs.size() > 1)
-      return MakeError(EINVAL, fmt::format("{}:{}:{}: more than one YAML document", source,
-                                           docs[1].Mark().line + 1, docs[1].Mark().column + 1));
-    return ParseDocument(docs[0], source);
+    return ParseDocument(*doc, source);
   } catch (const PolicyError& e) {
     int line = e.mark.is_null() ? 1 : e.mark.line + 1;
     int column = e.mark.is_null() ? 1 : e.mark.column + 1;

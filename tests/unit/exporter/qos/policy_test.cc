@@ -3,7 +3,11 @@
 #include <gtest/gtest.h>
 #include <linux/dcbnl.h>
 
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
+#include <future>
 #include <string>
 #include <vector>
 
@@ -387,8 +391,52 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"dcqcn_param_negative", "defaults:\n  dcqcn_params: {roce_rp: {rpg_gd: -1}}\n",
                 "bad.yaml:2:36:", "out of range"},
         BadCase{"two_documents", "defaults: {pfc: [3]}\n---\ndefaults: {pfc: [4]}\n",
-                "bad.yaml:3:", "more than one YAML document"}),
+                "bad.yaml:3:", "more than one YAML document"},
+        // A ',' outside any flow collection: yaml-cpp 0.7's LoadAll loops on it forever
+        // (LoadSingleDocument in policy.cc; the fuzz reproducers are in PolicyFuzzFindings).
+        BadCase{"stray_comma", ",[8]}\n", "bad.yaml:1:1:", "malformed YAML: unexpected ','"},
+        BadCase{"stray_comma_alone", ",", "bad.yaml:1:1:", "malformed YAML: unexpected ','"},
+        BadCase{"stray_comma_after_document", "defaults: {pfc: [3]}\n---\n,\n",
+                "bad.yaml:3:1:", "more than one YAML document"}),
     [](const testing::TestParamInfo<BadCase>& param) { return std::string(param.param.name); });
+
+// The policy_fuzz findings (tests/fixtures/fuzz/README.md): each once kept yaml-cpp 0.7's
+// YAML::LoadAll looping (and allocating) forever. The loader must answer with an error instead.
+// A regression would hang, so the parse runs on its own thread under a deadline far above its
+// cost (microseconds); past it the process ends with a message rather than stalling the suite.
+TEST(PolicyFuzzFindings, HostileDocumentsAreRejectedNotLooped) {
+  for (const char* name : {"policy_fuzz-timeout-5dd27f4d", "policy_fuzz-timeout-minimal"}) {
+    const std::string path = std::string(ROCEQOS_SOURCE_DIR) + "/tests/fixtures/fuzz/" + name;
+    auto parsing = std::async(std::launch::async, [&path] { return LoadPolicyFile(path); });
+    if (parsing.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+      std::fprintf(stderr, "%s: the policy loader is still running after 60 s\n", name);
+      std::_Exit(1);  // the looping thread cannot be stopped; the future's destructor would wait
+    }
+    auto parsed = parsing.get();
+    ASSERT_FALSE(parsed.ok()) << name;
+    EXPECT_EQ(parsed.error().message, path + ":1:1: malformed YAML: unexpected ','");
+  }
+}
+
+// Brackets, braces and commas where YAML allows them (quoted, in block scalars, in comments) are
+// not what the guard above rejects.
+TEST(PolicyYaml, BracketsInsideScalarsAndCommentsAreFine) {
+  const char* text = R"(# a comment with ,]} in it
+devices:
+  - name: "quoted ,]} [x"   # and here ,]}
+    match: {netdev: 'eth[0-9]'}
+    policy: {pfc: [3]}
+  - name: >-
+      folded ,]}
+    match: {netdev: eth9}
+)";
+  auto set = ParsePolicy(text, "ok.yaml");
+  ASSERT_TRUE(set.ok()) << set.error().message;
+  ASSERT_EQ(set->rules.size(), 2u);
+  EXPECT_EQ(set->rules[0].name, "quoted ,]} [x");
+  EXPECT_EQ(set->rules[1].name, "folded ,]}");
+  EXPECT_EQ(set->Resolve(MakeDevice("eth7")).second, "quoted ,]} [x");
+}
 
 TEST(PolicyFile, MissingFileIsAnErrorNamingIt) {
   auto parsed = LoadPolicyFile("/nonexistent/policy.yaml");
