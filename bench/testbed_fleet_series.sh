@@ -2,8 +2,9 @@
 # Host script (tests/testbed/run npd-plugin --host-script bench/testbed_fleet_series.sh): the
 # figures of docs/fleet.md. In the guest, bench/testbed_8nic_run.sh's setup (8 simulated ConnectX
 # ports with traffic, PFC on 3, the exporter at the default flags); on the host:
-#  - one scrape: series (sample lines), bytes, bytes after gzip -6; series per simulated port
-#    (netdev and its RDMA device) and per node;
+#  - one scrape: series (sample lines), bytes, and the bytes of the exporter's own gzip answer
+#    (Accept-Encoding: gzip, as Prometheus asks); series per simulated port (netdev and its RDMA
+#    device) and per node;
 #  - Debian's Prometheus scraping the exporter twice, as job roce-full (no relabeling) and
 #    roce-lean (deploy/prometheus/lean-metric-relabel.yaml), with the recording rules loaded:
 #    scrape_samples_post_metric_relabeling of each, and every recording rule yields a result on
@@ -25,7 +26,10 @@ grep SETUP "$out/setup.log"
 # 2. One scrape.
 curl -sf --max-time 10 "$TESTBED_EXPORTER_URL/metrics" >"$out/metrics.txt"
 bytes=$(wc -c <"$out/metrics.txt")
-gz=$(gzip -6 -c "$out/metrics.txt" | wc -c)
+curl -sf --max-time 10 -H 'Accept-Encoding: gzip' -D "$out/gzip.headers" \
+  "$TESTBED_EXPORTER_URL/metrics" >"$out/metrics.txt.gz"
+grep -qi '^content-encoding: gzip' "$out/gzip.headers" || { echo "no gzip answer" >&2; exit 1; }
+gz=$(wc -c <"$out/metrics.txt.gz")
 python3 - "$out/metrics.txt" <<'EOF' | tee "$out/series.txt"
 import collections, re, sys
 lines = [l for l in open(sys.argv[1]) if l.strip() and not l.startswith("#")]
@@ -55,7 +59,7 @@ print(f"MEASURE series_total={len(lines)} sim_ports={len(per_port)} "
 for name, n in per_family.most_common():
     print(f"FAMILY {name} {n}")
 EOF
-echo "MEASURE scrape_bytes=$bytes gzip6_bytes=$gz"
+echo "MEASURE scrape_bytes=$bytes gzip_bytes=$gz"
 
 # 3. Prometheus, full and lean.
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')

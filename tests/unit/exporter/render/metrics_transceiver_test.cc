@@ -151,9 +151,9 @@ TEST(RenderTransceivers, OnlyRaisedFlagsAreSeriesAndThresholdsWherePresent) {
       Value(f, flag,
             {{"netdev", "sim0"}, {"monitor", "rx_power"}, {"lane", "3"}, {"kind", "low_warning"}}),
       1);
-  EXPECT_TRUE(std::isnan(
-      Value(f, flag,
-            {{"netdev", "sim0"}, {"monitor", "rx_power"}, {"lane", "2"}, {"kind", "low_warning"}})));
+  EXPECT_TRUE(std::isnan(Value(
+      f, flag,
+      {{"netdev", "sim0"}, {"monitor", "rx_power"}, {"lane", "2"}, {"kind", "low_warning"}})));
   // Per module: the two raised flags (temperature high alarm, lane 3 Rx low warning), nothing else.
   EXPECT_EQ(Count(f, flag), 2u * 2);
   const std::string th = "roce_transceiver_threshold";
