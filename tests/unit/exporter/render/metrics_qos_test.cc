@@ -12,38 +12,14 @@
 #include "exporter/qos/qos_state.h"
 #include "exporter/render/metric_table.h"
 #include "exporter/render/metrics.h"
+#include "tests/unit/support/metric_families.h"
 
 namespace roceqos {
 namespace {
 
-using LabelMap = std::map<std::string, std::string>;
-
-const prometheus::MetricFamily* Find(const Families& families, std::string_view name) {
-  for (const auto& f : families)
-    if (f.name == name) return &f;
-  return nullptr;
-}
-
-LabelMap Labels(const prometheus::ClientMetric& m) {
-  LabelMap out;
-  for (const auto& l : m.label) out[l.name] = l.value;
-  return out;
-}
-
-double Value(const Families& families, std::string_view name, const LabelMap& labels) {
-  const prometheus::MetricFamily* f = Find(families, name);
-  if (f == nullptr) return std::nan("");
-  for (const auto& m : f->metric) {
-    if (Labels(m) != labels) continue;
-    return f->type == prometheus::MetricType::Counter ? m.counter.value : m.gauge.value;
-  }
-  return std::nan("");
-}
-
-size_t Count(const Families& families, std::string_view name) {
-  const prometheus::MetricFamily* f = Find(families, name);
-  return f == nullptr ? 0 : f->metric.size();
-}
+using testing::Count;
+using testing::Find;
+using testing::Value;
 
 // sim0 as after `mlnx_qos --trust dscp --pfc 0,0,0,1,0,0,0,0` with a few extras set, PFC off
 // on priority 3 afterwards (drifted), remediation in enforce mode.

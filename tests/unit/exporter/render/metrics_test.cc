@@ -14,6 +14,7 @@
 #include "exporter/render/metric_table.h"
 #include "exporter/sampling/transceiver_poller.h"
 #include "tests/unit/support/fake_sources.h"
+#include "tests/unit/support/metric_families.h"
 
 namespace roceqos {
 namespace {
@@ -24,38 +25,10 @@ using testing::MakeDevice;
 using testing::MakePort;
 using ::testing::Not;
 
-const prometheus::MetricFamily* Find(const Families& families, std::string_view name) {
-  for (const auto& f : families) {
-    if (f.name == name) return &f;
-  }
-  return nullptr;
-}
-
-using LabelMap = std::map<std::string, std::string>;
-
-LabelMap Labels(const prometheus::ClientMetric& m) {
-  LabelMap out;
-  for (const auto& l : m.label) out[l.name] = l.value;
-  return out;
-}
-
-// The value of the one sample of `family` whose labels are exactly `labels`; NaN if none.
-double Value(const Families& families, std::string_view family, const LabelMap& labels) {
-  const prometheus::MetricFamily* f = Find(families, family);
-  if (f == nullptr) return std::nan("");
-  for (const auto& m : f->metric) {
-    if (Labels(m) != labels) continue;
-    switch (f->type) {
-      case prometheus::MetricType::Counter:
-        return m.counter.value;
-      case prometheus::MetricType::Gauge:
-        return m.gauge.value;
-      default:
-        return m.untyped.value;
-    }
-  }
-  return std::nan("");
-}
+using testing::Find;
+using testing::LabelMap;
+using testing::Labels;
+using testing::Value;
 
 // A device with every mapped counter kind, a raw stat, and an RDMA port.
 Snapshot RichSnapshot() {

@@ -7,40 +7,16 @@
 #include "exporter/render/metrics.h"
 #include "exporter/sampling/transceiver_poller.h"
 #include "tests/unit/support/fake_sources.h"
+#include "tests/unit/support/metric_families.h"
 
 namespace roceqos {
 namespace {
 
+using testing::Count;
+using testing::Find;
+using testing::Labels;
 using testing::MakeDevice;
-using LabelMap = std::map<std::string, std::string>;
-
-const prometheus::MetricFamily* Find(const Families& families, std::string_view name) {
-  for (const auto& f : families) {
-    if (f.name == name) return &f;
-  }
-  return nullptr;
-}
-
-LabelMap Labels(const prometheus::ClientMetric& m) {
-  LabelMap out;
-  for (const auto& l : m.label) out[l.name] = l.value;
-  return out;
-}
-
-double Value(const Families& families, std::string_view family, const LabelMap& labels) {
-  const prometheus::MetricFamily* f = Find(families, family);
-  if (f == nullptr) return std::nan("");
-  for (const auto& m : f->metric) {
-    if (Labels(m) != labels) continue;
-    return f->type == prometheus::MetricType::Counter ? m.counter.value : m.gauge.value;
-  }
-  return std::nan("");
-}
-
-size_t Count(const Families& families, std::string_view family) {
-  const prometheus::MetricFamily* f = Find(families, family);
-  return f == nullptr ? 0 : f->metric.size();
-}
+using testing::Value;
 
 Transceiver Qsfp28() {
   Transceiver t;
