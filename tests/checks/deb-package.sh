@@ -48,6 +48,7 @@ for f in /usr/bin/roce_qos_exporter /lib/systemd/system/roce-qos-exporter.servic
   /etc/default/roce-qos-exporter /usr/share/man/man8/roce_qos_exporter.8.gz \
   /usr/share/doc/roce-qos-exporter/copyright /usr/share/doc/roce-qos-exporter/changelog.gz \
   /usr/share/doc/roce-qos-exporter/examples/enforce.conf \
+  /usr/share/doc/roce-qos-exporter/examples/optics.conf \
   /usr/share/doc/roce-qos-exporter/examples/policy-default.yaml \
   /usr/share/doc/roce-qos-exporter/examples/policy.example.yaml; do
   grep -qxF "$f" "$work/files" || fail "package lacks $f"

@@ -21,15 +21,17 @@ command -v systemd-analyze >/dev/null || {
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# stage DIR [with-dropin]: a copy of the unit (and drop-in) whose ExecStart runs the built binary.
+# stage DIR [DROPIN.conf...]: a copy of the unit (and drop-ins) whose ExecStart runs the built
+# binary.
 stage() {
-  local dir=$1
+  local dir=$1 dropin
+  shift
   mkdir -p "$dir"
   sed "s|$installed_exe|$exe|g" "$src/$unit" >"$dir/$unit"
-  if [[ "${2:-}" == with-dropin ]]; then
+  for dropin in "$@"; do
     mkdir -p "$dir/$unit.d"
-    sed "s|$installed_exe|$exe|g" "$src/$unit.d/enforce.conf" >"$dir/$unit.d/enforce.conf"
-  fi
+    sed "s|$installed_exe|$exe|g" "$src/$unit.d/$dropin" >"$dir/$unit.d/$dropin"
+  done
   grep -q "^ExecStart=$exe" "$dir/$unit" || fail "$dir/$unit: ExecStart does not name $installed_exe"
 }
 
@@ -58,12 +60,14 @@ setting() {
 }
 
 stage "$work/observe"
-stage "$work/enforce" with-dropin
+stage "$work/enforce" enforce.conf
+stage "$work/optics" optics.conf
 verify_clean "$work/observe" observe
 verify_clean "$work/enforce" "observe + enforce.conf"
+verify_clean "$work/optics" "observe + optics.conf"
 
 # The checker itself must notice a broken drop-in, or the line above proves nothing.
-stage "$work/broken" with-dropin
+stage "$work/broken" enforce.conf
 echo "ProtectSytem=strict" >>"$work/broken/$unit.d/enforce.conf"
 broken=$(cd "$work/broken" && systemd-analyze verify --man=no "$work/broken/$unit" 2>&1 || true)
 if grep -q "enforce.conf:.*Unknown key 'ProtectSytem'" <<<"$broken"; then
@@ -98,16 +102,28 @@ expect "$work/enforce" User root
 expect "$work/enforce" PrivateUsers no
 expect "$work/enforce" ProtectSystem strict
 expect "$work/enforce" NoNewPrivileges yes
+# Optics: the one capability the module EEPROM reads need, still a dynamic non-root user in
+# observe mode.
+expect "$work/optics" CapabilityBoundingSet CAP_NET_ADMIN
+expect "$work/optics" AmbientCapabilities CAP_NET_ADMIN
+expect "$work/optics" PrivateUsers no
+expect "$work/optics" DynamicUser yes
+expect "$work/optics" NoNewPrivileges yes
+grep -q -- '--remediation' <<<"$(setting "$work/optics" ExecStart)" &&
+  fail "optics: ExecStart sets --remediation" || pass "optics: ExecStart leaves remediation off"
 grep -q -- '--remediation=enforce' <<<"$(setting "$work/enforce" ExecStart)" &&
   pass "enforce: ExecStart adds --remediation=enforce" ||
   fail "enforce: ExecStart lacks --remediation=enforce"
 
 observe_score=$(exposure "$work/observe")
 enforce_score=$(exposure "$work/enforce")
+optics_score=$(exposure "$work/optics")
 awk -v s="$observe_score" 'BEGIN { exit !(s != "" && s <= 1.5) }' &&
   pass "observe exposure $observe_score <= 1.5" || fail "observe exposure '$observe_score' > 1.5"
 awk -v s="$enforce_score" 'BEGIN { exit !(s != "" && s <= 2.5) }' &&
   pass "enforce exposure $enforce_score <= 2.5" || fail "enforce exposure '$enforce_score' > 2.5"
+awk -v s="$optics_score" -v e="$enforce_score" 'BEGIN { exit !(s != "" && s <= e) }' &&
+  pass "optics exposure $optics_score <= enforce's" || fail "optics exposure '$optics_score' > enforce's $enforce_score"
 
 # Type=notify end to end: the real binary, started the way systemd starts it, must send READY=1,
 # WATCHDOG=1 and STOPPING=1. Until the exporter core lands the binary is the skeleton's
