@@ -39,7 +39,8 @@ struct ModuleAccess {
   std::vector<uint8_t> unread_pages;  // extra pages the spec wants that the device refused
 };
 
-/// "01h 02h 11h" (empty for none; no commas, which label-splitting tools trip over): the label and log form of ModuleAccess::unread_pages.
+/// "01h 02h 11h" (empty for none): the label and log form of ModuleAccess::unread_pages. Spaces,
+/// not commas, which label-splitting tools (and the testbed's shell helpers) trip over.
 std::string FormatModulePages(const std::vector<uint8_t>& pages);
 
 /// The kernel access, behind an interface so tests feed page images.
