@@ -49,11 +49,20 @@ class KernelModuleEepromIo final : public ModuleEepromIo {
     Result<std::vector<uint8_t>> data = ReadNetlink(ifname, address);
     // No ethtool family (ENOENT, kernels before 5.6: remembered), no MODULE_EEPROM_GET
     // (EOPNOTSUPP before 5.13, or a driver without module access): try the ioctl.
-    if (data.ok()) return data;
+    if (data.ok()) {
+      last_method_ = ModuleAccessMethod::kNetlink;
+      return data;
+    }
     if (data.error().errnum == ENOENT) netlink_absent_ = true;
     if (!netlink_absent_ && !data.error().NotSupported()) return data;
-    return ReadIoctl(ifname, address);
+    const std::string netlink_error = data.error().message;
+    Result<std::vector<uint8_t>> ioctl = ReadIoctl(ifname, address);
+    if (ioctl.ok()) fallback_reason_ = netlink_error;
+    return ioctl;
   }
+
+  ModuleAccessMethod LastMethod() const override { return last_method_; }
+  std::string FallbackReason() const override { return fallback_reason_; }
 
  private:
   Result<void> OpenGenl() {
@@ -114,6 +123,12 @@ class KernelModuleEepromIo final : public ModuleEepromIo {
   }
 
   Result<std::vector<uint8_t>> ReadIoctl(const std::string& ifname, ModulePageAddress a) {
+    Result<std::vector<uint8_t>> data = ReadIoctlOnce(ifname, a);
+    if (data.ok()) last_method_ = ModuleAccessMethod::kIoctl;
+    return data;
+  }
+
+  Result<std::vector<uint8_t>> ReadIoctlOnce(const std::string& ifname, ModulePageAddress a) {
     ethtool_modinfo info{};
     info.cmd = ETHTOOL_GMODULEINFO;
     if (auto done = ioctl_.Call(ifname, &info, "ETHTOOL_GMODULEINFO"); !done) return done.error();
@@ -141,6 +156,8 @@ class KernelModuleEepromIo final : public ModuleEepromIo {
   std::optional<netlink::Socket> socket_;
   uint16_t family_id_ = 0;
   bool netlink_absent_ = false;
+  ModuleAccessMethod last_method_ = ModuleAccessMethod::kNetlink;
+  std::string fallback_reason_ = "ioctl only";  // replaced by netlink's error once it falls back
   EthtoolSocket ioctl_;
 };
 
@@ -148,6 +165,16 @@ class KernelModuleEepromIo final : public ModuleEepromIo {
 
 std::unique_ptr<ModuleEepromIo> MakeKernelModuleEepromIo(bool ioctl_only) {
   return std::make_unique<KernelModuleEepromIo>(ioctl_only);
+}
+
+std::string_view ModuleAccessMethodName(ModuleAccessMethod method) {
+  return method == ModuleAccessMethod::kIoctl ? "ioctl" : "netlink";
+}
+
+std::string FormatModulePages(const std::vector<uint8_t>& pages) {
+  std::string out;
+  for (uint8_t page : pages) out += fmt::format("{}{:02x}h", out.empty() ? "" : " ", page);
+  return out;
 }
 
 std::vector<uint8_t> ModuleExtraPages(const std::vector<uint8_t>& lower) {
@@ -174,28 +201,43 @@ Result<Transceiver> DecodeModule(const ModulePages& pages) {
                                identifier));
 }
 
-Result<ModulePages> ModuleEepromCollector::ReadPages(const std::string& ifname) {
+Result<ModulePages> ModuleEepromCollector::ReadPages(const std::string& ifname,
+                                                     ModuleAccess* access) {
+  ModuleAccess used;
+  auto note = [&] {
+    if (io_.LastMethod() != ModuleAccessMethod::kIoctl) return;
+    used.method = ModuleAccessMethod::kIoctl;
+    used.fallback_reason = io_.FallbackReason();
+  };
   ModulePages pages;
   Result<std::vector<uint8_t>> lower = io_.ReadHalfPage(ifname, {.page = 0, .upper = false});
   if (!lower) return lower.error();
+  note();
   pages.lower = std::move(*lower);
   Result<std::vector<uint8_t>> page0 = io_.ReadHalfPage(ifname, {.page = 0x00});
   if (!page0) return page0.error();
+  note();
   pages.upper[0x00] = std::move(*page0);
   for (uint8_t page : ModuleExtraPages(pages.lower)) {
     Result<std::vector<uint8_t>> data = io_.ReadHalfPage(ifname, {.page = page});
     if (!data) {
-      // An optional page the module or driver does not offer: decode without it.
-      if (data.error().NotSupported() || data.error().errnum == EINVAL) continue;
+      // An optional page the module or driver does not offer (or the ioctl's flat image does not
+      // hold: CMIS 01h/02h/11h): decode without it, and say which.
+      if (data.error().NotSupported() || data.error().errnum == EINVAL) {
+        used.unread_pages.push_back(page);
+        continue;
+      }
       return data.error();
     }
+    note();
     pages.upper[page] = std::move(*data);
   }
+  if (access) *access = std::move(used);
   return pages;
 }
 
-Result<Transceiver> ModuleEepromCollector::Read(const std::string& ifname) {
-  Result<ModulePages> pages = ReadPages(ifname);
+Result<Transceiver> ModuleEepromCollector::Read(const std::string& ifname, ModuleAccess* access) {
+  Result<ModulePages> pages = ReadPages(ifname, access);
   if (!pages) return pages.error();
   Result<Transceiver> decoded = DecodeModule(*pages);
   if (!decoded) {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "collectors/result.h"
@@ -25,10 +26,30 @@ struct ModulePageAddress {
   bool upper = true;
 };
 
+/// Which kernel interface served a module read: ethtool netlink (ETHTOOL_MSG_MODULE_EEPROM_GET,
+/// any page) or the SIOCETHTOOL ioctl (ETHTOOL_GMODULEEEPROM, one flat image: SFF-8636 pages
+/// 00h-03h, CMIS page 00h only).
+enum class ModuleAccessMethod : uint8_t { kNetlink, kIoctl };
+std::string_view ModuleAccessMethodName(ModuleAccessMethod method);  // "netlink" / "ioctl"
+
+/// How one module read went: the degraded path is visible (metric, log), not silent.
+struct ModuleAccess {
+  ModuleAccessMethod method = ModuleAccessMethod::kNetlink;  // kIoctl if any half page came so
+  std::string fallback_reason;        // why netlink was not used (its error), with kIoctl
+  std::vector<uint8_t> unread_pages;  // extra pages the spec wants that the device refused
+};
+
+/// "01h 02h 11h" (empty for none): the label and log form of ModuleAccess::unread_pages. Spaces,
+/// not commas, which label-splitting tools (and the testbed's shell helpers) trip over.
+std::string FormatModulePages(const std::vector<uint8_t>& pages);
+
 /// The kernel access, behind an interface so tests feed page images.
 class ModuleEepromIo {
  public:
   virtual ~ModuleEepromIo() = default;
+  /// The path that served the last successful ReadHalfPage, and why netlink was not used.
+  virtual ModuleAccessMethod LastMethod() const { return ModuleAccessMethod::kNetlink; }
+  virtual std::string FallbackReason() const { return {}; }
   /// Exactly 128 bytes or an Error: EOPNOTSUPP when the device has no module EEPROM access or the
   /// page is not reachable (e.g. page 11h through the ioctl), EPERM/EACCES without CAP_NET_ADMIN,
   /// ENODEV for a vanished device, EIO/EINVAL/... from the driver (no module plugged: mlx5 EIO).
@@ -58,11 +79,12 @@ class ModuleEepromCollector {
 
   /// Lower page and page 00h (2 reads), then the spec's extra pages (SFF-8636: +1, CMIS: +3).
   /// An extra page the device refuses (EOPNOTSUPP, EINVAL) is left out and the decode goes on
-  /// without it (no thresholds / lane monitors); any other error fails the read.
-  Result<ModulePages> ReadPages(const std::string& ifname);
+  /// without it (no thresholds / lane monitors); any other error fails the read. `access`, when
+  /// given, receives the path used and the pages left out.
+  Result<ModulePages> ReadPages(const std::string& ifname, ModuleAccess* access = nullptr);
   /// ReadPages + DecodeModule. Error().NotSupported(): the netdev has no module EEPROM (veth,
   /// virtio, a copper NIC): report the transceiver as absent, not as failed.
-  Result<Transceiver> Read(const std::string& ifname);
+  Result<Transceiver> Read(const std::string& ifname, ModuleAccess* access = nullptr);
 
  private:
   ModuleEepromIo& io_;

@@ -47,6 +47,7 @@ struct TransceiverFamilies {
   FamilyBuilder flag{FindMetric("roce_transceiver_flag")};
   FamilyBuilder threshold{FindMetric("roce_transceiver_threshold")};
   FamilyBuilder read_duration{FindMetric("roce_exporter_transceiver_read_duration_seconds")};
+  FamilyBuilder access{FindMetric("roce_exporter_transceiver_access_info")};
 };
 
 void AddModule(TransceiverFamilies& f, std::string_view netdev, const TransceiverReading& reading,
@@ -56,6 +57,9 @@ void AddModule(TransceiverFamilies& f, std::string_view netdev, const Transceive
               m.firmware_version.value_or(""), serial_numbers ? m.serial_number : ""},
              1);
   f.read_duration.Add({netdev}, reading.read_seconds);
+  f.access.Add({netdev, ModuleAccessMethodName(reading.access.method),
+                FormatModulePages(reading.access.unread_pages)},
+               1);
   if (m.temperature_celsius) {
     f.temperature.Add({netdev}, *m.temperature_celsius);
     AddFlags(f.flag, netdev, "temperature", "", m.temperature_flags);
@@ -112,7 +116,7 @@ void RenderTransceivers(const Snapshot& snapshot, Families& out) {
     AddModule(f, snap.device->name, found->second, state.serial_numbers);
   }
   for (FamilyBuilder* family : {&f.info, &f.temperature, &f.voltage, &f.rx_power, &f.tx_power,
-                                &f.tx_bias, &f.flag, &f.threshold, &f.read_duration}) {
+                                &f.tx_bias, &f.flag, &f.threshold, &f.read_duration, &f.access}) {
     family->AppendTo(out);
   }
 

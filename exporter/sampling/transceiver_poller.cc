@@ -46,9 +46,10 @@ void TransceiverPoller::PollOnce() {
   const nanoseconds round_start = clock_();
   for (const std::string& netdev : std::set<std::string>(netdevs.begin(), netdevs.end())) {
     const nanoseconds start = clock_();
+    ModuleAccess access;
     Result<Transceiver> read = [&]() -> Result<Transceiver> {
       try {
-        return collector_.Read(netdev);
+        return collector_.Read(netdev, &access);
       } catch (const std::exception& e) {
         // A decoder or reply buffer that throws fails this read, not the poller thread.
         return MakeError(kErrnoException, fmt::format("exception: {}", e.what()));
@@ -59,8 +60,9 @@ void TransceiverPoller::PollOnce() {
     const std::string key = "transceiver " + netdev;
     if (read) {
       fault_log_.Ok(key);
-      state->modules[netdev] =
-          TransceiverReading{.module = std::move(*read), .read_seconds = spent};
+      NoteAccess(netdev, access);
+      state->modules[netdev] = TransceiverReading{
+          .module = std::move(*read), .read_seconds = spent, .access = std::move(access)};
     } else if (Absent(read.error())) {
       fault_log_.Ok(key);
     } else {
@@ -73,6 +75,24 @@ void TransceiverPoller::PollOnce() {
   state->reads = reads_;
   state->errors = errors_;
   latest_.store(std::move(state));
+}
+
+void TransceiverPoller::NoteAccess(const std::string& netdev, const ModuleAccess& access) {
+  if (access.method != ModuleAccessMethod::kIoctl) {
+    fallback_logged_.erase(netdev);
+    return;
+  }
+  const std::string unread = FormatModulePages(access.unread_pages);
+  auto [it, inserted] = fallback_logged_.try_emplace(netdev, unread);
+  if (!inserted && it->second == unread) return;
+  it->second = unread;
+  // A kernel without ETHTOOL_MSG_MODULE_EEPROM_GET (before 5.13): the ioctl's flat image has
+  // SFF-8636 pages 00h-03h but only page 00h of a CMIS module, so its lane monitors, flags and
+  // thresholds are missing; the series roce_exporter_transceiver_access_info says the same.
+  LogEvent(spdlog::level::warn, "transceiver via ioctl",
+           {{"netdev", netdev},
+            {"reason", access.fallback_reason},
+            {"unread_pages", unread.empty() ? "none" : unread}});
 }
 
 void TransceiverPoller::Start() {

@@ -31,6 +31,7 @@ namespace roceqos {
 struct TransceiverReading {
   Transceiver module;
   double read_seconds = 0;  // wall time of that read (all its half pages)
+  ModuleAccess access;      // netlink or the ioctl fallback, and the pages it could not read
 };
 
 /// What the poller publishes; the renderer reads nothing else.
@@ -75,6 +76,8 @@ class TransceiverPoller {
 
  private:
   void Run();
+  /// Logs a netdev's ioctl fallback once (and again when its unread pages change).
+  void NoteAccess(const std::string& netdev, const ModuleAccess& access);
 
   TransceiverPollerOptions options_;
   std::unique_ptr<ModuleEepromIo> io_;
@@ -84,6 +87,9 @@ class TransceiverPoller {
   FaultLog fault_log_;
   uint64_t reads_ = 0;
   std::map<std::string, uint64_t> errors_;
+  /// netdev -> the unread pages last logged for its ioctl fallback: logged once per netdev (and
+  /// again only if what it cannot read changes), not every round.
+  std::map<std::string, std::string> fallback_logged_;
   std::atomic<std::shared_ptr<const TransceiverState>> latest_;
 
   std::mutex mu_;

@@ -99,7 +99,7 @@ Snapshot RichSnapshot() {
   Transceiver module;
   module.module_type = "QSFP28";
   module.temperature_celsius = 41.5;
-  transceivers->modules["ens1f0np0"] = {.module = module, .read_seconds = 0.04};
+  transceivers->modules["ens1f0np0"] = {.module = module, .read_seconds = 0.04, .access = {}};
   transceivers->reads = 1;
   transceivers->errors["other"] = 0;
   s.transceivers = std::move(transceivers);

@@ -52,13 +52,17 @@ Snapshot WithModules(std::vector<std::string> netdevs, bool serial = false) {
     s.devices.push_back(d);
   }
   auto state = std::make_shared<TransceiverState>();
-  state->modules["sim0"] = {.module = Qsfp28(), .read_seconds = 0.031};
+  state->modules["sim0"] = {.module = Qsfp28(), .read_seconds = 0.031, .access = {}};
   Transceiver cmis = Qsfp28();
   cmis.spec = ModuleSpec::kCmis;
   cmis.module_type = "QSFP-DD";
   cmis.firmware_version = "3.1";
   cmis.thresholds.reset();
-  state->modules["sim1"] = {.module = cmis, .read_seconds = 0.05};
+  state->modules["sim1"] = {.module = cmis,
+                            .read_seconds = 0.05,
+                            .access = {.method = ModuleAccessMethod::kIoctl,
+                                       .fallback_reason = "EOPNOTSUPP",
+                                       .unread_pages = {0x01, 0x02, 0x11}}};
   state->reads = 12;
   state->errors = {{"other", 2}, {"permission", 0}};
   state->interval_seconds = 60;
@@ -166,6 +170,17 @@ TEST(RenderTransceivers, SelfMetricsOfTheReadCost) {
       Value(f, "roce_exporter_transceiver_read_duration_seconds", {{"netdev", "sim0"}}), 0.031);
   EXPECT_DOUBLE_EQ(Value(f, "roce_exporter_transceiver_round_duration_seconds", {}), 0.09);
   EXPECT_DOUBLE_EQ(Value(f, "roce_exporter_transceiver_interval_seconds", {}), 60);
+}
+
+TEST(RenderTransceivers, AccessInfoSaysNetlinkOrIoctlAndWhatIsMissing) {
+  const Snapshot s = WithModules({"sim0", "sim1"});
+  const Families f = RenderSnapshot(&s);
+  const std::string access = "roce_exporter_transceiver_access_info";
+  EXPECT_EQ(Value(f, access, {{"netdev", "sim0"}, {"method", "netlink"}, {"unread_pages", ""}}), 1);
+  EXPECT_EQ(
+      Value(f, access, {{"netdev", "sim1"}, {"method", "ioctl"}, {"unread_pages", "01h 02h 11h"}}),
+      1);
+  EXPECT_EQ(Count(f, access), 2u);  // one per netdev with a module
 }
 
 TEST(RenderTransceivers, OffMeansNoTransceiverFamilies) {

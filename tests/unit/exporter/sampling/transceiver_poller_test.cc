@@ -1,6 +1,8 @@
 #include "exporter/sampling/transceiver_poller.h"
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ringbuffer_sink.h>
+#include <spdlog/spdlog.h>
 
 #include <atomic>
 #include <cerrno>
@@ -8,8 +10,11 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
+#include "collectors/cmis.h"
+#include "collectors/log_event.h"
 #include "exporter/sampling/sampler.h"
 #include "tests/unit/support/fake_sources.h"
 #include "tests/unit/support/module_pages.h"
@@ -31,13 +36,24 @@ class FakeIo : public ModuleEepromIo {
       return MakeError(f->second, "injected");
     auto module = modules.find(ifname);
     if (module == modules.end()) return MakeError(EOPNOTSUPP, "no module EEPROM");
+    // As the kernel reader on a kernel before 5.13: the ioctl's flat image of a CMIS module
+    // (SFF-8636 layout, 256 bytes) has the lower page and page 00h only.
+    const bool via_ioctl = ioctl_netdevs.contains(ifname);
+    if (via_ioctl && a.upper && a.page != 0x00 && IsCmisIdentifier(module->second.lower[0])) {
+      return MakeError(EOPNOTSUPP, "not in the ioctl's flat image");
+    }
+    last_method = via_ioctl ? ModuleAccessMethod::kIoctl : ModuleAccessMethod::kNetlink;
     if (!a.upper) return module->second.lower;
     auto page = module->second.upper.find(a.page);
     if (page == module->second.upper.end()) return MakeError(EINVAL, "no such page");
     return page->second;
   }
+  ModuleAccessMethod LastMethod() const override { return last_method; }
+  std::string FallbackReason() const override { return "netlink: Operation not supported"; }
 
   std::mutex mu;
+  std::set<std::string> ioctl_netdevs;
+  ModuleAccessMethod last_method = ModuleAccessMethod::kNetlink;
   std::map<std::string, ModulePages> modules;
   std::map<std::string, int> failures;
   std::map<std::string, int> reads;
@@ -89,6 +105,93 @@ TEST(TransceiverPoller, PublishesEachModuleAndLeavesNetdevsWithoutOneOut) {
   EXPECT_EQ(h.io->reads["sim0"], 3);
   EXPECT_EQ(h.io->reads["sim1"], 5);
   EXPECT_EQ(h.io->reads["veth0"], 1);
+}
+
+// Captures what the exporter logs (the default logger) while alive.
+class LogCapture {
+ public:
+  LogCapture()
+      : sink_(std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(64)),
+        previous_(spdlog::default_logger()) {
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>("capture", sink_));
+  }
+  ~LogCapture() { spdlog::set_default_logger(previous_); }
+  LogCapture(const LogCapture&) = delete;
+  LogCapture& operator=(const LogCapture&) = delete;
+
+  /// The records logged with message `msg`, as field maps.
+  std::vector<std::map<std::string, std::string>> With(std::string_view msg) const {
+    std::vector<std::map<std::string, std::string>> out;
+    for (const auto& raw : sink_->last_raw()) {
+      const std::string payload(raw.payload.data(), raw.payload.size());
+      DecodedLogRecord record = DecodeLogRecord(payload);
+      if (record.msg != msg) continue;
+      auto& fields = out.emplace_back();
+      for (const auto& [k, v] : record.fields) fields[std::string(k)] = std::string(v);
+      fields["level"] = std::string(spdlog::level::to_string_view(raw.level).data());
+    }
+    return out;
+  }
+
+ private:
+  std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> sink_;
+  std::shared_ptr<spdlog::logger> previous_;
+};
+
+TEST(TransceiverPoller, IoctlFallbackIsRecordedPerNetdevAndLoggedOnce) {
+  LogCapture log;
+  Harness h;
+  h.io->ioctl_netdevs = {"sim0", "sim1"};  // a kernel without ETHTOOL_MSG_MODULE_EEPROM_GET
+  h.poller->PollOnce();
+  auto state = h.poller->Latest();
+  // SFF-8636: pages 00h-03h are all in the flat image; nothing is lost.
+  const TransceiverReading& sff = state->modules.at("sim0");
+  EXPECT_EQ(sff.access.method, ModuleAccessMethod::kIoctl);
+  EXPECT_TRUE(sff.access.unread_pages.empty());
+  EXPECT_EQ(sff.module.lanes.size(), 4u);
+  EXPECT_TRUE(sff.module.thresholds.has_value());
+  // CMIS: only the lower page and page 00h; module monitors stay, lanes and thresholds go.
+  const TransceiverReading& cmis = state->modules.at("sim1");
+  EXPECT_EQ(cmis.access.method, ModuleAccessMethod::kIoctl);
+  EXPECT_EQ(cmis.access.unread_pages, (std::vector<uint8_t>{0x01, 0x02, 0x11}));
+  EXPECT_EQ(cmis.access.fallback_reason, "netlink: Operation not supported");
+  EXPECT_TRUE(cmis.module.lanes.empty());
+  EXPECT_FALSE(cmis.module.thresholds.has_value());
+  EXPECT_TRUE(cmis.module.temperature_celsius.has_value());
+  EXPECT_TRUE(cmis.module.supply_voltage_volts.has_value());
+  for (const auto& [reason, count] : state->errors) EXPECT_EQ(count, 0u) << reason;
+
+  auto logged = log.With("transceiver via ioctl");
+  ASSERT_EQ(logged.size(), 2u);
+  EXPECT_EQ(logged[0]["netdev"], "sim0");
+  EXPECT_EQ(logged[0]["unread_pages"], "none");
+  EXPECT_EQ(logged[0]["level"], "warning");
+  EXPECT_EQ(logged[1]["netdev"], "sim1");
+  EXPECT_EQ(logged[1]["unread_pages"], "01h 02h 11h");
+  EXPECT_EQ(logged[1]["reason"], "netlink: Operation not supported");
+
+  // Once per netdev, not once per round; netlink again is not logged, a new fallback is.
+  h.poller->PollOnce();
+  EXPECT_EQ(log.With("transceiver via ioctl").size(), 2u);
+  h.io->ioctl_netdevs = {"sim0"};
+  h.poller->PollOnce();
+  EXPECT_EQ(h.poller->Latest()->modules.at("sim1").access.method, ModuleAccessMethod::kNetlink);
+  EXPECT_TRUE(h.poller->Latest()->modules.at("sim1").access.unread_pages.empty());
+  EXPECT_EQ(log.With("transceiver via ioctl").size(), 2u);
+  h.io->ioctl_netdevs = {"sim0", "sim1"};
+  h.poller->PollOnce();
+  EXPECT_EQ(log.With("transceiver via ioctl").size(), 3u);
+}
+
+TEST(TransceiverPoller, NetlinkReadsNeitherLogNorLosePages) {
+  LogCapture log;
+  Harness h;
+  h.poller->PollOnce();
+  for (const auto& [netdev, reading] : h.poller->Latest()->modules) {
+    EXPECT_EQ(reading.access.method, ModuleAccessMethod::kNetlink) << netdev;
+    EXPECT_TRUE(reading.access.unread_pages.empty()) << netdev;
+  }
+  EXPECT_TRUE(log.With("transceiver via ioctl").empty());
 }
 
 TEST(TransceiverPoller, FailedReadCountsItsReasonAndLeavesNoStaleValues) {
