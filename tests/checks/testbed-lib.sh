@@ -42,6 +42,16 @@ check "unknown name is status 1" 1 "$(metric_from "$fixture" roce_nope_total >/d
 check "several matches fail the scenario" "FAIL: metric roce_pfc_pause_frames_total{netdev=sim0} matches several series" \
   "$( (metric_from "$fixture" roce_pfc_pause_frames_total netdev=sim0) 2>&1 >/dev/null)"
 check "metric_label" mlx5_1 "$(metric_label "$fixture" roce_device_info device netdev=sim1)"
+# assert_no_negative: a negative counter or any NaN fails; a module's temperature and thresholds
+# are signed quantities (a -5 °C low alarm is a threshold, not a bug).
+neg=$TESTBED_WORK/neg.prom
+printf '%s\n' 'roce_transceiver_threshold{netdev="sim0",monitor="temperature",kind="low_alarm"} -5' \
+  'roce_transceiver_temperature_celsius{netdev="sim0"} -1.5' 'roce_pfc_pause_frames_total 3' >"$neg"
+check "assert_no_negative: signed module gauges pass" 0 "$( (assert_no_negative "$neg") 2>/dev/null; echo $?)"
+echo 'roce_pfc_pause_frames_total{netdev="sim0"} -1' >>"$neg"
+check "assert_no_negative: a negative counter fails" 1 "$( (assert_no_negative "$neg") 2>/dev/null; echo $?)"
+echo 'roce_transceiver_temperature_celsius{netdev="sim1"} NaN' >"$neg"
+check "assert_no_negative: NaN fails, signed or not" 1 "$( (assert_no_negative "$neg") 2>/dev/null; echo $?)"
 exit "$failures"
 CASES
 }

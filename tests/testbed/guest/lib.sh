@@ -293,9 +293,13 @@ rxe_traffic() {
 _gone() { ! kill -0 "$1" 2>/dev/null; }
 
 # --- scrape checks ------------------------------------------------------------------------------
-# assert_no_negative FILE: fails if any sample in the scrape is negative or NaN.
+# assert_no_negative FILE: fails if any sample in the scrape is negative or NaN. Gauges of signed
+# physical quantities (a module's temperature and its thresholds, e.g. a -5 °C low alarm) may be
+# negative, never NaN.
 assert_no_negative() {
-  _bad=$(_sample_values "$1" | awk '$NF ~ /^-/ || tolower($NF) == "nan" { print }' | head -n 5)
+  _bad=$(_sample_values "$1" | awk '
+    tolower($NF) == "nan" { print; next }
+    $NF ~ /^-/ && $1 !~ /^roce_transceiver_(temperature_celsius|threshold)[{ ]/ { print }' | head -n 5)
   [ -z "$_bad" ] || fail "negative or NaN samples in the scrape: $_bad"
 }
 # _sample_values FILE: "series value" per sample line (timestamps dropped).
