@@ -60,10 +60,16 @@ check_fixture() {
     pass "$name: equals the capture run's own check" || fail "$name: differs from the capture's check"
 
   port=
+  # Emptied here, not by the daemon's own redirection: that runs in the child, and a loaded
+  # machine can let `listening` read the previous fixture's line (its port) before it does.
+  : >"$work/exporter.log"
   "$exe" --replay "$bundle" --web.listen-address=127.0.0.1:0 --sampler.period=250ms \
     2>"$work/exporter.log" &
   pid=$!
-  wait_for 20 "listening" listening && wait_for 20 "/-/ready" ready || { fail "$name: not ready"; return; }
+  wait_for 20 "listening" listening && wait_for 20 "/-/ready" ready || {
+    fail "$name: not ready (port '${port:-}': /-/ready answers $(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "http://127.0.0.1:${port:-0}/-/ready"); samples $(curl -s --max-time 5 "http://127.0.0.1:${port:-0}/metrics" | grep '^roce_exporter_samples_total'))"
+    return
+  }
   meta "$bundle" live.metrics >"$work/capture.metrics"
   wait_for 20 "all series" complete_scrape "$dir/live.metrics" || true
   kill "$pid" && wait "$pid" || true
