@@ -87,8 +87,9 @@ Blob SanitizeLink(const std::byte* msg, size_t len) {
   constexpr size_t kFixed = NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(ifinfomsg));
   if (len < kFixed) return Blob(msg, msg + len);
   Blob out(msg, msg + kFixed);
-  Blob attrs = FilterAttrs(msg + kFixed, len - kFixed,
-                           {IFLA_IFNAME, IFLA_MTU, IFLA_MASTER, IFLA_OPERSTATE}, true);
+  Blob attrs =
+      FilterAttrs(msg + kFixed, len - kFixed,
+                  {IFLA_IFNAME, IFLA_MTU, IFLA_MASTER, IFLA_OPERSTATE, IFLA_CARRIER_CHANGES}, true);
   out.insert(out.end(), attrs.begin(), attrs.end());
   const auto new_len = static_cast<uint32_t>(out.size());
   std::memcpy(out.data(), &new_len, sizeof(new_len));  // nlmsghdr.nlmsg_len

@@ -79,6 +79,7 @@ TEST(TapeSanitize, LinkDumpKeepsOnlyWhatDiscoveryReads) {
   const uint8_t mac[6] = {0x02, 0xaa, 0xbb, 0xcc, 0xdd, 0xee};
   msg.Put(IFLA_ADDRESS, mac, sizeof(mac));
   msg.PutU32(IFLA_MTU, 9000);
+  msg.PutU32(IFLA_CARRIER_CHANGES, 6);  // roce_netdev_carrier_changes_total, replayed too
   const size_t info = msg.BeginNest(IFLA_LINKINFO);
   msg.PutString(IFLA_INFO_KIND, "bond");
   const size_t data = msg.BeginNest(IFLA_INFO_DATA);
@@ -97,6 +98,7 @@ TEST(TapeSanitize, LinkDumpKeepsOnlyWhatDiscoveryReads) {
   EXPECT_EQ(device->name, "bond0");
   EXPECT_EQ(device->mtu, 9000u);
   EXPECT_EQ(device->kind, "bond");
+  EXPECT_EQ(device->carrier_changes, std::optional<uint32_t>(6));
 }
 
 TEST_F(TapeTest, ReplayAnswersInOrderThenRepeatsTheLast) {
