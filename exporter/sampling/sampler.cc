@@ -354,7 +354,7 @@ nanoseconds Sampler::SampleDevices(Snapshot& snapshot) {
 }
 
 nanoseconds Sampler::RunStages(nanoseconds now, Snapshot& snapshot) {
-  const std::shared_ptr<const Snapshot> previous = latest_.load();
+  const std::shared_ptr<const Snapshot> previous = latest_.Load();
   stage_sample_due_.reset();
   nanoseconds kernel_time{};
   for (const auto& stage : stages_) {
@@ -412,7 +412,7 @@ std::shared_ptr<const Snapshot> Sampler::Finish(std::shared_ptr<Snapshot> snapsh
 
 void Sampler::Publish(const std::shared_ptr<const Snapshot>& snapshot) {
   const uint64_t sequence = snapshot->sequence;
-  latest_.store(snapshot);
+  latest_.Store(snapshot);
   if (publish_hook_) publish_hook_(*snapshot);
   {
     std::lock_guard lock(mu_);

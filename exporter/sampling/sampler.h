@@ -26,6 +26,7 @@
 
 #include "exporter/core/error_reason.h"
 #include "exporter/core/fault_log.h"
+#include "exporter/core/published.h"
 #include "exporter/core/snapshot.h"
 #include "exporter/sampling/device_selector.h"
 #include "exporter/sampling/period_controller.h"
@@ -119,7 +120,7 @@ class Sampler {
   void Wake(bool discovery, std::span<const std::string> stale_names = {});
 
   /// The latest published snapshot; null before the first. Thread-safe, never blocks on sampling.
-  std::shared_ptr<const Snapshot> Latest() const { return latest_.load(); }
+  std::shared_ptr<const Snapshot> Latest() const { return latest_.Load(); }
 
   /// Waits until a snapshot with sequence >= `sequence` is published or `deadline` passes.
   bool WaitForSequence(uint64_t sequence, std::chrono::steady_clock::time_point deadline) const;
@@ -185,7 +186,7 @@ class Sampler {
   std::optional<std::chrono::nanoseconds> stage_sample_due_;  // earliest sample_again_at
 
   std::atomic<bool> discovery_requested_{false};
-  std::atomic<std::shared_ptr<const Snapshot>> latest_;
+  Published<Snapshot> latest_;
 
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;  // signalled on publish and on stop

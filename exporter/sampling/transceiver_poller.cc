@@ -74,7 +74,7 @@ void TransceiverPoller::PollOnce() {
   state->last_round_seconds = Seconds(clock_() - round_start);
   state->reads = reads_;
   state->errors = errors_;
-  latest_.store(std::move(state));
+  latest_.Store(std::move(state));
 }
 
 void TransceiverPoller::NoteAccess(const std::string& netdev, const ModuleAccess& access) {

@@ -24,6 +24,7 @@
 #include "collectors/transceiver.h"
 #include "exporter/core/error_reason.h"
 #include "exporter/core/fault_log.h"
+#include "exporter/core/published.h"
 
 namespace roceqos {
 
@@ -72,7 +73,7 @@ class TransceiverPoller {
   void Stop();
 
   /// The latest published state; null before the first round. Thread-safe, never blocks.
-  std::shared_ptr<const TransceiverState> Latest() const { return latest_.load(); }
+  std::shared_ptr<const TransceiverState> Latest() const { return latest_.Load(); }
 
  private:
   void Run();
@@ -90,7 +91,7 @@ class TransceiverPoller {
   /// netdev -> the unread pages last logged for its ioctl fallback: logged once per netdev (and
   /// again only if what it cannot read changes), not every round.
   std::map<std::string, std::string> fallback_logged_;
-  std::atomic<std::shared_ptr<const TransceiverState>> latest_;
+  Published<TransceiverState> latest_;
 
   std::mutex mu_;
   std::condition_variable cv_;

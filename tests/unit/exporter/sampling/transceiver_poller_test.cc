@@ -187,7 +187,8 @@ TEST(TransceiverPoller, NetlinkReadsNeitherLogNorLosePages) {
   LogCapture log;
   Harness h;
   h.poller->PollOnce();
-  for (const auto& [netdev, reading] : h.poller->Latest()->modules) {
+  const auto state = h.poller->Latest();
+  for (const auto& [netdev, reading] : state->modules) {
     EXPECT_EQ(reading.access.method, ModuleAccessMethod::kNetlink) << netdev;
     EXPECT_TRUE(reading.access.unread_pages.empty()) << netdev;
   }
@@ -297,7 +298,12 @@ TEST(TransceiverPoller, HangingModuleReadDoesNotDelayTheSampler) {
   TransceiverPoller poller({.interval = std::chrono::seconds(60)}, std::move(blocking), [&] {
     (void)sampler.WaitForSequence(1, std::chrono::steady_clock::now() + std::chrono::seconds(10));
     std::vector<std::string> names;
-    for (const DeviceSnapshot& d : sampler.Latest()->devices) names.push_back(d.device->name);
+    // Held for the loop: `sampler.Latest()->devices` as the range would free the snapshot the
+    // loop reads as soon as the sampler publishes the next one (TSan caught it).
+    const std::shared_ptr<const Snapshot> latest = sampler.Latest();
+    if (latest) {
+      for (const DeviceSnapshot& d : latest->devices) names.push_back(d.device->name);
+    }
     return names;
   });
   sampler.SetAttachHook([&](Snapshot& draft) { draft.transceivers = poller.Latest(); });
