@@ -8,26 +8,12 @@
 
 #include "collectors/log_event.h"
 #include "exporter/core/error_reason.h"
+#include "exporter/sampling/source_call.h"
 
 namespace roceqos {
 namespace {
 
 using std::chrono::nanoseconds;
-
-nanoseconds SteadyNow() { return std::chrono::steady_clock::now().time_since_epoch(); }
-
-double Seconds(nanoseconds d) { return std::chrono::duration<double>(d).count(); }
-
-/// Runs a source call, turning an escaping exception into an Error: a collector that throws
-/// (bad_alloc in a reply buffer, a bug) fails that read, not the sampler.
-template <typename T, typename F>
-Result<T> Guard(F&& call) {
-  try {
-    return call();
-  } catch (const std::exception& e) {
-    return MakeError(kErrnoException, fmt::format("exception: {}", e.what()));
-  }
-}
 
 nanoseconds MaxPeriod(const SamplerOptions& options) {
   return options.max_period.count() > 0 ? options.max_period : options.period * 16;

@@ -8,15 +8,12 @@
 #include <set>
 
 #include "collectors/log_event.h"
+#include "exporter/sampling/source_call.h"
 
 namespace roceqos {
 namespace {
 
 using std::chrono::nanoseconds;
-
-nanoseconds SteadyNow() { return std::chrono::steady_clock::now().time_since_epoch(); }
-
-double Seconds(nanoseconds d) { return std::chrono::duration<double>(d).count(); }
 
 // A netdev without a pluggable module EEPROM (veth, virtio, a copper NIC: EOPNOTSUPP) or with a
 // module neither decoder manages (SFP, an unprogrammed identifier: EMEDIUMTYPE) has no
@@ -47,14 +44,7 @@ void TransceiverPoller::PollOnce() {
   for (const std::string& netdev : std::set<std::string>(netdevs.begin(), netdevs.end())) {
     const nanoseconds start = clock_();
     ModuleAccess access;
-    Result<Transceiver> read = [&]() -> Result<Transceiver> {
-      try {
-        return collector_.Read(netdev, &access);
-      } catch (const std::exception& e) {
-        // A decoder or reply buffer that throws fails this read, not the poller thread.
-        return MakeError(kErrnoException, fmt::format("exception: {}", e.what()));
-      }
-    }();
+    Result<Transceiver> read = Guard<Transceiver>([&] { return collector_.Read(netdev, &access); });
     const double spent = Seconds(clock_() - start);
     ++reads_;
     const std::string key = "transceiver " + netdev;
