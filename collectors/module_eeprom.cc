@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "collectors/cmis.h"
+#include "collectors/enum_names.h"
 #include "collectors/ethtool_ioctl.h"
 #include "collectors/netlink/genl.h"
 #include "collectors/netlink/socket.h"
@@ -167,9 +168,16 @@ std::unique_ptr<ModuleEepromIo> MakeKernelModuleEepromIo(bool ioctl_only) {
   return std::make_unique<KernelModuleEepromIo>(ioctl_only);
 }
 
+constexpr EnumName<ModuleAccessMethod> kModuleAccessMethodNames[] = {
+    {ModuleAccessMethod::kNetlink, "netlink"}, {ModuleAccessMethod::kIoctl, "ioctl"}};
+constexpr EnumName<ModuleSpec> kModuleSpecNames[] = {{ModuleSpec::kSff8636, "sff8636"},
+                                                     {ModuleSpec::kCmis, "cmis"}};
+
 std::string_view ModuleAccessMethodName(ModuleAccessMethod method) {
-  return method == ModuleAccessMethod::kIoctl ? "ioctl" : "netlink";
+  return NameOf(kModuleAccessMethodNames, method);
 }
+
+std::string_view ModuleSpecName(ModuleSpec spec) { return NameOf(kModuleSpecNames, spec); }
 
 std::string FormatModulePages(const std::vector<uint8_t>& pages) {
   std::string out;

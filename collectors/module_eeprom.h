@@ -31,6 +31,8 @@ struct ModulePageAddress {
 /// 00h-03h, CMIS page 00h only).
 enum class ModuleAccessMethod : uint8_t { kNetlink, kIoctl };
 std::string_view ModuleAccessMethodName(ModuleAccessMethod method);  // "netlink" / "ioctl"
+/// The label value of a decoder's spec: "sff8636" / "cmis".
+std::string_view ModuleSpecName(ModuleSpec spec);
 
 /// How one module read went: the degraded path is visible (metric, log), not silent.
 struct ModuleAccess {

@@ -14,10 +14,6 @@
 namespace roceqos {
 namespace {
 
-std::string_view SpecName(ModuleSpec spec) {
-  return spec == ModuleSpec::kCmis ? std::string_view("cmis") : std::string_view("sff8636");
-}
-
 // Only raised flags are series (value 1): a clear flag has none. Every flag of every monitor at 0
 // would be ~80 series per port that are almost always 0 (56 per QSFP28, 104 per 8-lane CMIS
 // module): a fifth of a node's series in docs/fleet.md, for a signal alerts read as "== 1" anyway.
@@ -53,8 +49,8 @@ struct TransceiverFamilies {
 void AddModule(TransceiverFamilies& f, std::string_view netdev, const TransceiverReading& reading,
                bool serial_numbers) {
   const Transceiver& m = reading.module;
-  f.info.Add({netdev, m.module_type, SpecName(m.spec), m.vendor_name, m.part_number, m.revision,
-              m.firmware_version.value_or(""), serial_numbers ? m.serial_number : ""},
+  f.info.Add({netdev, m.module_type, ModuleSpecName(m.spec), m.vendor_name, m.part_number,
+              m.revision, m.firmware_version.value_or(""), serial_numbers ? m.serial_number : ""},
              1);
   f.read_duration.Add({netdev}, reading.read_seconds);
   f.access.Add({netdev, ModuleAccessMethodName(reading.access.method),

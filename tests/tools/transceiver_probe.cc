@@ -64,7 +64,7 @@ void Thresholds(const std::string& name, const MonitorThresholds& t, double scal
 
 void Print(const Transceiver& t) {
   std::printf("spec=%s\nidentifier=0x%02x\nmodule_type=%s\nspec_revision=%s\n",
-              t.spec == roceqos::ModuleSpec::kCmis ? "cmis" : "sff8636", t.identifier,
+              std::string(roceqos::ModuleSpecName(t.spec)).c_str(), t.identifier,
               t.module_type.c_str(), t.spec_revision.c_str());
   std::printf("vendor_name=%s\npart_number=%s\nserial_number=%s\nrevision=%s\n",
               t.vendor_name.c_str(), t.part_number.c_str(), t.serial_number.c_str(),
