@@ -123,7 +123,7 @@ start_exporter() {
 _exporter_pid() { echo "${EXPORTER_PID:-$(cat "$EXPORTER_PIDFILE" 2>/dev/null)}"; }
 _exporter_ready() {
   kill -0 "$EXPORTER_PID" 2>/dev/null || return 1
-  wget -q -T 30 -O /dev/null "$EXPORTER_URL/-/ready" 2>/dev/null
+  timeout 30 wget -q -O /dev/null "$EXPORTER_URL/-/ready" 2>/dev/null
 }
 # exporter_alive: fails the scenario (with the log tail) if the exporter has exited.
 exporter_alive() {
@@ -154,10 +154,11 @@ stop_exporter() {
 
 # --- metrics ------------------------------------------------------------------------------------
 # scrape [FILE]: GET /metrics into FILE (default $METRICS); fails the scenario if it cannot, or if
-# the exporter does not answer within 30 s (a hang then says where it is).
+# the exporter does not answer within 30 s (`timeout`, not `wget -T`: busybox 1.35 wget -T
+# segfaults when the connection is refused).
 METRICS=$TESTBED_WORK/metrics.txt
 scrape() {
-  wget -q -T 30 -O "${1:-$METRICS}" "$EXPORTER_URL/metrics" || fail "GET $EXPORTER_URL/metrics failed"
+  timeout 30 wget -q -O "${1:-$METRICS}" "$EXPORTER_URL/metrics" || fail "GET $EXPORTER_URL/metrics failed"
 }
 # metric_series FILE NAME: one line per series of NAME: "label=value,label=value VALUE" (labels
 # sorted, quotes removed; "" when the series has no labels).
