@@ -20,7 +20,7 @@
 # runs it: $__interval = max(--step, --scrape-interval, the panel's min interval), which is also
 # the query step; $__rate_interval = max($__interval + scrape interval, 4 x scrape interval);
 # /api/v1/query_range (or /api/v1/query for instant targets) over --lookback (rounded up to whole
-# steps) ending at --end (default: now). Each must succeed without warnings and return at least
+# steps) ending at --end (Unix seconds or anything `date -d` reads; default: now). Each must succeed without warnings and return at least
 # one series; there is no exception. Variable queries must return label values. A query whose
 # "DASHBOARD / PANEL-ID TITLE REF" (as printed) matches --expect-activity must also have a value
 # above 0 somewhere in the range (the scenario drove it). --set VAR=VALUE gives a template variable
@@ -242,7 +242,14 @@ promtool check rules "$work/broken.json" >/dev/null 2>&1 &&
 # --- Against a real Prometheus.
 if [[ -n "$prometheus" ]]; then
   end_ts=$(date -u +%s)
-  [[ -n "$end" ]] && end_ts=$(date -u -d "$end" +%s 2>/dev/null || echo "$end")
+  # Unix seconds as given: `date -d` reads some of them as a calendar date ~177,000 years ahead
+  # (1795720620 among them: 32 of the 1,440 minutes of 2026-11-26), and the self-test, which
+  # passes the current minute, then failed with no data anywhere.
+  if [[ "$end" =~ ^[0-9]+$ ]]; then
+    end_ts=$end
+  elif [[ -n "$end" ]]; then
+    end_ts=$(date -u -d "$end" +%s) || { echo "--end: not a time: $end" >&2; exit 2; }
+  fi
   queried=0 with_data=0 active=0
   while IFS=$'\t' read -r kind dash panel ref instant min_interval expr; do
     [[ $min_interval == - ]] && min_interval=""
@@ -317,7 +324,9 @@ fi
 # This proves the harness and the label joins against the catalogue; the real requirement (the
 # testbed exporter scraped during a traffic + storm + drift scenario) is tests/e2e's job.
 if [[ -z "$prometheus" && -z "${ROCEQOS_DASHBOARDS_NO_SELFTEST:-}" ]]; then
-  self_end=$(($(date +%s) / 60 * 60 - 3600))
+  # A fixed end (2026-11-26 19:17 UTC), so that the self-test does not depend on the clock; it is
+  # also one of the numbers `date -d` misreads, which keeps the --end parsing honest.
+  self_end=1795720620
   python3 "$root/tests/checks/lib/synthetic_metrics.py" "$self_end" >"$work/synthetic.om"
   promtool tsdb create-blocks-from openmetrics "$work/synthetic.om" "$work/tsdb" >/dev/null
   printf 'global:\n  scrape_interval: 15s\n' >"$work/prometheus.yml"
