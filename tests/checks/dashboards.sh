@@ -16,16 +16,16 @@
 # Syntax: every PromQL expression, with $__rate_interval/$__interval/$__range and template
 # variables replaced by concrete values (an unknown variable fails), is wrapped as a recording
 # rule and checked with `promtool check rules`.
-# --prometheus: each expression (template variables = ".*", i.e. "All") is run the way Grafana
-# runs it: $__interval = max(--step, --scrape-interval, the panel's min interval), which is also
-# the query step; $__rate_interval = max($__interval + scrape interval, 4 x scrape interval);
+# --prometheus: each expression (template variables = ".*", i.e. "All") is run the way Grafana runs
+# it: $__interval = max(--step, --scrape-interval, the panel's min interval), which is also the
+# query step; $__rate_interval = max($__interval + scrape interval, 4 x scrape interval);
 # /api/v1/query_range (or /api/v1/query for instant targets) over --lookback (rounded up to whole
-# steps) ending at --end (Unix seconds or anything `date -d` reads; default: now). Each must succeed without warnings and return at least
-# one series; there is no exception. Variable queries must return label values. A query whose
-# "DASHBOARD / PANEL-ID TITLE REF" (as printed) matches --expect-activity must also have a value
-# above 0 somewhere in the range (the scenario drove it). --set VAR=VALUE gives a template variable
-# a regex value instead of "All" (e.g. --set node=NODE: one node, as a user picks it);
-# --variables-only runs only the template variable queries.
+# steps) ending at --end (Unix seconds or anything `date -d` reads; default: now). Each must succeed
+# without warnings and return at least one series; there is no exception. Variable queries must
+# return label values. A query whose "DASHBOARD / PANEL-ID TITLE REF" (as printed) matches
+# --expect-activity must also have a value above 0 somewhere in the range (the scenario drove it).
+# --set VAR=VALUE gives a template variable a regex value instead of "All" (e.g. --set node=NODE:
+# one node, as a user picks it); --variables-only runs only the template variable queries.
 set -euo pipefail
 source "$(dirname "$0")/lib/common.bash"
 
