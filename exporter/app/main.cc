@@ -172,7 +172,8 @@ void WireSampler(const Config& config, Sampler& sampler, QosEngine& qos, Systemd
   // After the derive stage, so the storm state of the same sample guards remediation: a device in
   // an active PFC storm is never written.
   sampler.AddStage(std::make_unique<QosStage>(&qos, [](const DeviceSnapshot& device) {
-    return device.derived && device.derived->signals.AnyStorm();
+    if (!device.derived) return StormGuard::kUnknown;
+    return device.derived->signals.AnyStorm() ? StormGuard::kStorm : StormGuard::kClear;
   }));
 }
 

@@ -252,7 +252,8 @@ void QosEngine::Remediate(const DeviceInput& input, const QosPolicy& effective, 
   context.oper_up = device.oper_state == "up";
   for (const auto& port : device.rdma_ports) context.rdma_devices.push_back(port.device);
   context.driver_ready = driver_ready;
-  context.pfc_storm = input.pfc_storm;
+  context.identity = DeviceIdentity(device);
+  context.storm = input.storm;
   auto reread = [&] { return ReadObservedQos(*reader_, device, reader_->ReadTcpEcn()); };
   std::optional<ObservedQos> after;
   const auto w = SteadyClock::now();  // reads and writes of remediation

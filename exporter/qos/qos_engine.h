@@ -76,7 +76,7 @@ class QosEngine {
   struct DeviceInput {
     std::shared_ptr<const Device> device;
     std::shared_ptr<const QosDeviceState> previous;  // from the last snapshot; null if new
-    bool pfc_storm = false;                          // from the storm state machine
+    StormGuard storm = StormGuard::kUnknown;         // from the storm state machine
   };
   struct Output {
     std::vector<std::shared_ptr<const QosDeviceState>> devices;  // parallel to the input

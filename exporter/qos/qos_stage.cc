@@ -25,7 +25,7 @@ void QosStage::Run(StageContext& ctx, Snapshot& draft) {
       if (const DeviceSnapshot* prev = ctx.previous->FindDevice(d.device->name))
         input.previous = prev->qos;
     }
-    input.pfc_storm = storm_ && storm_(d);
+    input.storm = storm_ ? storm_(d) : StormGuard::kUnknown;
     inputs.push_back(std::move(input));
   }
   QosEngine::Output out = engine_->Update(inputs);

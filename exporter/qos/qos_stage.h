@@ -15,9 +15,9 @@ namespace roceqos {
 
 class QosStage : public SampleStage {
  public:
-  /// Whether a device is in an active PFC storm, from what earlier stages put in the draft
-  /// (DeviceSnapshot::derived). Default: never (no storm input wired).
-  using StormProbe = std::function<bool(const DeviceSnapshot&)>;
+  /// What the storm state machine says of a device, from what earlier stages put in the draft
+  /// (DeviceSnapshot::derived). Without a probe every device is kUnknown: enforce never writes.
+  using StormProbe = std::function<StormGuard(const DeviceSnapshot&)>;
 
   QosStage(QosEngine* engine, StormProbe storm = {}) : engine_(engine), storm_(std::move(storm)) {}
 

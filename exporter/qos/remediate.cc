@@ -54,6 +54,10 @@ constexpr EnumName<RemediationState> kStateNames[] = {
     {RemediationState::kBlockedDown, "blocked_down"},
     {RemediationState::kBlockedDriverNotReady, "blocked_driver_not_ready"},
     {RemediationState::kBlockedStorm, "blocked_storm"},
+    {RemediationState::kBlockedUnknownStorm, "blocked_unknown_storm"},
+    {RemediationState::kBlockedPolicyUnresolved, "blocked_policy_unresolved"},
+    {RemediationState::kBlockedStateUnavailable, "blocked_state_unavailable"},
+    {RemediationState::kBlockedApplyStuck, "blocked_apply_stuck"},
 };
 
 // ETS and prio_tc travel in one struct ieee_ets: one action covers both fields.
@@ -300,8 +304,15 @@ std::optional<RemediationState> CheckGuardrails(const DeviceContext& context) {
   if (context.role != DeviceRole::kPf) return RemediationState::kBlockedNotPf;
   if (!context.oper_up) return RemediationState::kBlockedDown;
   if (!context.driver_ready) return RemediationState::kBlockedDriverNotReady;
-  if (context.pfc_storm) return RemediationState::kBlockedStorm;
+  if (!context.policy_resolved) return RemediationState::kBlockedPolicyUnresolved;
+  if (context.storm == StormGuard::kStorm) return RemediationState::kBlockedStorm;
+  if (context.storm == StormGuard::kUnknown) return RemediationState::kBlockedUnknownStorm;
   return std::nullopt;
+}
+
+std::string DeviceIdentity(const Device& device) {
+  if (!device.pci_address.empty()) return "pci:" + device.pci_address;
+  return "netdev:" + device.name;
 }
 
 bool Remediable(QosField field) {

@@ -84,16 +84,34 @@ class QosWriter {
                                        uint64_t value) = 0;
 };
 
+/// What the storm state machine can say about a device. Only kClear lets a write through: right
+/// after a start there is no history, and a device without pause-duration counters can never say
+/// "no storm" from its ratio (docs/remediation.md "No write during a storm").
+enum class StormGuard : uint8_t {
+  kClear,    // enough history, no storm on, none suspected (or no pause counter moved)
+  kStorm,    // a storm is on (or a detection run is under way)
+  kUnknown,  // not enough history yet, or no pause-duration counters while pause counters move
+};
+
 /// What the guardrails look at, gathered by the caller from discovery, the filesystem and the
 /// storm state machine.
 struct DeviceContext {
   std::string netdev;
+  /// Keys the remediation state across renames, driver reloads and restarts: "pci:<address>"
+  /// when the netdev is a PCI function, else "netdev:<name>" (DeviceIdentity).
+  std::string identity;
   DeviceRole role = DeviceRole::kOther;
   bool oper_up = false;
   std::vector<std::string> rdma_devices;  // RDMA devices bound to the netdev
   bool driver_ready = true;  // /run/mellanox/drivers/.driver-ready present, or no such directory
-  bool pfc_storm = false;    // any priority of the device in an active PFC storm
+  StormGuard storm = StormGuard::kUnknown;
+  /// False when a policy rule's match could not be evaluated (it names an RDMA device and the
+  /// RDMA ports are unknown): the effective policy is not known, so nothing is written.
+  bool policy_resolved = true;
 };
+
+/// The stable identity of a netdev for DeviceContext::identity.
+std::string DeviceIdentity(const Device& device);
 
 enum class RemediationState : uint8_t {
   kInSync,        // nothing to do
@@ -107,6 +125,10 @@ enum class RemediationState : uint8_t {
   kBlockedDown,   // link not up
   kBlockedDriverNotReady,  // the driver-ready sentinel is missing
   kBlockedStorm,           // a PFC storm is active: changing PFC now would make it worse
+  kBlockedUnknownStorm,    // the storm detector cannot yet say "no storm" (StormGuard::kUnknown)
+  kBlockedPolicyUnresolved,  // the device's policy rule could not be evaluated
+  kBlockedStateUnavailable,  // the state file cannot be read or written: enforce observes
+  kBlockedApplyStuck,        // an earlier apply is still running past its deadline
 };
 std::string_view RemediationStateName(RemediationState state);
 inline constexpr RemediationState kAllRemediationStates[] = {
@@ -115,7 +137,9 @@ inline constexpr RemediationState kAllRemediationStates[] = {
     RemediationState::kDryRun,       RemediationState::kObserveOnly,
     RemediationState::kBlockedNotPf, RemediationState::kBlockedBond,
     RemediationState::kBlockedDown,  RemediationState::kBlockedDriverNotReady,
-    RemediationState::kBlockedStorm};
+    RemediationState::kBlockedStorm, RemediationState::kBlockedUnknownStorm,
+    RemediationState::kBlockedPolicyUnresolved, RemediationState::kBlockedStateUnavailable,
+    RemediationState::kBlockedApplyStuck};
 
 /// The guardrail verdict alone: a blocked state, or nullopt when writes are allowed.
 std::optional<RemediationState> CheckGuardrails(const DeviceContext& context);

@@ -136,7 +136,8 @@ struct Harness {
 
   QosEngine::Output Step(bool storm = false) {
     std::vector<QosEngine::DeviceInput> in;
-    for (size_t i = 0; i < devices.size(); ++i) in.push_back({devices[i], last[i], storm});
+    for (size_t i = 0; i < devices.size(); ++i)
+      in.push_back({devices[i], last[i], storm ? StormGuard::kStorm : StormGuard::kClear});
     auto out = engine->Update(in);
     last = out.devices;
     return out;

@@ -104,7 +104,7 @@ TEST(QosStage, StormProbeSeesTheDraftDevice) {
   std::vector<std::string> probed;
   World w(250ms, [&](const DeviceSnapshot& d) {
     probed.push_back(d.device->name);
-    return false;
+    return StormGuard::kClear;
   });
   w.sampler->SampleOnce();
   EXPECT_EQ(probed, (std::vector<std::string>{"ens1f0np0", "ens1f1np1"}));

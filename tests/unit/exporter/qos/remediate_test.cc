@@ -32,6 +32,7 @@ DeviceContext UpPf() {
   c.role = DeviceRole::kPf;
   c.oper_up = true;
   c.rdma_devices = {"mlx5_0"};
+  c.storm = StormGuard::kClear;
   return c;
 }
 
@@ -179,7 +180,12 @@ TEST(Guardrails, OnlyUpPhysicalFunctionsOutsideBondsStormsAndDriverLoads) {
            {"down", [](DeviceContext& x) { x.oper_up = false; }, RemediationState::kBlockedDown},
            {"driver", [](DeviceContext& x) { x.driver_ready = false; },
             RemediationState::kBlockedDriverNotReady},
-           {"storm", [](DeviceContext& x) { x.pfc_storm = true; }, RemediationState::kBlockedStorm},
+           {"storm", [](DeviceContext& x) { x.storm = StormGuard::kStorm; },
+            RemediationState::kBlockedStorm},
+           {"storm unknown", [](DeviceContext& x) { x.storm = StormGuard::kUnknown; },
+            RemediationState::kBlockedUnknownStorm},
+           {"policy unresolved", [](DeviceContext& x) { x.policy_resolved = false; },
+            RemediationState::kBlockedPolicyUnresolved},
        }) {
     DeviceContext ctx = UpPf();
     c.change(ctx);
@@ -192,7 +198,9 @@ TEST(Guardrails, BlockedDevicesAreNeverWritten) {
            [](DeviceContext& x) { x.role = DeviceRole::kBondMember; },
            [](DeviceContext& x) { x.rdma_devices = {"mlx5_bond_0"}; },
            [](DeviceContext& x) { x.oper_up = false; },
-           [](DeviceContext& x) { x.pfc_storm = true; },
+           [](DeviceContext& x) { x.storm = StormGuard::kStorm; },
+           [](DeviceContext& x) { x.storm = StormGuard::kUnknown; },
+           [](DeviceContext& x) { x.policy_resolved = false; },
            [](DeviceContext& x) { x.driver_ready = false; },
            [](DeviceContext& x) { x.role = DeviceRole::kVf; }}) {
     FakeNic nic;
@@ -211,7 +219,7 @@ TEST(Guardrails, StormDefersTheWriteUntilItEnds) {
   nic.state.dcb.value.pfc->enabled_mask = 0;
   Remediator r(Enforce(), &nic);
   DeviceContext storm = UpPf();
-  storm.pfc_storm = true;
+  storm.storm = StormGuard::kStorm;
   EXPECT_EQ(StepOnce(r, nic, t0, nullptr, storm), RemediationState::kBlockedStorm);
   EXPECT_TRUE(nic.calls.empty());
   EXPECT_EQ(StepOnce(r, nic, t0 + 5s), RemediationState::kActed);
