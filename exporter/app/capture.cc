@@ -51,7 +51,8 @@ Result<std::string> SampleAndRender(const Config& config, int samples) {
   Sampler sampler(std::move(*options), MakeKernelSources());
   sampler.AddStage(std::make_unique<DeriveStage>(config.derive));
   sampler.AddStage(std::make_unique<QosStage>(qos->get(), [](const DeviceSnapshot& device) {
-    return device.derived && device.derived->signals.AnyStorm();
+    if (!device.derived) return StormGuard::kUnknown;
+    return device.derived->signals.AnyStorm() ? StormGuard::kStorm : StormGuard::kClear;
   }));
   for (int i = 0; i < samples; ++i) {
     // Pacing, not synchronisation: rates need two samples a period apart.
