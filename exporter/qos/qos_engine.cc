@@ -161,10 +161,11 @@ QosEngine::Output QosEngine::Update(const std::vector<DeviceInput>& devices) {
   std::optional<Observed<int>> tcp_ecn;
   std::optional<bool> driver_ready;
   std::vector<SteadyClock::time_point> served;
-  std::vector<std::string> names;
+  std::vector<std::string> names, identities;
   for (const auto& input : devices) {
     const std::string& name = input.device->name;
     names.push_back(name);
+    identities.push_back(DeviceIdentity(*input.device));
     std::optional<SteadyClock::time_point> event;
     if (auto it = pending.find(name); it != pending.end()) event = it->second;
     const bool poll_due =
@@ -182,7 +183,7 @@ QosEngine::Output QosEngine::Update(const std::vector<DeviceInput>& devices) {
     if (event) served.push_back(*event);
   }
   tracker_.Retain(names);
-  remediator_.Retain(names);
+  remediator_.Retain(identities);
   std::set<std::string> known(names.begin(), names.end());
 
   // Detection latency: notification received -> this snapshot ready (it is published right
@@ -270,7 +271,7 @@ void QosEngine::Remediate(const DeviceInput& input, const QosPolicy& effective, 
     state.drift = EvaluateDrift(effective, state.observed);
   }
   state.remediation = r;
-  if (const auto* status = remediator_.Status(device.name)) {
+  if (const auto* status = remediator_.Status(context.identity)) {
     state.remediation_counts = status->counts;
     state.interrupted_apply = status->interrupted_apply;
   }

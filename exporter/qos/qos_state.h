@@ -43,6 +43,8 @@ struct QosGlobalState {
   RemediationMode remediation_mode = RemediationMode::kOff;
   /// --remediation=enforce was asked for, but another instance holds the node's enforce lock.
   bool enforce_held_elsewhere = false;
+  /// Enforce observes for the rest of the process: one of kEnforceSuspendedReasons, or empty.
+  std::string enforce_suspended_reason;
   /// Kernel notification received -> snapshot with the re-read state ready to publish.
   std::optional<double> last_detection_latency_seconds;
   double max_detection_latency_seconds = 0;

@@ -64,6 +64,7 @@ struct QosFamilies {
   FamilyBuilder remediations{FindMetric("roce_qos_remediations_total")};
   FamilyBuilder interrupted{FindMetric("roce_qos_remediation_interrupted_apply")};
   FamilyBuilder held_elsewhere{FindMetric("roce_qos_remediation_enforce_held_elsewhere")};
+  FamilyBuilder suspended{FindMetric("roce_qos_remediation_enforce_suspended")};
 
   void AppendTo(Families& out) {
     for (FamilyBuilder* f : {&trust,
@@ -106,7 +107,8 @@ struct QosFamilies {
                              &given_up,
                              &remediations,
                              &interrupted,
-                             &held_elsewhere})
+                             &held_elsewhere,
+                             &suspended})
       f->AppendTo(out);
   }
 };
@@ -284,6 +286,9 @@ void RenderQos(const Snapshot& snapshot, Families& out) {
     for (RemediationMode m : kAllRemediationModes)
       f.mode.Add({RemediationModeName(m)}, m == g->remediation_mode ? 1 : 0);
     f.held_elsewhere.Add({}, g->enforce_held_elsewhere ? 1 : 0);
+    if (g->remediation_mode == RemediationMode::kEnforce)
+      for (std::string_view reason : kEnforceSuspendedReasons)
+        f.suspended.Add({reason}, g->enforce_suspended_reason == reason ? 1 : 0);
   }
   f.AppendTo(out);
 }
