@@ -169,11 +169,20 @@ void WireSampler(const Config& config, Sampler& sampler, QosEngine& qos, Systemd
       notify_log.Ok("sd_notify");
     }
   });
-  // After the derive stage, so the storm state of the same sample guards remediation: a device in
-  // an active PFC storm is never written.
+  // After the derive stage, so the storm evidence of the same sample guards remediation: a device
+  // is written only when its history shows no storm, never while one is possible but unseen
+  // (just started, counters reset, no derived signals).
   sampler.AddStage(std::make_unique<QosStage>(&qos, [](const DeviceSnapshot& device) {
     if (!device.derived) return StormGuard::kUnknown;
-    return device.derived->signals.AnyStorm() ? StormGuard::kStorm : StormGuard::kClear;
+    switch (device.derived->signals.storm_evidence) {
+      case StormEvidence::kClear:
+        return StormGuard::kClear;
+      case StormEvidence::kStorm:
+        return StormGuard::kStorm;
+      case StormEvidence::kUnknown:
+        break;
+    }
+    return StormGuard::kUnknown;
   }));
 }
 
