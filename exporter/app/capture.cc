@@ -12,6 +12,7 @@
 
 #include "collectors/tape.h"
 #include "exporter/app/check.h"
+#include "exporter/app/storm_guard.h"
 #include "exporter/core/build_info.h"
 #include "exporter/qos/qos_engine.h"
 #include "exporter/qos/qos_io.h"
@@ -50,10 +51,7 @@ Result<std::string> SampleAndRender(const Config& config, int samples) {
   if (!qos) return qos.error();
   Sampler sampler(std::move(*options), MakeKernelSources());
   sampler.AddStage(std::make_unique<DeriveStage>(config.derive));
-  sampler.AddStage(std::make_unique<QosStage>(qos->get(), [](const DeviceSnapshot& device) {
-    if (!device.derived) return StormGuard::kUnknown;
-    return device.derived->signals.AnyStorm() ? StormGuard::kStorm : StormGuard::kClear;
-  }));
+  sampler.AddStage(std::make_unique<QosStage>(qos->get(), StormGuardOf));
   for (int i = 0; i < samples; ++i) {
     // Pacing, not synchronisation: rates need two samples a period apart.
     if (i > 0) std::this_thread::sleep_for(config.sampler_period);

@@ -14,6 +14,7 @@
 #include "exporter/app/cli.h"
 #include "exporter/app/enforcer_lock.h"
 #include "exporter/app/http_server.h"
+#include "exporter/app/storm_guard.h"
 #include "exporter/app/systemd_notify.h"
 #include "exporter/core/build_info.h"
 #include "exporter/core/fault_log.h"
@@ -172,18 +173,7 @@ void WireSampler(const Config& config, Sampler& sampler, QosEngine& qos, Systemd
   // After the derive stage, so the storm evidence of the same sample guards remediation: a device
   // is written only when its history shows no storm, never while one is possible but unseen
   // (just started, counters reset, no derived signals).
-  sampler.AddStage(std::make_unique<QosStage>(&qos, [](const DeviceSnapshot& device) {
-    if (!device.derived) return StormGuard::kUnknown;
-    switch (device.derived->signals.storm_evidence) {
-      case StormEvidence::kClear:
-        return StormGuard::kClear;
-      case StormEvidence::kStorm:
-        return StormGuard::kStorm;
-      case StormEvidence::kUnknown:
-        break;
-    }
-    return StormGuard::kUnknown;
-  }));
+  sampler.AddStage(std::make_unique<QosStage>(&qos, StormGuardOf));
 }
 
 // The transceiver poller reads the sampler's selection on its own thread and cadence; the sampler

@@ -72,7 +72,6 @@ std::string DeviceIdentity(const Device& device) {
   return "netdev:" + device.name;
 }
 
-
 Remediator::Remediator(RemediationOptions options, QosWriter* writer, RemediationStore* store,
                        Now now)
     : options_(options),
@@ -154,7 +153,7 @@ void Remediator::Restore(const DeviceContext& context, Clock::time_point now,
 
 PersistedState Remediator::ToPersisted() const {
   PersistedState state = restored_;  // devices not seen yet keep their record
-  const auto steady = step_now_;  // the clock next_allowed and last_seen were taken on
+  const auto steady = step_now_;     // the clock next_allowed and last_seen were taken on
   const auto wall = std::chrono::system_clock::now();
   auto to_wall = [&](Clock::time_point t) {
     return wall + std::chrono::duration_cast<std::chrono::system_clock::duration>(t - steady);
@@ -382,6 +381,5 @@ bool HasNetAdminCapability() {
   if (::syscall(SYS_capget, &header, data) != 0) return false;
   return (data[CAP_NET_ADMIN / 32].effective >> (CAP_NET_ADMIN % 32)) & 1u;
 }
-
 
 }  // namespace roceqos

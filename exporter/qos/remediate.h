@@ -70,22 +70,29 @@ enum class RemediationState : uint8_t {
   kBlockedNotPf,  // VF, SF, veth, ...: never written
   kBlockedBond,   // bond member or mlx5_bond_* (RoCE LAG): never written
   kBlockedDown,   // link not up
-  kBlockedDriverNotReady,  // the driver-ready sentinel is missing
-  kBlockedStorm,           // a PFC storm is active: changing PFC now would make it worse
-  kBlockedUnknownStorm,    // the storm detector cannot yet say "no storm" (StormGuard::kUnknown)
+  kBlockedDriverNotReady,    // the driver-ready sentinel is missing
+  kBlockedStorm,             // a PFC storm is active: changing PFC now would make it worse
+  kBlockedUnknownStorm,      // the storm detector cannot yet say "no storm" (StormGuard::kUnknown)
   kBlockedPolicyUnresolved,  // the device's policy rule could not be evaluated
   kBlockedStateUnavailable,  // the state file cannot be read or written: enforce observes
   kBlockedApplyStuck,        // an earlier apply is still running past its deadline
 };
 std::string_view RemediationStateName(RemediationState state);
 inline constexpr RemediationState kAllRemediationStates[] = {
-    RemediationState::kInSync,       RemediationState::kActed,
-    RemediationState::kBackoff,      RemediationState::kGaveUp,
-    RemediationState::kDryRun,       RemediationState::kObserveOnly,
-    RemediationState::kBlockedNotPf, RemediationState::kBlockedBond,
-    RemediationState::kBlockedDown,  RemediationState::kBlockedDriverNotReady,
-    RemediationState::kBlockedStorm, RemediationState::kBlockedUnknownStorm,
-    RemediationState::kBlockedPolicyUnresolved, RemediationState::kBlockedStateUnavailable,
+    RemediationState::kInSync,
+    RemediationState::kActed,
+    RemediationState::kBackoff,
+    RemediationState::kGaveUp,
+    RemediationState::kDryRun,
+    RemediationState::kObserveOnly,
+    RemediationState::kBlockedNotPf,
+    RemediationState::kBlockedBond,
+    RemediationState::kBlockedDown,
+    RemediationState::kBlockedDriverNotReady,
+    RemediationState::kBlockedStorm,
+    RemediationState::kBlockedUnknownStorm,
+    RemediationState::kBlockedPolicyUnresolved,
+    RemediationState::kBlockedStateUnavailable,
     RemediationState::kBlockedApplyStuck};
 
 /// The guardrail verdict alone: a blocked state, or nullopt when writes are allowed.
@@ -97,9 +104,9 @@ inline constexpr std::string_view kEnforceSuspendedReasons[] = {"state_unreadabl
 
 struct RemediationOptions {
   RemediationMode mode = RemediationMode::kOff;
-  std::chrono::seconds base_backoff{30};    // wait after the first attempt; doubles per attempt
-  std::chrono::seconds max_backoff{600};    // cap of the wait
-  int max_attempts = 5;                     // attempts before giving up
+  std::chrono::seconds base_backoff{30};  // wait after the first attempt; doubles per attempt
+  std::chrono::seconds max_backoff{600};  // cap of the wait
+  int max_attempts = 5;                   // attempts before giving up
   /// Fully in sync this long: attempts start from zero again, and a give-up ends.
   std::chrono::seconds stable_reset{3600};
   /// Writes of one pass stop once this much time went into them (the write under way finishes,
@@ -210,9 +217,9 @@ class Remediator {
   Now now_;
   ApplyPass apply_;
   std::map<std::string, DeviceStatus> devices_;  // identity ->
-  PersistedState restored_;              // loaded at start, not yet claimed by a Step
-  std::optional<PersistedState> saved_;  // what the file holds, to write only changes
-  Clock::time_point step_now_{};         // `now` of the running Step
+  PersistedState restored_;                      // loaded at start, not yet claimed by a Step
+  std::optional<PersistedState> saved_;          // what the file holds, to write only changes
+  Clock::time_point step_now_{};                 // `now` of the running Step
   std::string suspended_reason_;
 };
 

@@ -49,7 +49,6 @@ std::vector<DcbApp> StillPresent(const std::vector<DcbApp>& apps, const Observed
   return still;
 }
 
-
 void LogSideEffects(const std::string& netdev, const std::vector<RemediationAction>& plan,
                     const std::vector<size_t>& actions) {
   for (size_t i : actions)
@@ -75,9 +74,7 @@ void ApplyPass::Begin() {
   tcp_ecn_written_ = false;
 }
 
-bool ApplyPass::BudgetSpent() const {
-  return wrote_ && started_ && now_() - *started_ >= budget_;
-}
+bool ApplyPass::BudgetSpent() const { return wrote_ && started_ && now_() - *started_ >= budget_; }
 
 Result<void> ApplyPass::SendBuffer(const std::string& netdev, const RemediationAction& action,
                                    const QosReread& reread) {
@@ -154,7 +151,8 @@ void RecordOutcomes(const std::string& netdev, const QosPolicy& policy,
   const DeviceDrift drift = EvaluateDrift(policy, after);
   for (const ActionOutcome& o : outcomes) {
     // Neither tried nor failed: left for the next pass, or made by another device this pass.
-    if (o.sent == ActionOutcome::Sent::kDeferred || o.sent == ActionOutcome::Sent::kNotNeeded) continue;
+    if (o.sent == ActionOutcome::Sent::kDeferred || o.sent == ActionOutcome::Sent::kNotNeeded)
+      continue;
     const FieldVerdict* v = drift.Find(o.action->field);
     const bool holds = v != nullptr && v->status == FieldStatus::kInSync;
     std::string_view result = kResultSkipped;

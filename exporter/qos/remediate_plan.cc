@@ -313,8 +313,10 @@ std::string WrittenFieldsText(const QosPolicy& p) {
   if (p.tcp_ecn) line("tcp_ecn", std::to_string(*p.tcp_ecn));
   if (p.cnp_dscp) line("cnp_dscp", std::to_string(*p.cnp_dscp));
   if (p.cnp_802p_prio) line("cnp_802p_prio", std::to_string(*p.cnp_802p_prio));
-  for (const auto& [name, value] : p.dcqcn_rp_params) line("roce_rp/" + name, std::to_string(value));
-  for (const auto& [name, value] : p.dcqcn_np_params) line("roce_np/" + name, std::to_string(value));
+  for (const auto& [name, value] : p.dcqcn_rp_params)
+    line("roce_rp/" + name, std::to_string(value));
+  for (const auto& [name, value] : p.dcqcn_np_params)
+    line("roce_np/" + name, std::to_string(value));
   return t;
 }
 

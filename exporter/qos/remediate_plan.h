@@ -29,10 +29,10 @@ struct RemediationAction {
   };
   QosField field = QosField::kPfc;
   Kind kind = Kind::kDcbSet;
-  DcbWrite dcb;     // kDcbSet: the parts to set; kDcbDeleteApps: dcb.apps to delete
+  DcbWrite dcb;  // kDcbSet: the parts to set; kDcbDeleteApps: dcb.apps to delete
   std::optional<BufferPolicy> buffer;  // kDcbSetBuffer: the policy's buffer
-  bool np = false;  // kDcqcnEnable: notification (true) or reaction point
-  int prio = 0;     // kDcqcnEnable
+  bool np = false;                     // kDcqcnEnable: notification (true) or reaction point
+  int prio = 0;                        // kDcqcnEnable
   bool enable = false;
   int value = 0;             // kTcpEcn, kRoceTos
   std::string rdma_device;   // kRoceTos

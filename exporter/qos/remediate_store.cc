@@ -1,13 +1,13 @@
 #include "exporter/qos/remediate_store.h"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -50,8 +50,8 @@ Result<void> WriteAndSync(int fd, const std::string& text, const std::string& tm
 
 // A time field: null/absent is nullopt; a number in [0, kMaxPersistedUnixSeconds], larger ones
 // clamped (a clock far in the future is no reason to refuse the file, nor to overflow).
-Result<std::optional<std::chrono::system_clock::time_point>> ParseUnixTime(const YAML::Node& node,
-                                                                          const std::string& where) {
+Result<std::optional<std::chrono::system_clock::time_point>> ParseUnixTime(
+    const YAML::Node& node, const std::string& where) {
   if (!node || node.IsNull()) return std::optional<std::chrono::system_clock::time_point>();
   if (!node.IsScalar()) return MakeError(EINVAL, where + ": not a number");
   double seconds = 0;
@@ -59,7 +59,8 @@ Result<std::optional<std::chrono::system_clock::time_point>> ParseUnixTime(const
     return MakeError(EINVAL, where + ": not a time in Unix seconds");
   seconds = std::min(seconds, kMaxPersistedUnixSeconds);
   // Milliseconds, as the file is written: a state read and written back stays the same.
-  const auto ms = std::chrono::round<std::chrono::milliseconds>(std::chrono::duration<double>(seconds));
+  const auto ms =
+      std::chrono::round<std::chrono::milliseconds>(std::chrono::duration<double>(seconds));
   return std::optional(std::chrono::system_clock::time_point(
       std::chrono::duration_cast<std::chrono::system_clock::duration>(ms)));
 }

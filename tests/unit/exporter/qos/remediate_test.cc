@@ -50,7 +50,7 @@ class FakeNic : public QosWriter {
   bool pfc_part_fails = false;
   std::vector<std::string> calls;
   int reads = 0;
-  std::function<void()> on_write;  // runs before each write (a kill point, a slow device)
+  std::function<void()> on_write;            // runs before each write (a kill point, a slow device)
   std::function<void(QosState&)> after_pfc;  // what the driver does after a PFC change
   std::vector<BufferState> buffers_sent;
 
@@ -793,9 +793,8 @@ TEST(StateFile, AStartAfterAKillMidApplySaysSoAndReplansFromAFreshRead) {
   {
     RemediationStore store(path);
     PersistedState before;
-    before["sim0"] =
-        PersistedDevice{WrittenFieldsFingerprint(kPolicy), 1, false, std::nullopt, true,
-                        std::nullopt, ""};
+    before["sim0"] = PersistedDevice{
+        WrittenFieldsFingerprint(kPolicy), 1, false, std::nullopt, true, std::nullopt, ""};
     ASSERT_TRUE(store.Save(before).ok());
   }
   RemediationStore store(path);
@@ -815,8 +814,10 @@ TEST(StateFile, AStartAfterAKillMidApplySaysSoAndReplansFromAFreshRead) {
 TEST(StateFile, RoundTripsAndRejectsBadInput) {
   PersistedState state;
   state["ens1f0np0"] = PersistedDevice{
-      "abc123", 4, true, std::chrono::system_clock::time_point(std::chrono::seconds(1700000000)),
-      false, std::nullopt, ""};
+      "abc123", 4,
+      true,     std::chrono::system_clock::time_point(std::chrono::seconds(1700000000)),
+      false,    std::nullopt,
+      ""};
   state["we\"ird"] = PersistedDevice{"h", 0, false, std::nullopt, true, std::nullopt, ""};
   auto parsed = ParseRemediationState(SerializeRemediationState(state), "f.json");
   ASSERT_TRUE(parsed.ok()) << parsed.error().message;
@@ -936,9 +937,9 @@ TEST(FailClosed, EditingAnObserveOnlyFieldDoesNotResetGiveUp) {
   edited.mtu = 9000;
   edited.link_speed_min_mbps = 100000;
   ObservedQos observed = g.nic.state;
-  EXPECT_EQ(g.r.Step(UpPf(), edited, observed, EvaluateDrift(edited, observed), t0 + 2h,
-                     g.nic.Reader()),
-            RemediationState::kGaveUp);
+  EXPECT_EQ(
+      g.r.Step(UpPf(), edited, observed, EvaluateDrift(edited, observed), t0 + 2h, g.nic.Reader()),
+      RemediationState::kGaveUp);
   EXPECT_TRUE(g.nic.calls.empty());
   EXPECT_EQ(WrittenFieldsFingerprint(edited), WrittenFieldsFingerprint(kPolicy));
   QosPolicy written = kPolicy;
@@ -1049,10 +1050,14 @@ TEST(FailClosed, TheStateParserNeverThrowsAndClampsTimes) {
 TEST(FailClosed, ARestoredBackoffIsNeverLongerThanMaxBackoff) {
   const std::string path = StatePath("farfuture");
   PersistedState state;
-  state["sim0"] = PersistedDevice{WrittenFieldsFingerprint(kPolicy), 1, false,
+  state["sim0"] = PersistedDevice{WrittenFieldsFingerprint(kPolicy),
+                                  1,
+                                  false,
                                   std::chrono::system_clock::time_point(std::chrono::seconds(
                                       static_cast<int64_t>(kMaxPersistedUnixSeconds))),
-                                  false, std::nullopt, ""};
+                                  false,
+                                  std::nullopt,
+                                  ""};
   ASSERT_TRUE(RemediationStore(path).Save(state).ok());
   RemediationStore store(path);
   FakeNic nic;
