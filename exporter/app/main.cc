@@ -13,6 +13,7 @@
 #include "exporter/app/capture.h"
 #include "exporter/app/cli.h"
 #include "exporter/app/enforcer_lock.h"
+#include "exporter/app/health.h"
 #include "exporter/app/http_server.h"
 #include "exporter/app/storm_guard.h"
 #include "exporter/app/systemd_notify.h"
@@ -90,7 +91,19 @@ std::vector<HttpRoute> Routes(const Config& config, const Sampler& sampler, Expo
   routes.push_back({config.telemetry_path, {"GET"}, [&cache](const HttpRequest& request) {
                       return Metrics(request, cache);
                     }});
-  routes.push_back({"/-/healthy", {"GET"}, [](const HttpRequest&) { return Text(200, "OK\n"); }});
+  // 503 with the reason once the sampler stopped publishing (health.h): the liveness probe's
+  // counterpart of the systemd watchdog.
+  routes.push_back(
+      {"/-/healthy",
+       {"GET"},
+       [&config, &sampler, started = std::chrono::steady_clock::now()](const HttpRequest&) {
+         std::shared_ptr<const Snapshot> latest = sampler.Latest();
+         HealthVerdict verdict =
+             JudgeHealth(config.health_max_sample_age,
+                         latest ? std::optional(latest->taken_at_steady) : std::nullopt, started,
+                         std::chrono::steady_clock::now());
+         return verdict.healthy ? Text(200, "OK\n") : Text(503, verdict.reason + "\n");
+       }});
   routes.push_back({"/-/ready", {"GET"}, [&sampler](const HttpRequest&) {
                       return sampler.Latest() ? Text(200, "OK\n")
                                               : Text(503, "no sample published yet\n");
@@ -138,7 +151,7 @@ Result<std::unique_ptr<QosEngine>> MakeQosEngine(const Config& config, EnforcerL
     return MakeError(EINVAL, "invalid QoS policy, not starting: " + policy.error().message);
   }
   Result<std::unique_ptr<KernelQosReader>> qos_reader =
-      KernelQosReader::Open(HostPaths{}, config.qos_configfs_tos);
+      KernelQosReader::Open(HostPaths{.procfs = config.procfs_path}, config.qos_configfs_tos);
   if (!qos_reader) return MakeError(EINVAL, "QoS reader: " + qos_reader.error().message);
   QosEngineOptions qos_options;
   qos_options.config_path = config.config_path;

@@ -228,6 +228,30 @@ TEST(Cli, WebServingFlags) {
   EXPECT_EQ(p.outcome.config.max_connections, 64);
 }
 
+TEST(Cli, HealthMaxSampleAgeDefaultsFromThePeriodAndIsChecked) {
+  using std::chrono::seconds;
+  EXPECT_EQ(Parse({}).outcome.config.health_max_sample_age, seconds(30));
+  // Without the flag the bound follows --sampler.period (health.h): 32 periods, at least 30s.
+  EXPECT_EQ(Parse({"--sampler.period=5s"}).outcome.config.health_max_sample_age, seconds(160));
+  Parsed p = Parse({"--web.health-max-sample-age=2m"});
+  ASSERT_EQ(p.outcome.kind, CliOutcome::Kind::kRunExporter) << p.err;
+  EXPECT_EQ(p.outcome.config.health_max_sample_age, std::chrono::minutes(2));
+  ExpectUsageError(Parse({"--web.health-max-sample-age=soon"}), "--web.health-max-sample-age");
+  ExpectUsageError(Parse({"--web.health-max-sample-age=500ms"}), "at least 1s");
+  ExpectUsageError(Parse({"--sampler.period=10s", "--sampler.discovery-interval=1m",
+                          "--web.health-max-sample-age=15s"}),
+                   "twice --sampler.period");
+  EXPECT_THAT(Parse({"--help"}).out, HasSubstr("--web.health-max-sample-age"));
+}
+
+TEST(Cli, ProcfsPath) {
+  EXPECT_EQ(Parse({}).outcome.config.procfs_path, "/proc");
+  Parsed p = Parse({"--path.procfs=/host/proc"});
+  ASSERT_EQ(p.outcome.kind, CliOutcome::Kind::kRunExporter) << p.err;
+  EXPECT_EQ(p.outcome.config.procfs_path, "/host/proc");
+  ExpectUsageError(Parse({"--path.procfs=host/proc"}), "--path.procfs");
+}
+
 TEST(Cli, WebServingFlagsOutOfRangeAreUsageErrors) {
   ExpectUsageError(Parse({"--web.max-requests=-1"}), "--web.max-requests");
   ExpectUsageError(Parse({"--web.max-connections=2"}), "--web.max-connections");
