@@ -266,12 +266,12 @@ check_enforce() {
   else
     fail "enforce: no held lock at the node's ${lock#"$node"}"
   fi
-  # The lead's change makes enforce write its state file at start-up.
-  # TODO(lead): drop this guard (make a missing file a failure) once that is merged.
-  if [[ -s "$state" ]]; then
+  # Enforce writes its state file at start (an unwritable directory suspends enforce): on the
+  # node's directory, so a pod restart keeps every device's attempts and give-up.
+  if [[ -s "$state" ]] && grep -q '"version": 2' "$state"; then
     pass "enforce: the state file is on the node (${state#"$node"}, $(stat -c %s "$state") bytes)"
   else
-    echo "TODO: enforce: no state file at the node's ${state#"$node"} yet (written at start-up only with the lead's change)" >&2
+    fail "enforce: no state file at the node's ${state#"$node"}"
   fi
 
   # A second instance started the same way: another pod of the node, or the host unit.
