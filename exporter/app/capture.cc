@@ -14,6 +14,7 @@
 #include "exporter/app/check.h"
 #include "exporter/app/storm_guard.h"
 #include "exporter/core/build_info.h"
+#include "exporter/core/regular_file.h"
 #include "exporter/qos/qos_engine.h"
 #include "exporter/qos/qos_io.h"
 #include "exporter/qos/qos_stage.h"
@@ -161,14 +162,12 @@ int StartReplayFrom(const Config& config, std::ostream& err) {
            "never writes)\n";
     return kCaptureError;
   }
-  std::ifstream in(config.replay_path, std::ios::binary);
-  std::stringstream text;
-  if (in.is_open()) text << in.rdbuf();
-  if (!in.is_open() || in.bad()) {
-    err << "roce_qos_exporter: --replay " << config.replay_path << ": cannot read the file\n";
+  Result<std::string> text = ReadRegularFile(config.replay_path, tape::kMaxBundleBytes);
+  if (!text) {
+    err << "roce_qos_exporter: --replay " << text.error().message << "\n";
     return kCaptureError;
   }
-  Result<tape::Bundle> bundle = tape::Parse(text.str());
+  Result<tape::Bundle> bundle = tape::Parse(*text);
   if (!bundle) {
     err << "roce_qos_exporter: --replay " << config.replay_path << ": " << bundle.error().message
         << "\n";

@@ -8,12 +8,12 @@
 #include <cctype>
 #include <charconv>
 #include <cstring>
-#include <fstream>
 #include <optional>
 #include <set>
 #include <sstream>
 
 #include "exporter/core/regex_text.h"
+#include "exporter/core/regular_file.h"
 
 namespace roceqos {
 namespace {
@@ -605,14 +605,9 @@ Result<PolicySet> ParsePolicy(std::string_view yaml_text, std::string_view sourc
 }
 
 Result<PolicySet> LoadPolicyFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return MakeError(errno ? errno : ENOENT, fmt::format("{}: cannot open: {}", path,
-                                                         std::strerror(errno ? errno : ENOENT)));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return MakeError(EIO, fmt::format("{}: read error", path));
-  return ParsePolicy(text.str(), path);
+  Result<std::string> text = ReadRegularFile(path, kMaxPolicyFileBytes);
+  if (!text) return text.error();
+  return ParsePolicy(*text, path);
 }
 
 std::string PriorityListText(uint8_t mask) {

@@ -4,6 +4,7 @@
 // file can override per field and per device group. Reference: docs/policy.md.
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -115,7 +116,13 @@ PolicySet DefaultPolicy();
 /// Parses and validates a policy document. Any problem rejects the whole document with an Error
 /// whose message is "<source>:<line>:<column>: <what>" (one line).
 Result<PolicySet> ParsePolicy(std::string_view yaml_text, std::string_view source);
-/// Reads and parses a file; an unreadable file is an Error naming it.
+/// The largest policy file read: a fleet's policy with hundreds of rules is tens of KiB, and the
+/// bound keeps a runaway file (or one replaced by /dev/zero) from exhausting memory on a reload.
+inline constexpr size_t kMaxPolicyFileBytes = size_t{1} << 20;
+
+/// Reads and parses a file (symlinks followed: a ConfigMap mount). An Error naming the path when
+/// it cannot be read, is not a regular file (a FIFO would block the reloading thread) or is larger
+/// than kMaxPolicyFileBytes.
 Result<PolicySet> LoadPolicyFile(const std::string& path);
 
 /// Renders a policy set as YAML that ParsePolicy accepts and that yields an equal set.
