@@ -218,6 +218,56 @@ devices:
   EXPECT_EQ(pd->pfc, 0x10);
 }
 
+// With the RDMA port listing failed (Device::rdma_ports_known false), a rule naming an RDMA device
+// that is tried before the match is decided cannot be evaluated: the device has no effective
+// policy instead of silently falling back to a later rule or the defaults.
+TEST(PolicySelection, ARdmaRuleIsUnresolvedWhileTheRdmaPortsAreUnknown) {
+  auto set = ParsePolicy(R"(defaults: {pfc: [4]}
+devices:
+  - name: by-pci
+    match: {pci: "0000:3b:00.0"}
+    policy: {pfc: [5]}
+  - name: storage-rdma
+    match: {netdev: "ens1.*", rdma_device: mlx5_1}
+    policy: {pfc: [3]}
+  - name: by-netdev
+    match: {netdev: "ens.*"}
+    policy: {pfc: [6]}
+)",
+                         "rdma.yaml");
+  ASSERT_TRUE(set.ok()) << set.error().message;
+  Device unknown = MakeDevice("ens1f1np1", "0000:3b:00.1");
+  unknown.rdma_ports_known = false;
+  PolicyResolution r = set->ResolveChecked(unknown);
+  EXPECT_FALSE(r.resolved);
+  EXPECT_EQ(r.rule, "unresolved");
+  EXPECT_EQ(r.undecided_rule, "storage-rdma");
+  EXPECT_EQ(*r.policy, QosPolicy{}) << "nothing checked, nothing written";
+  auto [policy, rule] = set->Resolve(unknown);  // the two-value form says so too
+  EXPECT_EQ(rule, "unresolved");
+  EXPECT_EQ(*policy, QosPolicy{});
+
+  // A rule decided before the RDMA rule, or an RDMA rule whose other criteria do not match,
+  // does not depend on the RDMA ports.
+  Device first = MakeDevice("ens1f0np0", "0000:3b:00.0");
+  first.rdma_ports_known = false;
+  EXPECT_EQ(set->ResolveChecked(first).rule, "by-pci");
+  EXPECT_TRUE(set->ResolveChecked(first).resolved);
+  Device other = MakeDevice("ens2f0np0", "0000:5e:00.0");
+  other.rdma_ports_known = false;
+  EXPECT_EQ(set->ResolveChecked(other).rule, "by-netdev");
+  Device eth = MakeDevice("eth0", "0000:5e:00.1");
+  eth.rdma_ports_known = false;
+  EXPECT_EQ(set->ResolveChecked(eth).rule, "default");
+
+  // Known ports: the rule is decided either way.
+  Device known = MakeDevice("ens1f1np1", "0000:3b:00.1", "mlx5_1");
+  EXPECT_EQ(set->ResolveChecked(known).rule, "storage-rdma");
+  EXPECT_TRUE(set->ResolveChecked(known).resolved);
+  known.rdma_ports.clear();
+  EXPECT_EQ(set->ResolveChecked(known).rule, "by-netdev");
+}
+
 TEST(PolicySelection, DefaultsApplyToMellanoxPhysicalFunctionsOnly) {
   PolicySet set = DefaultPolicy();
   Device pf = MakeDevice("ens1f0np0");
