@@ -159,6 +159,16 @@ Result<void> ValidateConfigPath(const std::string& path) {
   return {};
 }
 
+// Enforcing writes a policy to every device; the embedded default is a guess about the fabric, so
+// one flag missed in a rollout must not write it. Observe and dry-run may still use it.
+Result<void> ValidateEnforcePolicy(const Config& config) {
+  if (config.remediation != "enforce" || !config.config_path.empty()) return {};
+  return Invalid(
+      "--remediation=enforce needs --config: the embedded default policy is never enforced "
+      "(to enforce it, write it with `roce_qos_exporter policy show-default > policy.yaml` and "
+      "pass --config policy.yaml)");
+}
+
 Result<void> Validate(Config& config, const FlagText& text) {
   if (auto valid = ValidateSampler(config, text); !valid) return valid;
   if (auto valid = ValidateQos(config, text); !valid) return valid;
@@ -170,6 +180,7 @@ Result<void> Validate(Config& config, const FlagText& text) {
     return Invalid(
         fmt::format("--path.procfs \"{}\" must be an absolute path", config.procfs_path));
   }
+  if (auto valid = ValidateEnforcePolicy(config); !valid) return valid;
   // Compiles the regexes; a bad one is a usage error now rather than a failure at start.
   if (auto options = MakeSamplerOptions(config); !options) return options.error();
   return {};
@@ -267,7 +278,8 @@ void AddSamplerFlags(CLI::App& app, Config& config, FlagText& text) {
 
 void AddQosFlags(CLI::App& app, Config& config, FlagText& text) {
   app.add_option("--config", config.config_path,
-                 "Desired QoS policy file (YAML); without it the embedded default policy applies");
+                 "Desired QoS policy file (YAML); without it the embedded default policy applies "
+                 "(observe and dry-run only: enforce requires this flag)");
   app.add_option("--remediation", config.remediation,
                  "Re-apply the policy when the QoS state drifts: off, dry-run (log the plan) or "
                  "enforce")

@@ -253,6 +253,8 @@ assert "enforce: no mount inside /proc; tcp_ecn is the host's file under --path.
    ([$exporter | [.args[] | select(startswith(\"--path.procfs\"))]] == [[\"--path.procfs=/host/proc\"]]) and
    ([$ds | .volumes[] | select(.hostPath.path == \"/proc/sys/net/ipv4/tcp_ecn\")] as \$v | (\$v | map(.hostPath.type)) == [\"File\"] and
     [$exporter | .volumeMounts[] | select(.name == \$v[0].name) | .mountPath] == [\"/host/proc/sys/net/ipv4/tcp_ecn\"])"
+assert "enforce: the exporter passes --config of the mounted policy (enforce refuses to start without it)" "$f" \
+  "[$exporter | .args[] | select(startswith(\"--config\"))] == [\"--config=/etc/roce-qos-exporter/policy.yaml\"]"
 assert "enforce: only the other containers stay non-root without capabilities" "$f" \
   "[$ds | (.containers + .initContainers)[] | select(.name != \"exporter\") | (.securityContext.capabilities.add // []) == [] and .securityContext.runAsNonRoot == true] | all"
 assert "enforce: hostPath mounts are exactly the write paths, the lock and state directories + the driver sentinel" "$f" \

@@ -197,6 +197,23 @@ TEST(Cli, QosFlags) {
   ExpectUsageError(Parse({"--qos.poll-interval=soon"}), "--qos.poll-interval");
 }
 
+// One flag missed in a rollout must not write the embedded default to a fabric: enforce needs an
+// explicit --config; observe and dry-run may still use the default.
+TEST(Cli, EnforceWithoutConfigIsRefused) {
+  ExpectUsageError(Parse({"--remediation=enforce"}), "--remediation=enforce needs --config");
+  ExpectUsageError(Parse({"--remediation", "enforce", "check"}), "policy show-default");
+  EXPECT_EQ(Parse({"--remediation=dry-run"}).outcome.kind, CliOutcome::Kind::kRunExporter);
+  EXPECT_EQ(Parse({}).outcome.kind, CliOutcome::Kind::kRunExporter);
+  char path[] = "/tmp/roceqos_cli_enforce_XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  Parsed p = Parse({"--remediation=enforce", "--config", path});
+  std::remove(path);
+  EXPECT_EQ(p.outcome.kind, CliOutcome::Kind::kRunExporter) << p.err;
+  EXPECT_EQ(p.outcome.config.remediation, "enforce");
+}
+
 TEST(Cli, RemediationTuningFlags) {
   Parsed p = Parse({"--remediation=dry-run", "--remediation.backoff=2s",
                     "--remediation.max-backoff=1m", "--remediation.max-attempts=3"});
