@@ -110,7 +110,7 @@ void BM_QosUpdateNothingChanged(benchmark::State& state) {
   QosEngineOptions options;
   options.poll_interval = std::chrono::hours(1);
   QosEngine engine(options, std::make_shared<const PolicySet>(DefaultPolicy()),
-                   std::make_unique<NoReads>(), nullptr);
+                   std::make_unique<NoReads>());
   std::vector<QosEngine::DeviceInput> inputs;
   for (int i = 0; i < state.range(0); ++i) {
     auto device = std::make_shared<Device>();

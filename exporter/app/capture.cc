@@ -39,9 +39,8 @@ Result<std::unique_ptr<QosEngine>> ObservingQosEngine(const Config& config) {
   QosEngineOptions options;
   options.config_path = config.config_path;
   options.poll_interval = config.qos_poll_interval;
-  options.remediation.mode = RemediationMode::kOff;
-  auto writer = std::make_unique<KernelQosWriter>(reader->get());
-  return std::make_unique<QosEngine>(options, *policy, std::move(*reader), std::move(writer));
+  options.remediation.mode = RemediationMode::kOff;  // no remediation worker, no writer
+  return std::make_unique<QosEngine>(options, *policy, std::move(*reader));
 }
 
 // `samples` passes of the daemon's sampler, a period apart; returns its /metrics body.

@@ -153,6 +153,17 @@ Result<std::unique_ptr<QosEngine>> MakeQosEngine(const Config& config, EnforcerL
   Result<std::unique_ptr<KernelQosReader>> qos_reader =
       KernelQosReader::Open(HostPaths{.procfs = config.procfs_path}, config.qos_configfs_tos);
   if (!qos_reader) return MakeError(EINVAL, "QoS reader: " + qos_reader.error().message);
+  // The remediation worker reads and writes on its own thread, so through its own socket (a
+  // netlink socket is not shared across threads). A replay opens a replayed one: it never writes,
+  // and dry-run never reads.
+  QosIo remediation_io;
+  if (*mode != RemediationMode::kOff) {
+    Result<std::unique_ptr<KernelQosReader>> reader =
+        KernelQosReader::Open(HostPaths{}, config.qos_configfs_tos);
+    if (!reader) return MakeError(EINVAL, "remediation reader: " + reader.error().message);
+    remediation_io.writer = std::make_unique<KernelQosWriter>(reader->get());
+    remediation_io.reader = std::move(*reader);
+  }
   QosEngineOptions qos_options;
   qos_options.config_path = config.config_path;
   qos_options.poll_interval = config.qos_poll_interval;
@@ -162,9 +173,8 @@ Result<std::unique_ptr<QosEngine>> MakeQosEngine(const Config& config, EnforcerL
   qos_options.remediation.max_attempts = config.remediation_max_attempts;
   qos_options.remediation_state_file = *state_file;
   qos_options.enforce_held_elsewhere = enforce_held_elsewhere;
-  auto qos_writer = std::make_unique<KernelQosWriter>(qos_reader->get());
   auto qos = std::make_unique<QosEngine>(qos_options, *policy, std::move(*qos_reader),
-                                         std::move(qos_writer));
+                                         std::move(remediation_io));
   LogEvent(spdlog::level::info, "QoS policy loaded",
            {{"source", (*policy)->source},
             {"device_rules", (*policy)->rules.size()},
@@ -306,6 +316,8 @@ int RunExporter(const Config& config) {
   qos_monitor.Stop();
   if (transceivers) transceivers->Stop();  // before the sampler its attach hook points into
   sampler.Stop();
+  // After the sampler, which posts its passes: waits for the device step under way, if any.
+  (*qos)->Stop();
   LogEvent(spdlog::level::info, "stopped", {});
   return 0;
 }

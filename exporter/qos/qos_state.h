@@ -33,6 +33,9 @@ struct QosDeviceState {
   /// The previous process was killed in the middle of an apply to this device (state file);
   /// true until the device reads in sync.
   bool interrupted_apply = false;
+  /// When `observed` was read (by the sampler, or by the remediation worker after its writes):
+  /// of two reads of a device, the newer is the one published.
+  std::chrono::steady_clock::time_point observed_at{};
 };
 
 struct QosGlobalState {
@@ -53,6 +56,10 @@ struct QosGlobalState {
   std::array<uint64_t, std::size(kResyncReasonNames)> monitor_resyncs{};
   bool monitor_running = false;  // false: polling only (the monitor could not start)
   Observed<int> tcp_ecn;         // host-wide, from the last poll
+  /// A remediation pass is running past its deadline (a kernel call that does not return): no new
+  /// pass starts, drifted devices show blocked_apply_stuck. apply_stuck_total counts the times.
+  bool apply_stuck = false;
+  uint64_t apply_stuck_total = 0;
 };
 
 }  // namespace roceqos

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
@@ -12,6 +11,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+
+#include "exporter/core/regular_file.h"
 
 namespace roceqos {
 namespace {
@@ -127,26 +128,6 @@ Result<PersistedState> ParseDevices(const YAML::Node& devices, int version,
   return state;
 }
 
-// The whole file, if it is a regular file of at most kMaxStateFileBytes.
-Result<std::string> ReadRegularFile(int fd, const std::string& path) {
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) return ErrnoError("stat " + path);
-  if (!S_ISREG(st.st_mode)) return MakeError(EINVAL, path + ": not a regular file");
-  if (static_cast<size_t>(st.st_size) > kMaxStateFileBytes)
-    return MakeError(EFBIG, fmt::format("{}: larger than {} bytes", path, kMaxStateFileBytes));
-  std::string text(static_cast<size_t>(st.st_size), '\0');
-  size_t off = 0;
-  while (off < text.size()) {
-    const ssize_t n = ::read(fd, text.data() + off, text.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ErrnoError("read " + path);
-    if (n == 0) break;
-    off += static_cast<size_t>(n);
-  }
-  text.resize(off);
-  return text;
-}
-
 }  // namespace
 
 std::string SerializeRemediationState(const PersistedState& state) {
@@ -191,14 +172,12 @@ std::string DefaultRemediationStatePath() {
 }
 
 Result<PersistedState> RemediationStore::Load() const {
-  const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
-    if (errno == ENOENT || errno == ENOTDIR) return PersistedState{};  // first start
-    return ErrnoError("open " + path_);
+  Result<std::string> text = ReadRegularFile(path_, kMaxStateFileBytes);
+  if (!text) {
+    // No file (or not even its directory): the first start.
+    if (text.error().errnum == ENOENT || text.error().errnum == ENOTDIR) return PersistedState{};
+    return text.error();
   }
-  Result<std::string> text = ReadRegularFile(fd, path_);
-  ::close(fd);
-  if (!text) return text.error();
   return ParseRemediationState(*text, path_);
 }
 

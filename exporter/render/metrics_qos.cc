@@ -65,6 +65,8 @@ struct QosFamilies {
   FamilyBuilder interrupted{FindMetric("roce_qos_remediation_interrupted_apply")};
   FamilyBuilder held_elsewhere{FindMetric("roce_qos_remediation_enforce_held_elsewhere")};
   FamilyBuilder suspended{FindMetric("roce_qos_remediation_enforce_suspended")};
+  FamilyBuilder apply_stuck{FindMetric("roce_qos_remediation_apply_stuck")};
+  FamilyBuilder apply_stuck_total{FindMetric("roce_qos_remediation_apply_stuck_total")};
 
   void AppendTo(Families& out) {
     for (FamilyBuilder* f : {&trust,
@@ -108,7 +110,9 @@ struct QosFamilies {
                              &remediations,
                              &interrupted,
                              &held_elsewhere,
-                             &suspended})
+                             &suspended,
+                             &apply_stuck,
+                             &apply_stuck_total})
       f->AppendTo(out);
   }
 };
@@ -289,6 +293,10 @@ void RenderQos(const Snapshot& snapshot, Families& out) {
     if (g->remediation_mode == RemediationMode::kEnforce)
       for (std::string_view reason : kEnforceSuspendedReasons)
         f.suspended.Add({reason}, g->enforce_suspended_reason == reason ? 1 : 0);
+    if (g->remediation_mode != RemediationMode::kOff) {
+      f.apply_stuck.Add({}, g->apply_stuck ? 1 : 0);
+      f.apply_stuck_total.Add({}, static_cast<double>(g->apply_stuck_total));
+    }
   }
   f.AppendTo(out);
 }
