@@ -43,10 +43,13 @@ count() {  # netdev field result -> value or 0
 }
 
 # --- enforce -----------------------------------------------------------------------------------
+# Enforce needs an explicit policy file: the embedded default, written out.
+policy=$PWD/policy.yaml
+"$EXPORTER" policy show-default >"$policy" || fail "policy show-default failed"
 # Six separate drifts are fixed below, each an attempt that held for less than the stable-reset
 # time: a 1 s cap on the back-off and room for more attempts keep them from reading as a device
 # that keeps being undone (the give-up part below tests that on its own).
-start_exporter --remediation=enforce --remediation.backoff=1s --remediation.max-backoff=1s \
+start_exporter --remediation=enforce --config="$policy" --remediation.backoff=1s --remediation.max-backoff=1s \
   --remediation.max-attempts=20 --qos.poll-interval=500ms
 wait_for 10 in_sync "$sim" || fail "$sim not in sync at start"
 
@@ -150,7 +153,7 @@ dcb pfc set dev "$sim" prio-pfc 3:on
 : >"$EXPORTER_LOG"
 # A deployment of its own: remediation state persists across restarts (docs/remediation.md), so
 # this part starts from an empty state file rather than the attempts of the runs above.
-start_exporter --remediation=enforce --remediation.backoff=1s --remediation.max-backoff=8s \
+start_exporter --remediation=enforce --config="$policy" --remediation.backoff=1s --remediation.max-backoff=8s \
   --remediation.max-attempts=3 --qos.poll-interval=200ms \
   --remediation.state-file="$PWD/give-up-state.json"
 (
