@@ -4,12 +4,14 @@
 # never waits for it.
 #  * watchdog_harness (tests/tools/) plays systemd: NOTIFY_SOCKET, WATCHDOG_USEC=10 s (the shipped
 #    WatchdogSec=10s), SIGABRT to the exporter if no WATCHDOG=1 comes for 10 s;
-#  * simnic made slow once the exporter runs in sync: every DCB set and ecn enable write sleeps
-#    write_latency_ms (2.5 s) and every DCB query fw_qos_latency_us (1 s: one IEEE_GET is four
-#    queries, 4 s, with RTNL held as the kernel holds it);
+#  * simnic made slow once the exporter runs in sync: every DCB set sleeps write_latency_ms (2.5 s,
+#    RTNL held as the kernel holds it), every DCB query fw_qos_latency_us (0.4 s: one IEEE_GET
+#    makes four, 1.6 s under RTNL; above 2 s the exporter's netlink receive timeout would fail the
+#    read and the scenario would test a read error instead), and an ecn enable write hangs for
+#    ecn_write_latency_ms (8 s, more than the apply deadline on its own);
 #  * a drift made through the control file (no notification, no slow write by the scenario): PFC 3
-#    off and the DCQCN enables of priorities 3 and 4 off, five writes, 12.5 s of write latency plus
-#    the reads before and after;
+#    and DCQCN NP on priority 3 off: one apply of a fresh read, the PFC write, the ecn write and
+#    the verification read, about 14 s;
 #  * while the apply is held: the state is blocked_apply_stuck, and roce_exporter_samples_total keeps
 #    rising (at least 3 more samples published while the state still says the apply is stuck);
 #  * the apply completes (dcb and sysfs read the policy's values, in sync), no watchdog expiry, the
@@ -20,21 +22,23 @@ HARNESS=/testbed/bin/watchdog_harness
 sim=$(simnic_netdevs | sed -n 1p)
 lat=/sys/module/simnic/parameters/write_latency_ms
 qlat=/sys/module/simnic/parameters/fw_qos_latency_us
-if ! [ -w "$lat" ] || ! [ -w "$qlat" ]; then skip "this simnic has no write_latency_ms / fw_qos_latency_us parameters"; fi
+ecn_lat=/sys/module/simnic/parameters/ecn_write_latency_ms
+if ! [ -w "$lat" ] || ! [ -w "$qlat" ] || ! [ -w "$ecn_lat" ]; then
+  skip "this simnic has no write_latency_ms / ecn_write_latency_ms / fw_qos_latency_us parameters"
+fi
 ibdev=$(rdma_links | awk -v n="$sim" '$2 == n { split($1, a, "/"); print a[1]; exit }')
 write_ms=2500
-query_us=1000000
+ecn_write_ms=8000
+query_us=400000
 watchdog_usec=10000000
 stuck_samples=3
 
 policy=$TESTBED_WORK/policy.yaml
-"$EXPORTER" policy show-default | sed 's/^  dcqcn: {np: \[3\], rp: \[3\]}$/  dcqcn: {np: [3, 4], rp: [3, 4]}/' >"$policy"
-grep -q 'np: \[3, 4\]' "$policy" || fail "could not put DCQCN on priority 4 into the default policy: $(cat "$policy")"
+"$EXPORTER" policy show-default >"$policy" || fail "policy show-default failed"
 echo 0 >"$lat"
+echo 0 >"$ecn_lat"
 echo 0 >"$qlat"
 simnic_conform_default_policy "$sim" "$ibdev"
-echo 1 >/sys/class/net/"$sim"/ecn/roce_np/enable/4
-echo 1 >/sys/class/net/"$sim"/ecn/roce_rp/enable/4
 
 pfc3() { dcb pfc show dev "$sim" | sed -n 's/.* 3:\(o[nf]*\) .*/\1/p'; }
 ecn_en() { cat /sys/class/net/"$sim"/ecn/roce_"$1"/enable/"$2"; }
@@ -67,10 +71,11 @@ in_sync() { num_eq 1 "$(metric roce_qos_in_sync netdev="$sim")"; }
 wait_for 20 in_sync || fail "$sim not in sync at start"
 
 echo $write_ms >"$lat"
+echo $ecn_write_ms >"$ecn_lat"
 echo $query_us >"$qlat"
 t0=$(cut -d' ' -f1 /proc/uptime)
-simnic_ctl "$sim" "pfc 0x00; ecn np all 0; ecn rp all 0"
-log "drift made (PFC 3, DCQCN np/rp 3 and 4 off); writes ${write_ms} ms, DCB queries ${query_us} us"
+simnic_ctl "$sim" "pfc 0x00; ecn np 3 0"
+log "drift made (PFC 3 and DCQCN NP 3 off); DCB writes ${write_ms} ms, ecn writes ${ecn_write_ms} ms, DCB queries ${query_us} us"
 
 # The apply is held past its deadline; from the first scrape that says so, the sampler publishes
 # $stuck_samples more samples while the state still says so.
@@ -87,14 +92,18 @@ held() {
   stuck_seen=$(awk -v a="$_s" -v b="$stuck_at" 'BEGIN { print a - b }')
   [ "$stuck_seen" -ge $stuck_samples ]
 }
-wait_for 90 held || fail "no $stuck_samples samples published in blocked_apply_stuck (first at sample ${stuck_at:-never}, then $stuck_seen more; state now $(state_in "$TESTBED_WORK/h.txt"); pfc3=$(pfc3))"
+wait_for 90 held || fail "no $stuck_samples samples published in blocked_apply_stuck (first at sample ${stuck_at:-never}, then $stuck_seen more; state now $(state_in "$TESTBED_WORK/h.txt"))"
 log "$stuck_seen samples published while the apply was stuck ($(since "$t0") s after the drift)"
 
-applied() { [ "$(pfc3)" = on ] && [ "$(ecn_en np 3)$(ecn_en np 4)$(ecn_en rp 3)$(ecn_en rp 4)" = 1111 ]; }
-wait_for 120 applied || gone_fail "the slow apply did not complete (pfc3=$(pfc3))"
+# Polled through the control file: a `dcb` read would take RTNL for 1.6 s at every try and
+# starve the exporter's own reads; `dcb` confirms once the latencies are off.
+applied() { [ "$(simnic_state "$sim" pfc_en)" = 0x08 ] && [ "$(ecn_en np 3)" = 1 ]; }
+wait_for 120 applied || gone_fail "the slow apply did not complete (pfc_en=$(simnic_state "$sim" pfc_en), np3=$(ecn_en np 3))"
 applied_after=$(since "$t0")
 echo 0 >"$lat"
+echo 0 >"$ecn_lat"
 echo 0 >"$qlat"
+assert_eq on "$(pfc3)" "PFC 3 after the apply (dcb)"
 wait_for 20 in_sync || fail "not in sync after the slow apply"
 not_stuck() { hscrape "$TESTBED_WORK/h.txt" && [ "$(state_in "$TESTBED_WORK/h.txt")" != blocked_apply_stuck ]; }
 wait_for 20 not_stuck || fail "still blocked_apply_stuck after the apply completed"
