@@ -110,12 +110,12 @@ void BM_QosUpdateNothingChanged(benchmark::State& state) {
   QosEngineOptions options;
   options.poll_interval = std::chrono::hours(1);
   QosEngine engine(options, std::make_shared<const PolicySet>(DefaultPolicy()),
-                   std::make_unique<NoReads>(), nullptr);
+                   std::make_unique<NoReads>());
   std::vector<QosEngine::DeviceInput> inputs;
   for (int i = 0; i < state.range(0); ++i) {
     auto device = std::make_shared<Device>();
     device->name = "ens" + std::to_string(i) + "f0np0";
-    inputs.push_back({device, nullptr, false});
+    inputs.push_back({device, nullptr, StormGuard::kClear});
   }
   auto first = engine.Update(inputs);  // reads everything once
   for (size_t i = 0; i < inputs.size(); ++i) inputs[i].previous = first.devices[i];

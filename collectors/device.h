@@ -56,6 +56,11 @@ struct Device {
   bool is_vf = false;          // /sys/class/net/<if>/device/physfn exists
   DeviceRole role = DeviceRole::kOther;
   std::vector<RdmaPort> rdma_ports;  // ports bound to this netdev (or to its bond, for LAG)
+  /// False when the RDMA port listing failed and no kept list (kRdmaPortsKeep) stands in for it:
+  /// rdma_ports is then empty for want of an answer, not because no port is bound, and a policy
+  /// rule that matches on the RDMA device cannot be decided. True without RDMA netlink
+  /// (EPROTONOSUPPORT): that kernel has no RDMA ports to know of.
+  bool rdma_ports_known = true;
 
   bool operator==(const Device&) const = default;
 };

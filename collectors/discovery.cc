@@ -361,6 +361,9 @@ Result<Inventory> Discovery::Discover() {
     std::vector<RdmaPort> kept;
     if (probe.rdma_ports_stale_seconds) kept = *impl_->last_ports;
     Inventory inventory = AssembleInventory(std::move(*devices), std::move(kept), rdma_available);
+    if (!probe.rdma_ports_stale_seconds) {
+      for (Device& device : inventory.devices) device.rdma_ports_known = false;
+    }
     inventory.rdma_error = ports.error();
     inventory.rdma_ports_stale_seconds = probe.rdma_ports_stale_seconds;
     return inventory;

@@ -22,7 +22,8 @@ struct Inventory {
   std::vector<RdmaPort> rdma_ports;
   bool rdma_netlink_available = true;  // false when socket(NETLINK_RDMA) is EPROTONOSUPPORT
   /// Set when RDMA netlink exists but listing its ports failed. The netdevs are still complete:
-  /// an RDMA fault must not hide the ethtool counters of every device.
+  /// an RDMA fault must not hide the ethtool counters of every device. Without a kept list
+  /// (rdma_ports_stale_seconds unset), every device has rdma_ports_known = false.
   std::optional<Error> rdma_error;
   /// Set when the port listing failed (rdma_error) and rdma_ports are the last good list,
   /// kept for at most kRdmaPortsKeep: how old that list is, in seconds.

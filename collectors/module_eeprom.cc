@@ -40,6 +40,23 @@ Result<std::vector<uint8_t>> ExactHalfPage(std::vector<uint8_t> data, const std:
   return data;
 }
 
+}  // namespace
+
+Result<std::vector<uint8_t>> ParseModuleEepromReply(const netlink::NlMessage& reply,
+                                                    const std::string& what) {
+  Result<netlink::Bytes> payload = netlink::Payload(reply, GENL_HDRLEN, what);
+  if (!payload) return payload.error();
+  Result<netlink::Attrs> attrs = netlink::Attrs::Parse(*payload, kReplyPolicy, what);
+  if (!attrs) return attrs.error();
+  netlink::Bytes raw = attrs->Raw(ETHTOOL_A_MODULE_EEPROM_DATA);  // binary, <= LENGTH
+  // A range copy, not memcpy: a 0-byte attribute (the driver read nothing) makes an empty
+  // vector whose data() is null, and memcpy with a null pointer is undefined even for 0 bytes.
+  const auto* bytes = reinterpret_cast<const uint8_t*>(raw.data());
+  return ExactHalfPage(std::vector<uint8_t>(bytes, bytes + raw.size()), what);
+}
+
+namespace {
+
 class KernelModuleEepromIo final : public ModuleEepromIo {
  public:
   explicit KernelModuleEepromIo(bool ioctl_only) : netlink_absent_(ioctl_only) {}
@@ -92,23 +109,18 @@ class KernelModuleEepromIo final : public ModuleEepromIo {
     request.PutU8(ETHTOOL_A_MODULE_EEPROM_PAGE, a.upper ? a.page : 0);
     request.PutU8(ETHTOOL_A_MODULE_EEPROM_BANK, a.bank);
     request.PutU8(ETHTOOL_A_MODULE_EEPROM_I2C_ADDRESS, kI2cAddress);
-    std::optional<std::vector<uint8_t>> data;
+    std::optional<Result<std::vector<uint8_t>>> data;
     Result<void> status = socket_->Request(
         request,
         [&](const netlink::NlMessage& reply) -> Result<void> {
-          Result<netlink::Bytes> payload = netlink::Payload(reply, GENL_HDRLEN, what);
-          if (!payload) return payload.error();
-          Result<netlink::Attrs> attrs = netlink::Attrs::Parse(*payload, kReplyPolicy, what);
-          if (!attrs) return attrs.error();
-          netlink::Bytes raw = attrs->Raw(ETHTOOL_A_MODULE_EEPROM_DATA);  // binary, <= LENGTH
-          data.emplace(raw.size());
-          std::memcpy(data->data(), raw.data(), raw.size());
+          data.emplace(ParseModuleEepromReply(reply, what));
+          if (!*data) return data->error();
           return {};
         },
         what);
     if (!status) return status.error();
     if (!data) return MakeError(EPROTO, what + ": no reply");
-    return ExactHalfPage(std::move(*data), what);
+    return std::move(*data);
   }
 
   // ETHTOOL_GMODULEEEPROM addresses one flat image. For SFF-8636/8436 (ETH_MODULE_SFF_8636_MAX_LEN

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "collectors/netlink/socket.h"
 #include "collectors/result.h"
 #include "collectors/transceiver.h"
 
@@ -65,6 +66,12 @@ class ModuleEepromIo {
 /// (GENL_UNS_ADMIN_PERM; the ioctl is not in the unprivileged list). Reads the network namespace
 /// it is first used in. Not thread-safe. `ioctl_only` skips netlink (tests of the fallback).
 std::unique_ptr<ModuleEepromIo> MakeKernelModuleEepromIo(bool ioctl_only = false);
+
+/// The half page in one ETHTOOL_MSG_MODULE_EEPROM_GET reply: exactly 128 bytes of
+/// ETHTOOL_A_MODULE_EEPROM_DATA, else an Error naming `what` (EIO for a short or empty read,
+/// errnum 0 for a malformed message). Public so crafted replies can drive it.
+Result<std::vector<uint8_t>> ParseModuleEepromReply(const netlink::NlMessage& reply,
+                                                    const std::string& what);
 
 /// The pages a decoder wants after the lower page and page 00h, from the lower page's identifier
 /// and memory model: SFF-8636 paged: {03h}; CMIS paged: {01h, 02h, 11h}; flat or unknown: {}.

@@ -59,6 +59,10 @@ struct Bundle {
 
 inline constexpr std::string_view kMagic = "roce-qos-capture";
 inline constexpr int kVersion = 1;
+/// The largest bundle --replay reads: a capture of one node (3 samples) is a few hundred KiB, and
+/// one of a host with dozens of ports a few MiB (docs/capture.md "Bundle format"); the bound keeps
+/// a wrong path (/dev/zero, a disk image) from being read into memory.
+inline constexpr size_t kMaxBundleBytes = size_t{64} << 20;
 
 std::string Serialize(const Bundle& bundle);
 /// Parses a bundle; every malformed line is an Error naming its line number, never a crash.

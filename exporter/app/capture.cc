@@ -12,7 +12,9 @@
 
 #include "collectors/tape.h"
 #include "exporter/app/check.h"
+#include "exporter/app/storm_guard.h"
 #include "exporter/core/build_info.h"
+#include "exporter/core/regular_file.h"
 #include "exporter/qos/qos_engine.h"
 #include "exporter/qos/qos_io.h"
 #include "exporter/qos/qos_stage.h"
@@ -37,9 +39,8 @@ Result<std::unique_ptr<QosEngine>> ObservingQosEngine(const Config& config) {
   QosEngineOptions options;
   options.config_path = config.config_path;
   options.poll_interval = config.qos_poll_interval;
-  options.remediation.mode = RemediationMode::kOff;
-  auto writer = std::make_unique<KernelQosWriter>(reader->get());
-  return std::make_unique<QosEngine>(options, *policy, std::move(*reader), std::move(writer));
+  options.remediation.mode = RemediationMode::kOff;  // no remediation worker, no writer
+  return std::make_unique<QosEngine>(options, *policy, std::move(*reader));
 }
 
 // `samples` passes of the daemon's sampler, a period apart; returns its /metrics body.
@@ -50,10 +51,7 @@ Result<std::string> SampleAndRender(const Config& config, int samples) {
   if (!qos) return qos.error();
   Sampler sampler(std::move(*options), MakeKernelSources());
   sampler.AddStage(std::make_unique<DeriveStage>(config.derive));
-  sampler.AddStage(std::make_unique<QosStage>(qos->get(), [](const DeviceSnapshot& device) {
-    if (!device.derived) return StormGuard::kUnknown;
-    return device.derived->signals.AnyStorm() ? StormGuard::kStorm : StormGuard::kClear;
-  }));
+  sampler.AddStage(std::make_unique<QosStage>(qos->get(), StormGuardOf));
   for (int i = 0; i < samples; ++i) {
     // Pacing, not synchronisation: rates need two samples a period apart.
     if (i > 0) std::this_thread::sleep_for(config.sampler_period);
@@ -163,14 +161,12 @@ int StartReplayFrom(const Config& config, std::ostream& err) {
            "never writes)\n";
     return kCaptureError;
   }
-  std::ifstream in(config.replay_path, std::ios::binary);
-  std::stringstream text;
-  if (in.is_open()) text << in.rdbuf();
-  if (!in.is_open() || in.bad()) {
-    err << "roce_qos_exporter: --replay " << config.replay_path << ": cannot read the file\n";
+  Result<std::string> text = ReadRegularFile(config.replay_path, tape::kMaxBundleBytes);
+  if (!text) {
+    err << "roce_qos_exporter: --replay " << text.error().message << "\n";
     return kCaptureError;
   }
-  Result<tape::Bundle> bundle = tape::Parse(text.str());
+  Result<tape::Bundle> bundle = tape::Parse(*text);
   if (!bundle) {
     err << "roce_qos_exporter: --replay " << config.replay_path << ": " << bundle.error().message
         << "\n";

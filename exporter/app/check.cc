@@ -181,6 +181,23 @@ std::string JsonDevice(const Device& d, std::string_view rule, const Tally& tall
       Json(tally.Verdict()), JsonItems(items));
 }
 
+// A device whose policy rule could not be evaluated has no effective policy to check against: one
+// unreadable item says why, so it counts as unknown (exit 2) rather than in sync or drifted.
+CheckItem UnresolvedItem(const PolicyResolution& resolution) {
+  return {"policy", FieldStatus::kFailed, "a policy rule decided for this device",
+          fmt::format("rule \"{}\" matches on rdma_device and this device's RDMA ports are unknown "
+                      "(the RDMA port listing failed)",
+                      resolution.undecided_rule),
+          "rules are tried in order, so neither this rule nor a later one nor the defaults can be "
+          "chosen; no field is checked until the RDMA ports are listed again"};
+}
+
+std::vector<CheckItem> ResolvedChecklist(const PolicyResolution& resolution,
+                                         const CheckDevice& checked) {
+  if (!resolution.resolved) return {UnresolvedItem(resolution)};
+  return DeviceChecklist(EvaluateDrift(*resolution.policy, checked.observed), checked.device);
+}
+
 }  // namespace
 
 std::vector<CheckItem> DeviceChecklist(const DeviceDrift& drift, const Device& device) {
@@ -197,15 +214,17 @@ int RenderCheckReport(const PolicySet& policy, const std::vector<CheckDevice>& d
   Style style{color};
   out << fmt::format("policy: {}\n", policy.source);
   Summary summary;
-  for (const auto& [device, observed] : devices) {
-    auto [effective, rule] = policy.Resolve(device);
-    std::vector<CheckItem> items = DeviceChecklist(EvaluateDrift(*effective, observed), device);
+  for (const CheckDevice& checked : devices) {
+    const auto& [device, observed] = checked;
+    const PolicyResolution resolution = policy.ResolveChecked(device);
+    std::vector<CheckItem> items = ResolvedChecklist(resolution, checked);
     Tally tally(items);
     summary.Add(tally);
     out << fmt::format("\n{}: {}\n", DeviceHeadline(device),
                        TextVerdict(style, tally, items.size()));
-    out << fmt::format("  policy rule \"{}\" (fingerprint {}), state fingerprint {}\n", rule,
-                       PolicyFingerprint(*effective), StateFingerprint(observed));
+    out << fmt::format("  policy rule \"{}\" (fingerprint {}), state fingerprint {}\n",
+                       resolution.rule, PolicyFingerprint(*resolution.policy),
+                       StateFingerprint(observed));
     if (items.empty()) out << "  (the policy checks no field of this device)\n";
     for (const auto& v : items) RenderItem(style, v, out);
   }
@@ -219,12 +238,12 @@ int RenderCheckJson(const PolicySet& policy, const std::vector<CheckDevice>& dev
                     std::ostream& out) {
   Summary summary;
   std::string list;
-  for (const auto& [device, observed] : devices) {
-    auto [effective, rule] = policy.Resolve(device);
-    std::vector<CheckItem> items = DeviceChecklist(EvaluateDrift(*effective, observed), device);
+  for (const CheckDevice& checked : devices) {
+    const PolicyResolution resolution = policy.ResolveChecked(checked.device);
+    std::vector<CheckItem> items = ResolvedChecklist(resolution, checked);
     Tally tally(items);
     summary.Add(tally);
-    list += (list.empty() ? "" : ",") + JsonDevice(device, rule, tally, items);
+    list += (list.empty() ? "" : ",") + JsonDevice(checked.device, resolution.rule, tally, items);
   }
   const int code = summary.ExitCode();
   out << fmt::format(

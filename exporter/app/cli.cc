@@ -9,6 +9,7 @@
 #include <optional>
 #include <ostream>
 
+#include "exporter/app/health.h"
 #include "exporter/app/subcommands.h"
 #include "exporter/core/build_info.h"
 #include "exporter/core/duration.h"
@@ -23,6 +24,7 @@ constexpr std::string_view kProgram = "roce_qos_exporter";
 // problem is reported the same way.
 struct FlagText {
   std::string period, discovery, qos_poll, backoff, max_backoff, transceiver_interval;
+  std::string health_max_sample_age;  // empty: DefaultHealthMaxSampleAge(--sampler.period)
   std::string device_include, device_exclude, raw_include;
   CLI::Option* include = nullptr;
   CLI::Option* exclude = nullptr;
@@ -124,6 +126,24 @@ Result<void> ValidateWeb(const Config& config) {
   return {};
 }
 
+// --web.health-max-sample-age, after --sampler.period (its default and its floor follow it).
+Result<void> ValidateHealth(Config& config, const FlagText& text) {
+  if (text.health_max_sample_age.empty()) {
+    config.health_max_sample_age = DefaultHealthMaxSampleAge(config.sampler_period);
+    return {};
+  }
+  auto parsed = ParseDuration(text.health_max_sample_age);
+  if (!parsed) return Invalid("--web.health-max-sample-age: " + parsed.error().message);
+  // Below two periods a healthy sampler would fail the probe between two samples.
+  if (*parsed < std::chrono::seconds(1) || *parsed < 2 * config.sampler_period) {
+    return Invalid(fmt::format(
+        "--web.health-max-sample-age \"{}\" must be at least 1s and twice --sampler.period",
+        text.health_max_sample_age));
+  }
+  config.health_max_sample_age = *parsed;
+  return {};
+}
+
 // --config names a readable regular file (checked here so the error is a usage error naming it).
 Result<void> ValidateConfigPath(const std::string& path) {
   if (path.empty()) return {};
@@ -139,12 +159,28 @@ Result<void> ValidateConfigPath(const std::string& path) {
   return {};
 }
 
+// Enforcing writes a policy to every device; the embedded default is a guess about the fabric, so
+// one flag missed in a rollout must not write it. Observe and dry-run may still use it.
+Result<void> ValidateEnforcePolicy(const Config& config) {
+  if (config.remediation != "enforce" || !config.config_path.empty()) return {};
+  return Invalid(
+      "--remediation=enforce needs --config: the embedded default policy is never enforced "
+      "(to enforce it, write it with `roce_qos_exporter policy show-default > policy.yaml` and "
+      "pass --config policy.yaml)");
+}
+
 Result<void> Validate(Config& config, const FlagText& text) {
   if (auto valid = ValidateSampler(config, text); !valid) return valid;
   if (auto valid = ValidateQos(config, text); !valid) return valid;
   if (auto valid = ValidateTransceiver(config, text); !valid) return valid;
   if (auto valid = ValidateWeb(config); !valid) return valid;
+  if (auto valid = ValidateHealth(config, text); !valid) return valid;
   if (auto valid = ValidateConfigPath(config.config_path); !valid) return valid;
+  if (config.procfs_path.empty() || config.procfs_path.front() != '/') {
+    return Invalid(
+        fmt::format("--path.procfs \"{}\" must be an absolute path", config.procfs_path));
+  }
+  if (auto valid = ValidateEnforcePolicy(config); !valid) return valid;
   // Compiles the regexes; a bad one is a usage error now rather than a failure at start.
   if (auto options = MakeSamplerOptions(config); !options) return options.error();
   return {};
@@ -191,7 +227,7 @@ Result<void> ValidateDerive(Config& config, double threshold, const std::string&
   return {};
 }
 
-void AddWebFlags(CLI::App& app, Config& config) {
+void AddWebFlags(CLI::App& app, Config& config, FlagText& text) {
   app.add_option("--web.listen-address", config.listen_address,
                  "Address to serve metrics and health on, [IPv4 host]:port")
       ->capture_default_str();
@@ -206,6 +242,10 @@ void AddWebFlags(CLI::App& app, Config& config) {
                  "Connections served at once (worker threads, 8..4096); each waits at most 2s "
                  "for a whole request")
       ->capture_default_str();
+  app.add_option("--web.health-max-sample-age", text.health_max_sample_age,
+                 "/-/healthy answers 503 once the latest sample is older than this (before the "
+                 "first sample: once max(2m, this) passed since start); Prometheus duration, at "
+                 "least 1s and twice --sampler.period (default: max(30s, 32 x --sampler.period))");
   app.add_option("--log.level", config.log_level, "Minimum level logged")
       ->check(CLI::IsMember({"debug", "info", "warn", "error"}))
       ->capture_default_str();
@@ -238,7 +278,8 @@ void AddSamplerFlags(CLI::App& app, Config& config, FlagText& text) {
 
 void AddQosFlags(CLI::App& app, Config& config, FlagText& text) {
   app.add_option("--config", config.config_path,
-                 "Desired QoS policy file (YAML); without it the embedded default policy applies");
+                 "Desired QoS policy file (YAML); without it the embedded default policy applies "
+                 "(observe and dry-run only: enforce requires this flag)");
   app.add_option("--remediation", config.remediation,
                  "Re-apply the policy when the QoS state drifts: off, dry-run (log the plan) or "
                  "enforce")
@@ -263,6 +304,11 @@ void AddQosFlags(CLI::App& app, Config& config, FlagText& text) {
   app.add_option("--qos.poll-interval", text.qos_poll,
                  "How often the QoS state is read in full, besides change notifications; "
                  "Prometheus duration (100ms..1h)")
+      ->capture_default_str();
+  app.add_option("--path.procfs", config.procfs_path,
+                 "procfs mount point: net.ipv4.tcp_ecn is read and written at "
+                 "<this>/sys/net/ipv4/tcp_ecn (in a container, where the host's file is mounted "
+                 "outside /proc)")
       ->capture_default_str();
   app.add_flag("--qos.configfs-tos", config.qos_configfs_tos,
                "Read the RoCE ToS from rdma_cm configfs, creating and removing "
@@ -363,7 +409,7 @@ CliOutcome ParseCommandLine(std::span<const char* const> args, std::ostream& out
       std::string(kProgram)};
   app.set_version_flag(
       "--version", fmt::format("{} version {} (revision {})", kProgram, kVersion, kGitRevision));
-  AddWebFlags(app, config);
+  AddWebFlags(app, config, text);
   AddSamplerFlags(app, config, text);
   AddQosFlags(app, config, text);
   AddTransceiverFlags(app, config, text);

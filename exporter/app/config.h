@@ -39,6 +39,13 @@ struct Config {
   /// restarts; empty: $STATE_DIRECTORY/remediation.json, else /var/lib/roce-qos-exporter/...
   std::string remediation_state_file;
   bool qos_configfs_tos = false;  // --qos.configfs-tos: may mkdir rdma_cm/<dev> to read the ToS
+  /// --path.procfs: where <procfs>/sys/net/ipv4/tcp_ecn is read and written. A container gets the
+  /// host's file mounted elsewhere: runtimes refuse any mount inside /proc (runc's
+  /// checkProcMount), so the enforce overlay mounts it at /host/proc/sys/net/ipv4/tcp_ecn.
+  std::string procfs_path = "/proc";
+  /// --web.health-max-sample-age: /-/healthy fails once the latest snapshot is older (health.h);
+  /// the parser sets DefaultHealthMaxSampleAge(sampler_period) when the flag is absent.
+  std::chrono::nanoseconds health_max_sample_age = std::chrono::seconds(30);
   /// --transceiver.interval: module EEPROM poll cadence, on its own thread; 0 = off
   std::chrono::nanoseconds transceiver_interval = std::chrono::seconds(60);
   bool transceiver_serial = false;  // --transceiver.serial: serial number on roce_transceiver_info

@@ -92,17 +92,10 @@ Result<RemediationMode> ClaimEnforcement(const Config& config, RemediationMode m
 
 Result<std::string> RemediationStateFile(const Config& config, RemediationMode mode) {
   if (mode != RemediationMode::kEnforce) return std::string();
-  std::string path = config.remediation_state_file.empty() ? DefaultRemediationStatePath()
-                                                           : config.remediation_state_file;
-  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
-  std::error_code ec;
-  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-  if (ec || ::access(parent.empty() ? "." : parent.c_str(), W_OK) != 0)
-    return MakeError(EACCES, fmt::format("--remediation.state-file: {} is not a writable directory "
-                                         "(the unit's StateDirectory=): attempts and applies in "
-                                         "progress could not survive a restart",
-                                         parent.string()));
-  return path;
+  // Whether it can be read and written is the remediator's to find out at start: a state file
+  // that fails suspends enforce (observe, alert), it does not take the node's monitoring down.
+  return config.remediation_state_file.empty() ? DefaultRemediationStatePath()
+                                               : config.remediation_state_file;
 }
 
 }  // namespace roceqos

@@ -43,9 +43,9 @@ class EnforcerLock {
 Result<RemediationMode> ClaimEnforcement(const Config& config, RemediationMode mode,
                                          EnforcerLock& lock, bool& held_elsewhere);
 
-/// Enforce mode's state file (--remediation.state-file or its default), its directory created
-/// and checked writable now, so a unit without StateDirectory= fails at start, not at the first
-/// apply. Empty for the other modes.
+/// Enforce mode's state file (--remediation.state-file or its default); empty for the other
+/// modes. Never an error: a file that cannot be used suspends enforce (Remediator), so a sick
+/// node keeps its monitoring.
 Result<std::string> RemediationStateFile(const Config& config, RemediationMode mode);
 
 }  // namespace roceqos

@@ -13,7 +13,9 @@
 #include "exporter/app/capture.h"
 #include "exporter/app/cli.h"
 #include "exporter/app/enforcer_lock.h"
+#include "exporter/app/health.h"
 #include "exporter/app/http_server.h"
+#include "exporter/app/storm_guard.h"
 #include "exporter/app/systemd_notify.h"
 #include "exporter/core/build_info.h"
 #include "exporter/core/fault_log.h"
@@ -89,7 +91,19 @@ std::vector<HttpRoute> Routes(const Config& config, const Sampler& sampler, Expo
   routes.push_back({config.telemetry_path, {"GET"}, [&cache](const HttpRequest& request) {
                       return Metrics(request, cache);
                     }});
-  routes.push_back({"/-/healthy", {"GET"}, [](const HttpRequest&) { return Text(200, "OK\n"); }});
+  // 503 with the reason once the sampler stopped publishing (health.h): the liveness probe's
+  // counterpart of the systemd watchdog.
+  routes.push_back(
+      {"/-/healthy",
+       {"GET"},
+       [&config, &sampler, started = std::chrono::steady_clock::now()](const HttpRequest&) {
+         std::shared_ptr<const Snapshot> latest = sampler.Latest();
+         HealthVerdict verdict =
+             JudgeHealth(config.health_max_sample_age,
+                         latest ? std::optional(latest->taken_at_steady) : std::nullopt, started,
+                         std::chrono::steady_clock::now());
+         return verdict.healthy ? Text(200, "OK\n") : Text(503, verdict.reason + "\n");
+       }});
   routes.push_back({"/-/ready", {"GET"}, [&sampler](const HttpRequest&) {
                       return sampler.Latest() ? Text(200, "OK\n")
                                               : Text(503, "no sample published yet\n");
@@ -137,8 +151,19 @@ Result<std::unique_ptr<QosEngine>> MakeQosEngine(const Config& config, EnforcerL
     return MakeError(EINVAL, "invalid QoS policy, not starting: " + policy.error().message);
   }
   Result<std::unique_ptr<KernelQosReader>> qos_reader =
-      KernelQosReader::Open(HostPaths{}, config.qos_configfs_tos);
+      KernelQosReader::Open(HostPaths{.procfs = config.procfs_path}, config.qos_configfs_tos);
   if (!qos_reader) return MakeError(EINVAL, "QoS reader: " + qos_reader.error().message);
+  // The remediation worker reads and writes on its own thread, so through its own socket (a
+  // netlink socket is not shared across threads). A replay opens a replayed one: it never writes,
+  // and dry-run never reads.
+  QosIo remediation_io;
+  if (*mode != RemediationMode::kOff) {
+    Result<std::unique_ptr<KernelQosReader>> reader =
+        KernelQosReader::Open(HostPaths{}, config.qos_configfs_tos);
+    if (!reader) return MakeError(EINVAL, "remediation reader: " + reader.error().message);
+    remediation_io.writer = std::make_unique<KernelQosWriter>(reader->get());
+    remediation_io.reader = std::move(*reader);
+  }
   QosEngineOptions qos_options;
   qos_options.config_path = config.config_path;
   qos_options.poll_interval = config.qos_poll_interval;
@@ -148,9 +173,8 @@ Result<std::unique_ptr<QosEngine>> MakeQosEngine(const Config& config, EnforcerL
   qos_options.remediation.max_attempts = config.remediation_max_attempts;
   qos_options.remediation_state_file = *state_file;
   qos_options.enforce_held_elsewhere = enforce_held_elsewhere;
-  auto qos_writer = std::make_unique<KernelQosWriter>(qos_reader->get());
   auto qos = std::make_unique<QosEngine>(qos_options, *policy, std::move(*qos_reader),
-                                         std::move(qos_writer));
+                                         std::move(remediation_io));
   LogEvent(spdlog::level::info, "QoS policy loaded",
            {{"source", (*policy)->source},
             {"device_rules", (*policy)->rules.size()},
@@ -169,12 +193,10 @@ void WireSampler(const Config& config, Sampler& sampler, QosEngine& qos, Systemd
       notify_log.Ok("sd_notify");
     }
   });
-  // After the derive stage, so the storm state of the same sample guards remediation: a device in
-  // an active PFC storm is never written.
-  sampler.AddStage(std::make_unique<QosStage>(&qos, [](const DeviceSnapshot& device) {
-    if (!device.derived) return StormGuard::kUnknown;
-    return device.derived->signals.AnyStorm() ? StormGuard::kStorm : StormGuard::kClear;
-  }));
+  // After the derive stage, so the storm evidence of the same sample guards remediation: a device
+  // is written only when its history shows no storm, never while one is possible but unseen
+  // (just started, counters reset, no derived signals).
+  sampler.AddStage(std::make_unique<QosStage>(&qos, StormGuardOf));
 }
 
 // The transceiver poller reads the sampler's selection on its own thread and cadence; the sampler
@@ -294,6 +316,8 @@ int RunExporter(const Config& config) {
   qos_monitor.Stop();
   if (transceivers) transceivers->Stop();  // before the sampler its attach hook points into
   sampler.Stop();
+  // After the sampler, which posts its passes: waits for the device step under way, if any.
+  (*qos)->Stop();
   LogEvent(spdlog::level::info, "stopped", {});
   return 0;
 }

@@ -62,6 +62,7 @@ void RegisterSubcommands(CLI::App& app, SubcommandRun& selected) {
       options.selection.exclude_text = config.device_exclude.value_or("");
       options.json = *json;
       options.configfs_tos = config.qos_configfs_tos;
+      options.paths.procfs = config.procfs_path;
       options.color = &out == &std::cout && ::isatty(STDOUT_FILENO);
       return RunCheck(options, out, err);
     };

@@ -75,6 +75,9 @@ struct SamplerStatus {
 struct Snapshot {
   uint64_t sequence = 0;  // 1 for the first published sample
   std::chrono::system_clock::time_point taken_at{};
+  /// The same instant on the monotonic clock: how old the snapshot is (/-/healthy) must not jump
+  /// with the wall clock (an NTP step would fail a live exporter, or hide a stuck one).
+  std::chrono::steady_clock::time_point taken_at_steady{};
   std::vector<DeviceSnapshot> devices;          // selected devices, sorted by netdev name
   std::map<std::string, SourceStatus> sources;  // "discovery", "ethtool", "rdma", stage sources
   /// (source, reason) -> failures since start.

@@ -8,12 +8,12 @@
 #include <cctype>
 #include <charconv>
 #include <cstring>
-#include <fstream>
 #include <optional>
 #include <set>
 #include <sstream>
 
 #include "exporter/core/regex_text.h"
+#include "exporter/core/regular_file.h"
 
 namespace roceqos {
 namespace {
@@ -539,17 +539,30 @@ std::optional<YAML::Node> LoadSingleDocument(const std::string& text) {
 
 }  // namespace
 
-bool PolicyMatch::Matches(const Device& device) const {
-  if (netdev_regex) {
-    if (!netdev_compiled || !std::regex_match(device.name, *netdev_compiled)) return false;
+namespace {
+
+bool MatchesNetdevAndPci(const PolicyMatch& match, const Device& device) {
+  if (match.netdev_regex) {
+    if (!match.netdev_compiled || !std::regex_match(device.name, *match.netdev_compiled))
+      return false;
   }
-  if (pci && device.pci_address != *pci) return false;
+  return !match.pci || device.pci_address == *match.pci;
+}
+
+}  // namespace
+
+bool PolicyMatch::Matches(const Device& device) const {
+  if (!MatchesNetdevAndPci(*this, device)) return false;
   if (rdma_device) {
     bool found = false;
     for (const auto& port : device.rdma_ports) found |= port.device == *rdma_device;
     if (!found) return false;
   }
   return netdev_regex || pci || rdma_device;
+}
+
+bool PolicyMatch::Undecidable(const Device& device) const {
+  return rdma_device && !device.rdma_ports_known && MatchesNetdevAndPci(*this, device);
 }
 
 bool DefaultsApplyTo(const Device& device) {
@@ -559,12 +572,21 @@ bool DefaultsApplyTo(const Device& device) {
          (device.role == DeviceRole::kPf || device.role == DeviceRole::kBondMember);
 }
 
-std::pair<const QosPolicy*, std::string_view> PolicySet::Resolve(const Device& device) const {
-  for (const auto& rule : rules)
-    if (rule.match.Matches(device)) return {&rule.policy, rule.name};
-  if (DefaultsApplyTo(device)) return {&defaults, "default"};
+PolicyResolution PolicySet::ResolveChecked(const Device& device) const {
   static const QosPolicy kNothingChecked;
-  return {&kNothingChecked, "none"};
+  for (const auto& rule : rules) {
+    // First match wins, so a rule that cannot be decided leaves every later choice open too.
+    if (rule.match.Undecidable(device))
+      return {&kNothingChecked, kUnresolvedRule, false, rule.name};
+    if (rule.match.Matches(device)) return {&rule.policy, rule.name, true, {}};
+  }
+  if (DefaultsApplyTo(device)) return {&defaults, "default", true, {}};
+  return {&kNothingChecked, "none", true, {}};
+}
+
+std::pair<const QosPolicy*, std::string_view> PolicySet::Resolve(const Device& device) const {
+  PolicyResolution resolution = ResolveChecked(device);
+  return {resolution.policy, resolution.rule};
 }
 
 PolicySet DefaultPolicy() {
@@ -605,14 +627,9 @@ Result<PolicySet> ParsePolicy(std::string_view yaml_text, std::string_view sourc
 }
 
 Result<PolicySet> LoadPolicyFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return MakeError(errno ? errno : ENOENT, fmt::format("{}: cannot open: {}", path,
-                                                         std::strerror(errno ? errno : ENOENT)));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return MakeError(EIO, fmt::format("{}: read error", path));
-  return ParsePolicy(text.str(), path);
+  Result<std::string> text = ReadRegularFile(path, kMaxPolicyFileBytes);
+  if (!text) return text.error();
+  return ParsePolicy(*text, path);
 }
 
 std::string PriorityListText(uint8_t mask) {

@@ -4,6 +4,7 @@
 // file can override per field and per device group. Reference: docs/policy.md.
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -76,6 +77,9 @@ struct PolicyMatch {
   std::shared_ptr<const std::regex> netdev_compiled;  // compiled once when the file is loaded
 
   bool Matches(const Device& device) const;
+  /// Whether the rule cannot be decided for `device`: it names an RDMA device, the device's RDMA
+  /// ports are unknown (Device::rdma_ports_known), and its other criteria match.
+  bool Undecidable(const Device& device) const;
   bool operator==(const PolicyMatch& o) const {
     return netdev_regex == o.netdev_regex && pci == o.pci && rdma_device == o.rdma_device;
   }
@@ -90,6 +94,21 @@ struct PolicyRule {
   int line = 0;  // 1-based line of the rule in its file (for messages)
 };
 
+/// The rule name of a device whose policy could not be decided (PolicyResolution::resolved).
+inline constexpr std::string_view kUnresolvedRule = "unresolved";
+
+/// Which policy applies to a device, and whether that could be decided at all.
+struct PolicyResolution {
+  const QosPolicy* policy = nullptr;  // never null: an empty policy for "none" and "unresolved"
+  std::string_view rule;              // the rule's name, "default", "none" or kUnresolvedRule
+  /// False when a rule tried before the match was decided names an RDMA device and the device's
+  /// RDMA ports are unknown: the rule may or may not apply, so neither it nor a later rule nor
+  /// the defaults are the effective policy. `policy` is then the empty policy (nothing checked,
+  /// nothing written) and `undecided_rule` the rule that could not be evaluated.
+  bool resolved = true;
+  std::string_view undecided_rule;
+};
+
 /// The whole policy: defaults plus rules. The first rule whose selector matches a device wins;
 /// a device no rule matches gets the defaults if DefaultsApplyTo() it, else nothing is checked.
 struct PolicySet {
@@ -98,7 +117,10 @@ struct PolicySet {
   std::string source;  // "embedded default" or the file path
 
   /// The effective policy for a device and the rule name that chose it: "default", or "none"
-  /// (an empty policy) for a device the defaults do not apply to.
+  /// (an empty policy) for a device the defaults do not apply to, or kUnresolvedRule.
+  PolicyResolution ResolveChecked(const Device& device) const;
+  /// ResolveChecked without the resolved flag (an unresolved device gets the empty policy and
+  /// the rule name kUnresolvedRule).
   std::pair<const QosPolicy*, std::string_view> Resolve(const Device& device) const;
 };
 
@@ -115,7 +137,13 @@ PolicySet DefaultPolicy();
 /// Parses and validates a policy document. Any problem rejects the whole document with an Error
 /// whose message is "<source>:<line>:<column>: <what>" (one line).
 Result<PolicySet> ParsePolicy(std::string_view yaml_text, std::string_view source);
-/// Reads and parses a file; an unreadable file is an Error naming it.
+/// The largest policy file read: a fleet's policy with hundreds of rules is tens of KiB, and the
+/// bound keeps a runaway file (or one replaced by /dev/zero) from exhausting memory on a reload.
+inline constexpr size_t kMaxPolicyFileBytes = size_t{1} << 20;
+
+/// Reads and parses a file (symlinks followed: a ConfigMap mount). An Error naming the path when
+/// it cannot be read, is not a regular file (a FIFO would block the reloading thread) or is larger
+/// than kMaxPolicyFileBytes.
 Result<PolicySet> LoadPolicyFile(const std::string& path);
 
 /// Renders a policy set as YAML that ParsePolicy accepts and that yields an equal set.

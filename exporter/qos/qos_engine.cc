@@ -9,6 +9,7 @@
 #include <set>
 
 #include "collectors/log_event.h"
+#include "collectors/netlink/socket.h"
 
 namespace roceqos {
 namespace {
@@ -33,7 +34,39 @@ void CollectErrors(const ObservedQos& o, std::vector<Error>& errors) {
   }
 }
 
+// A device an apply would touch: drift in a field remediation writes.
+bool WantsRemediation(const DeviceDrift& drift) {
+  return std::any_of(drift.fields.begin(), drift.fields.end(),
+                     [](const FieldVerdict& v) { return v.Drifted() && Remediable(v.field); });
+}
+
+DeviceContext MakeContext(const QosEngine::DeviceInput& input, bool driver_ready) {
+  const Device& device = *input.device;
+  DeviceContext context;
+  context.netdev = device.name;
+  context.identity = DeviceIdentity(device);
+  context.role = device.role;
+  context.oper_up = device.oper_state == "up";
+  for (const auto& port : device.rdma_ports) context.rdma_devices.push_back(port.device);
+  context.driver_ready = driver_ready;
+  context.storm = input.storm;
+  return context;
+}
+
+RemediationWorker::Options WorkerOptions(const QosEngineOptions& options) {
+  RemediationWorker::Options worker;
+  worker.remediation = options.remediation;
+  worker.deadline = options.apply_deadline;
+  worker.state_file = options.remediation_state_file;
+  if (options.remediation_clock) worker.now = options.remediation_clock;
+  return worker;
+}
+
 }  // namespace
+
+std::chrono::milliseconds DefaultApplyDeadline(const RemediationOptions& options) {
+  return options.apply_budget + 2 * netlink::SocketOptions{}.receive_timeout;
+}
 
 Result<std::shared_ptr<const PolicySet>> LoadPolicy(const std::string& config_path,
                                                     const std::function<void()>& after_read) {
@@ -58,19 +91,32 @@ Result<std::shared_ptr<const PolicySet>> LoadPolicy(const std::string& config_pa
 }
 
 QosEngine::QosEngine(QosEngineOptions options, std::shared_ptr<const PolicySet> policy,
-                     std::unique_ptr<QosReader> reader, std::unique_ptr<QosWriter> writer)
-    : options_(std::move(options)),
-      reader_(std::move(reader)),
-      writer_(std::move(writer)),
-      store_(options_.remediation_state_file.empty()
-                 ? nullptr
-                 : std::make_unique<RemediationStore>(options_.remediation_state_file)),
-      remediator_(options_.remediation, writer_.get(), store_.get()),
-      policy_(std::move(policy)) {
+                     std::unique_ptr<QosReader> reader, QosIo remediation)
+    : options_(std::move(options)), reader_(std::move(reader)), policy_(std::move(policy)) {
+  if (options_.apply_deadline.count() <= 0)
+    options_.apply_deadline = DefaultApplyDeadline(options_.remediation);
+  if (options_.remediation.mode != RemediationMode::kOff) {
+    worker_ = std::make_unique<RemediationWorker>(
+        WorkerOptions(options_), std::move(remediation.reader), std::move(remediation.writer));
+  }
   global_.enforce_held_elsewhere = options_.enforce_held_elsewhere;
   global_.policy_source = policy_->source;
   global_.policy_reload_time = SystemClock::now();
   global_.remediation_mode = options_.remediation.mode;
+}
+
+QosEngine::~QosEngine() { Stop(); }
+
+void QosEngine::Stop() {
+  if (worker_) worker_->Stop();
+}
+
+bool QosEngine::WaitForRemediationIdle(SteadyClock::time_point deadline) const {
+  return !worker_ || worker_->WaitIdle(deadline);
+}
+
+QosEngine::SteadyClock::time_point QosEngine::RemediationNow() const {
+  return options_.remediation_clock ? options_.remediation_clock() : SteadyClock::now();
 }
 
 std::shared_ptr<const PolicySet> QosEngine::policy() const {
@@ -79,8 +125,23 @@ std::shared_ptr<const PolicySet> QosEngine::policy() const {
 }
 
 Result<void> QosEngine::ReloadPolicy() {
-  auto loaded = LoadPolicy(options_.config_path);
+  // SIGHUP and POST /-/reload run on different threads: without the ticket, a read that started
+  // first but finished last would replace the newer policy with the older file.
+  uint64_t ticket = 0;
+  {
+    std::lock_guard lock(mu_);
+    ticket = ++reloads_started_;
+  }
+  auto loaded =
+      options_.policy_loader ? options_.policy_loader() : LoadPolicy(options_.config_path);
   std::lock_guard lock(mu_);
+  if (ticket < reload_installed_) {
+    LogEvent(spdlog::level::info, "policy reload superseded by a later one, not installed",
+             {{"in_force", policy_->source}});
+    if (!loaded) return loaded.error();
+    return {};
+  }
+  reload_installed_ = ticket;
   global_.policy_reload_time = SystemClock::now();
   if (!loaded) {
     global_.policy_reload_success = false;
@@ -154,12 +215,10 @@ QosEngine::Output QosEngine::Update(const std::vector<DeviceInput>& devices) {
     resync = resync_;
     resync_ = false;
   }
-  remediator_.BeginPass();
 
   Output out;
   // tcp_ecn is host-wide: read at most once per pass, only when some device polls.
   std::optional<Observed<int>> tcp_ecn;
-  std::optional<bool> driver_ready;
   std::vector<SteadyClock::time_point> served;
   std::vector<std::string> names;
   for (const auto& input : devices) {
@@ -174,15 +233,12 @@ QosEngine::Output QosEngine::Update(const std::vector<DeviceInput>& devices) {
       tcp_ecn = reader_->ReadTcpEcn();
       out.kernel_time += SteadyClock::now() - t;
     }
-    if (options_.remediation.mode != RemediationMode::kOff && !driver_ready)
-      driver_ready = DriverReady();
     out.devices.push_back(UpdateDevice(input, *policy, generation, event, poll_due,
-                                       tcp_ecn.value_or(Observed<int>::Absent()),
-                                       driver_ready.value_or(true), out));
+                                       tcp_ecn.value_or(Observed<int>::Absent()), out));
     if (event) served.push_back(*event);
   }
   tracker_.Retain(names);
-  remediator_.Retain(names);
+  if (worker_) Remediate(devices, policy, out);
   std::set<std::string> known(names.begin(), names.end());
 
   // Detection latency: notification received -> this snapshot ready (it is published right
@@ -204,7 +260,7 @@ QosEngine::Output QosEngine::Update(const std::vector<DeviceInput>& devices) {
 std::shared_ptr<const QosDeviceState> QosEngine::UpdateDevice(
     const DeviceInput& input, const PolicySet& policy, uint64_t generation,
     std::optional<SteadyClock::time_point> event, bool poll_due, const Observed<int>& tcp_ecn,
-    bool driver_ready, Output& out) {
+    Output& out) {
   const Device& device = *input.device;
   const auto& prev = input.previous;
   const auto now = SteadyClock::now();
@@ -216,12 +272,15 @@ std::shared_ptr<const QosDeviceState> QosEngine::UpdateDevice(
   if (poll_due) {
     state->observed = ReadObservedQos(*reader_, device, tcp_ecn);
     state->polled_at = now;
+    state->observed_at = now;
   } else if (event) {
     state->observed = RereadDcb(*reader_, device, prev->observed);
     state->polled_at = prev->polled_at;
+    state->observed_at = now;
   } else {
     state->observed = prev->observed;
     state->polled_at = prev->polled_at;
+    state->observed_at = prev->observed_at;
   }
   out.kernel_time += SteadyClock::now() - t;
   CollectErrors(state->observed, out.errors);
@@ -231,10 +290,6 @@ std::shared_ptr<const QosDeviceState> QosEngine::UpdateDevice(
   state->policy_hash = PolicyFingerprint(*effective);
   state->policy_generation = generation;
   state->drift = EvaluateDrift(*effective, state->observed);
-
-  if (options_.remediation.mode != RemediationMode::kOff)
-    Remediate(input, *effective, driver_ready, now, *state, out);
-
   state->state_hash = StateFingerprint(state->observed);
   const auto& history =
       tracker_.Record(device.name, state->drift, state->state_hash, SystemClock::now());
@@ -243,37 +298,116 @@ std::shared_ptr<const QosDeviceState> QosEngine::UpdateDevice(
   return state;
 }
 
-void QosEngine::Remediate(const DeviceInput& input, const QosPolicy& effective, bool driver_ready,
-                          SteadyClock::time_point now, QosDeviceState& state, Output& out) {
-  const Device& device = *input.device;
-  DeviceContext context;
-  context.netdev = device.name;
-  context.role = device.role;
-  context.oper_up = device.oper_state == "up";
-  for (const auto& port : device.rdma_ports) context.rdma_devices.push_back(port.device);
-  context.driver_ready = driver_ready;
-  context.identity = DeviceIdentity(device);
-  context.storm = input.storm;
-  auto reread = [&] { return ReadObservedQos(*reader_, device, reader_->ReadTcpEcn()); };
-  std::optional<ObservedQos> after;
-  const auto w = SteadyClock::now();  // reads and writes of remediation
-  RemediationState r = remediator_.Step(context, effective, state.observed, state.drift, now,
-                                        reread, nullptr, &after);
-  out.kernel_time += SteadyClock::now() - w;
-  if (r == RemediationState::kActed) {
-    // The drift happened even though it is fixed now: count it.
-    tracker_.Record(device.name, state.drift, StateFingerprint(state.observed), SystemClock::now());
+void QosEngine::Remediate(const std::vector<DeviceInput>& devices,
+                          const std::shared_ptr<const PolicySet>& policy, Output& out) {
+  const bool stuck = ApplyStuck();
+  const std::shared_ptr<const RemediationResults> results = worker_->Results();
+  {
+    std::lock_guard lock(mu_);
+    global_.enforce_suspended_reason = results->suspended_reason;
   }
-  if (after) {
-    // What remediation read last (before planning, after writing) is the newest state.
-    state.observed = std::move(*after);
-    state.drift = EvaluateDrift(effective, state.observed);
+  for (size_t i = 0; i < devices.size(); ++i) {
+    // A device evaluated anew (read, or a new policy) is stepped by the next pass posted.
+    if (out.devices[i] != devices[i].previous) owed_.insert(devices[i].device->name);
+    out.devices[i] = ShowRemediation(*devices[i].device, *policy, out.devices[i], *results, stuck);
   }
-  state.remediation = r;
-  if (const auto* status = remediator_.Status(device.name)) {
-    state.remediation_counts = status->counts;
-    state.interrupted_apply = status->interrupted_apply;
+  // A stuck pass gets no successor: the devices wait (owed) until it returns.
+  if (!stuck) PostPass(devices, out, policy);
+}
+
+bool QosEngine::ApplyStuck() {
+  const std::optional<RemediationWorker::Running> busy = worker_->Busy();
+  const auto now = RemediationNow();
+  const bool stuck = busy && now - busy->since >= options_.apply_deadline;
+  if (stuck && !stuck_) {
+    LogEvent(
+        spdlog::level::err,
+        "remediation: an apply is still running past its deadline (a kernel call does not "
+        "return); no new pass until it does",
+        {{"netdev", busy->netdev},
+         {"elapsed_seconds", std::chrono::duration<double>(now - busy->since).count()},
+         {"deadline_seconds", std::chrono::duration<double>(options_.apply_deadline).count()}});
+  } else if (!stuck && stuck_) {
+    LogEvent(spdlog::level::warn, "remediation: the stuck apply returned, passes resume",
+             {{"netdev", stuck_->netdev},
+              {"elapsed_seconds", std::chrono::duration<double>(now - stuck_->since).count()}});
   }
+  std::lock_guard lock(mu_);
+  if (stuck && !stuck_) ++global_.apply_stuck_total;
+  global_.apply_stuck = stuck;
+  stuck_ = stuck ? busy : std::nullopt;
+  return stuck;
+}
+
+std::shared_ptr<const QosDeviceState> QosEngine::ShowRemediation(
+    const Device& device, const PolicySet& policy,
+    const std::shared_ptr<const QosDeviceState>& state, const RemediationResults& results,
+    bool stuck) {
+  auto it = results.devices.find(device.name);
+  const RemediationOutcome* outcome = it == results.devices.end() ? nullptr : &it->second;
+  std::shared_ptr<QosDeviceState> copy;
+  // The worker's read (after its writes, or before planning) is newer than the pass's: publish
+  // it rather than what the writes replaced.
+  if (outcome && outcome->read && outcome->read_at > state->observed_at) {
+    copy = std::make_shared<QosDeviceState>(*state);
+    AdoptRead(device, policy, *outcome, *copy);
+  }
+  const QosDeviceState& current = copy ? *copy : *state;
+  std::optional<RemediationState> shown;  // none until the worker first steps the device
+  if (outcome) shown = outcome->state;
+  if (stuck && WantsRemediation(current.drift)) shown = RemediationState::kBlockedApplyStuck;
+  const std::map<std::pair<QosField, std::string>, uint64_t> none;
+  const auto& counts = outcome ? outcome->counts : none;
+  const bool interrupted = outcome && outcome->interrupted_apply;
+  if (shown == current.remediation && counts == current.remediation_counts &&
+      interrupted == current.interrupted_apply)
+    return copy ? copy : state;
+  if (!copy) copy = std::make_shared<QosDeviceState>(*state);
+  copy->remediation = shown;
+  copy->remediation_counts = counts;
+  copy->interrupted_apply = interrupted;
+  return copy;
+}
+
+void QosEngine::AdoptRead(const Device& device, const PolicySet& policy,
+                          const RemediationOutcome& outcome, QosDeviceState& state) {
+  state.observed = *outcome.read;
+  state.observed_at = outcome.read_at;
+  state.drift = EvaluateDrift(*policy.Resolve(device).first, state.observed);
+  state.state_hash = StateFingerprint(state.observed);
+  const auto& history =
+      tracker_.Record(device.name, state.drift, state.state_hash, SystemClock::now());
+  state.drift_events = history.drift_events;
+  state.last_change = history.last_change;
+}
+
+void QosEngine::PostPass(const std::vector<DeviceInput>& devices, const Output& out,
+                         const std::shared_ptr<const PolicySet>& policy) {
+  RemediationPass pass;
+  std::optional<bool> driver_ready;  // a filesystem look: once per pass, only when needed
+  for (size_t i = 0; i < devices.size(); ++i) {
+    const Device& device = *devices[i].device;
+    pass.present.emplace_back(device.name, DeviceIdentity(device));
+    if (!owed_.contains(device.name)) continue;
+    if (!driver_ready) driver_ready = DriverReady();
+    RemediationItem item;
+    const PolicyResolution resolution = policy->ResolveChecked(device);
+    item.context = MakeContext(devices[i], *driver_ready);
+    // A rule that could not be evaluated leaves the device's policy unknown: observe, never the
+    // defaults (docs/remediation.md guard 1).
+    item.context.policy_resolved = resolution.resolved;
+    item.device = devices[i].device;
+    // Aliases the policy set: the effective policy lives as long as the worker holds the item.
+    item.policy = std::shared_ptr<const QosPolicy>(policy, resolution.policy);
+    item.state = out.devices[i];
+    item.now = SteadyClock::now();
+    pass.items.push_back(std::move(item));
+  }
+  owed_.clear();
+  // Nothing to step and the same devices: the worker has nothing to learn.
+  if (pass.items.empty() && pass.present == posted_present_) return;
+  posted_present_ = pass.present;
+  worker_->Post(std::move(pass));
 }
 
 QosMonitorThread::QosMonitorThread(QosEngine* engine, Wake wake)

@@ -1,9 +1,10 @@
 #pragma once
 
 // The QoS engine: keeps the policy, turns change notifications into immediate re-reads, polls
-// every device at --qos.poll-interval as the safety net, evaluates drift, drives remediation,
-// and produces the QoS part of each snapshot. Update() runs on the sampler thread (as a sample
-// stage); OnChange()/ReloadPolicy() may be called from any thread.
+// every device at --qos.poll-interval as the safety net, evaluates drift, hands remediation to its
+// worker thread, and produces the QoS part of each snapshot. Update() runs on the sampler thread
+// (as a sample stage) and never waits for the worker; OnChange()/ReloadPolicy() may be called
+// from any thread.
 
 #include <atomic>
 #include <chrono>
@@ -11,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -23,6 +25,7 @@
 #include "exporter/qos/qos_io.h"
 #include "exporter/qos/qos_state.h"
 #include "exporter/qos/remediate.h"
+#include "exporter/qos/remediation_worker.h"
 
 namespace roceqos {
 
@@ -37,6 +40,24 @@ struct QosEngineOptions {
   std::string remediation_state_file;
   /// Another instance holds the enforce lock: this one observes (exported as a metric).
   bool enforce_held_elsewhere = false;
+  /// A remediation pass still running this long after it started is stuck: no new pass is posted
+  /// and drifted devices show blocked_apply_stuck until it returns. Zero: DefaultApplyDeadline.
+  std::chrono::milliseconds apply_deadline{0};
+  /// Measures apply_deadline (tests inject a clock). Empty: the steady clock.
+  std::function<std::chrono::steady_clock::time_point()> remediation_clock;
+  /// Tests: replaces LoadPolicy(config_path) in ReloadPolicy.
+  std::function<Result<std::shared_ptr<const PolicySet>>()> policy_loader;
+};
+
+/// The longest a healthy pass takes: writes stop starting once apply_budget is spent, then the
+/// write under way and the verification read each end within the netlink receive timeout (2 s):
+/// apply_budget + 2 × 2 s (7 s with the defaults). docs/remediation.md derives it.
+std::chrono::milliseconds DefaultApplyDeadline(const RemediationOptions& options);
+
+/// The reader and writer a remediation worker uses on its own thread.
+struct QosIo {
+  std::unique_ptr<QosReader> reader;
+  std::unique_ptr<QosWriter> writer;
 };
 
 /// Loads the policy named by --config (or the embedded default). Used at start-up, where an
@@ -51,11 +72,15 @@ class QosEngine {
   using SteadyClock = std::chrono::steady_clock;
   using SystemClock = std::chrono::system_clock;
 
+  /// `reader` serves the sampler thread. `remediation` is the worker's own pair: used, and a
+  /// worker thread started, only when remediation is dry-run or enforce.
   QosEngine(QosEngineOptions options, std::shared_ptr<const PolicySet> policy,
-            std::unique_ptr<QosReader> reader, std::unique_ptr<QosWriter> writer);
+            std::unique_ptr<QosReader> reader, QosIo remediation = {});
+  ~QosEngine();
 
   /// Re-reads --config. A policy that does not validate is rejected as a whole: the last good one
-  /// stays in force, the failure is logged and exported. Thread-safe.
+  /// stays in force, the failure is logged and exported. Thread-safe; of reloads that overlap, the
+  /// one that started last decides (an older read that finishes later is dropped).
   Result<void> ReloadPolicy();
 
   /// What a notification asks of the sampler: a sample now (a DCB change to re-read, a device
@@ -92,27 +117,52 @@ class QosEngine {
   RemediationMode remediation_mode() const { return options_.remediation.mode; }
   std::shared_ptr<const PolicySet> policy() const;
 
+  /// Joins the remediation worker: waits for the device step under way (nothing further starts).
+  /// Call after the sampler stopped; Update must not run afterwards. Idempotent.
+  void Stop();
+
+  /// Tests: waits until the worker has no pass pending or running (true), or `deadline` passes.
+  bool WaitForRemediationIdle(SteadyClock::time_point deadline) const;
+
  private:
   std::shared_ptr<const QosDeviceState> UpdateDevice(const DeviceInput& input,
                                                      const PolicySet& policy, uint64_t generation,
                                                      std::optional<SteadyClock::time_point> event,
                                                      bool poll_due, const Observed<int>& tcp_ecn,
-                                                     bool driver_ready, Output& out);
-  /// The remediation step of one device; publishes what it last read into `state`.
-  void Remediate(const DeviceInput& input, const QosPolicy& effective, bool driver_ready,
-                 SteadyClock::time_point now, QosDeviceState& state, Output& out);
+                                                     Output& out);
+  /// Brings the worker's newest outcome for the device (and its read, when newer) into the state.
+  std::shared_ptr<const QosDeviceState> ShowRemediation(
+      const Device& device, const PolicySet& policy,
+      const std::shared_ptr<const QosDeviceState>& state, const RemediationResults& results,
+      bool stuck);
+  /// Takes the worker's read as the device's observation: drift and history follow it.
+  void AdoptRead(const Device& device, const PolicySet& policy, const RemediationOutcome& outcome,
+                 QosDeviceState& state);
+  /// Whether a pass has run past the deadline; logs the start and the end of that, once each.
+  bool ApplyStuck();
+  /// The sampler's half of remediation: shows the worker's outcomes, posts the next pass.
+  void Remediate(const std::vector<DeviceInput>& devices,
+                 const std::shared_ptr<const PolicySet>& policy, Output& out);
+  void PostPass(const std::vector<DeviceInput>& devices, const Output& out,
+                const std::shared_ptr<const PolicySet>& policy);
+  SteadyClock::time_point RemediationNow() const;
   bool DriverReady() const;
 
   QosEngineOptions options_;
   std::unique_ptr<QosReader> reader_;
-  std::unique_ptr<QosWriter> writer_;
-  std::unique_ptr<RemediationStore> store_;
-  Remediator remediator_;
-  DriftTracker tracker_;  // sampler thread only
+  std::unique_ptr<RemediationWorker> worker_;  // null when remediation is off
+  DriftTracker tracker_;                       // sampler thread only
+  // Sampler thread only: devices evaluated since the last pass was posted (none is posted while
+  // one is stuck), the device set that pass named, and the stuck pass being reported.
+  std::set<std::string> owed_;
+  std::vector<std::pair<std::string, std::string>> posted_present_;
+  std::optional<RemediationWorker::Running> stuck_;
 
   mutable std::mutex mu_;  // guards everything below
   std::shared_ptr<const PolicySet> policy_;
   uint64_t policy_generation_ = 1;
+  uint64_t reloads_started_ = 0;   // tickets, taken before a reload reads the file
+  uint64_t reload_installed_ = 0;  // the ticket whose outcome is in force
   QosGlobalState global_;
   std::map<std::string, SteadyClock::time_point> pending_;  // netdev -> first unserved event
   std::set<std::string> known_devices_;                     // selected at the last Update

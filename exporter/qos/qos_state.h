@@ -33,6 +33,9 @@ struct QosDeviceState {
   /// The previous process was killed in the middle of an apply to this device (state file);
   /// true until the device reads in sync.
   bool interrupted_apply = false;
+  /// When `observed` was read (by the sampler, or by the remediation worker after its writes):
+  /// of two reads of a device, the newer is the one published.
+  std::chrono::steady_clock::time_point observed_at{};
 };
 
 struct QosGlobalState {
@@ -43,6 +46,8 @@ struct QosGlobalState {
   RemediationMode remediation_mode = RemediationMode::kOff;
   /// --remediation=enforce was asked for, but another instance holds the node's enforce lock.
   bool enforce_held_elsewhere = false;
+  /// Enforce observes for the rest of the process: one of kEnforceSuspendedReasons, or empty.
+  std::string enforce_suspended_reason;
   /// Kernel notification received -> snapshot with the re-read state ready to publish.
   std::optional<double> last_detection_latency_seconds;
   double max_detection_latency_seconds = 0;
@@ -51,6 +56,10 @@ struct QosGlobalState {
   std::array<uint64_t, std::size(kResyncReasonNames)> monitor_resyncs{};
   bool monitor_running = false;  // false: polling only (the monitor could not start)
   Observed<int> tcp_ecn;         // host-wide, from the last poll
+  /// A remediation pass is running past its deadline (a kernel call that does not return): no new
+  /// pass starts, drifted devices show blocked_apply_stuck. apply_stuck_total counts the times.
+  bool apply_stuck = false;
+  uint64_t apply_stuck_total = 0;
 };
 
 }  // namespace roceqos

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 #include <linux/capability.h>
-#include <linux/dcbnl.h>
 #include <spdlog/spdlog.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -14,27 +13,6 @@
 
 namespace roceqos {
 namespace {
-
-std::string AppsText(const std::vector<DcbApp>& apps) {
-  std::string out;
-  for (const auto& a : apps)
-    out += fmt::format("{}{}:{}", out.empty() ? "" : " ", a.protocol, a.priority);
-  return out.empty() ? "none" : out;
-}
-
-bool Drifted(const DeviceDrift& drift, QosField field) {
-  const FieldVerdict* v = drift.Find(field);
-  return v != nullptr && v->status == FieldStatus::kDrift;
-}
-
-// ETS as the kernel accepts it: bandwidth only on ETS TCs (dcbnl_ieee_set rejects others).
-EtsState SanitizedEts(EtsState ets) {
-  for (int tc = 0; tc < kNumTcs; ++tc)
-    if (ets.tc_tsa[tc] != IEEE_8021QAZ_TSA_ETS) ets.tc_tx_bw[tc] = 0;
-  return ets;
-}
-
-DcbApp DscpApp(uint8_t dscp, uint8_t prio) { return DcbApp{IEEE_8021QAZ_APP_SEL_DSCP, prio, dscp}; }
 
 constexpr EnumName<RemediationMode> kModeNames[] = {
     {RemediationMode::kOff, "off"},
@@ -59,227 +37,6 @@ constexpr EnumName<RemediationState> kStateNames[] = {
     {RemediationState::kBlockedStateUnavailable, "blocked_state_unavailable"},
     {RemediationState::kBlockedApplyStuck, "blocked_apply_stuck"},
 };
-
-// ETS and prio_tc travel in one struct ieee_ets: one action covers both fields.
-void PlanEts(const QosPolicy& policy, const QosState& state, const DeviceDrift& drift,
-             std::vector<RemediationAction>& plan) {
-  const bool prio_tc_drift = Drifted(drift, QosField::kPrioTc);
-  const bool ets_drift = Drifted(drift, QosField::kEts);
-  if (!state.ets || !(prio_tc_drift || ets_drift)) return;
-  EtsState want = state.ets.value();
-  if (policy.prio_tc) want.prio_tc = *policy.prio_tc;
-  if (policy.ets) {
-    want.tc_tsa = policy.ets->tsa;
-    want.tc_tx_bw = policy.ets->bandwidth;
-  }
-  RemediationAction a;
-  a.field = ets_drift ? QosField::kEts : QosField::kPrioTc;
-  a.kind = RemediationAction::Kind::kDcbSet;
-  a.dcb.ets = SanitizedEts(want);
-  a.old_value = fmt::format("prio_tc {} tsa/bw {}/{}", ArrayText(state.ets->prio_tc),
-                            ArrayText(state.ets->tc_tsa), ArrayText(state.ets->tc_tx_bw));
-  a.new_value = fmt::format("prio_tc {} tsa/bw {}/{}", ArrayText(want.prio_tc),
-                            ArrayText(want.tc_tsa), ArrayText(a.dcb.ets->tc_tx_bw));
-  plan.push_back(std::move(a));
-}
-
-void PlanPfcAndBuffer(const QosPolicy& policy, const QosState& state, const DeviceDrift& drift,
-                      std::vector<RemediationAction>& plan) {
-  if (state.pfc && Drifted(drift, QosField::kPfc) && policy.pfc) {
-    RemediationAction a;
-    a.field = QosField::kPfc;
-    a.kind = RemediationAction::Kind::kDcbSet;
-    PfcState want = *state.pfc;  // keep cap, mbc and the cable length (delay)
-    want.enabled_mask = *policy.pfc;
-    a.dcb.pfc = want;
-    a.old_value = PriorityListText(state.pfc->enabled_mask);
-    a.new_value = PriorityListText(want.enabled_mask);
-    a.side_effect =
-        "the link flaps on mlx5 (mlx5_toggle_port_link) and port buffers may be resized";
-    plan.push_back(std::move(a));
-  }
-  if (state.buffer && Drifted(drift, QosField::kBuffer) && policy.buffer) {
-    RemediationAction a;
-    a.field = QosField::kBuffer;
-    a.kind = RemediationAction::Kind::kDcbSet;
-    BufferState want = *state.buffer;
-    want.prio_buffer = policy.buffer->prio_buffer;
-    if (policy.buffer->size) want.size = *policy.buffer->size;
-    a.dcb.buffer = want;
-    a.old_value = fmt::format("prio_buffer {} size {}", ArrayText(state.buffer->prio_buffer),
-                              ArrayText(state.buffer->size));
-    a.new_value =
-        fmt::format("prio_buffer {} size {}", ArrayText(want.prio_buffer), ArrayText(want.size));
-    plan.push_back(std::move(a));
-  }
-}
-
-// The DSCP APP entries to add and delete; trust follows them on mlx5 (first entry -> DSCP
-// trust, last removed -> PCP).
-struct AppChange {
-  std::vector<DcbApp> add, remove;
-  QosField field = QosField::kDscpPrio;
-  std::string side_effect;
-};
-
-AppChange DiffApps(const QosPolicy& policy, const QosState& state, const DeviceDrift& drift) {
-  AppChange c;
-  if (Drifted(drift, QosField::kTrust) && policy.trust == TrustMode::kPcp) {
-    c.field = QosField::kTrust;
-    for (const auto& app : state.apps)
-      if (app.selector == IEEE_8021QAZ_APP_SEL_DSCP) c.remove.push_back(app);
-    c.side_effect = "trust changes to pcp; mlx5 may restart its channels";
-  } else if (Drifted(drift, QosField::kTrust) && policy.trust == TrustMode::kDscp) {
-    // As `mlnx_qos --trust dscp`: the default 64-entry map (DSCP d -> priority d/8), with the
-    // policy's entries in place of the defaults.
-    c.field = QosField::kTrust;
-    for (uint8_t dscp = 0; dscp < kNumDscp; ++dscp) {
-      uint8_t prio = static_cast<uint8_t>(dscp >> 3);
-      if (policy.dscp_prio) {
-        auto it = policy.dscp_prio->find(dscp);
-        if (it != policy.dscp_prio->end()) prio = it->second;
-      }
-      c.add.push_back(DscpApp(dscp, prio));
-    }
-    c.side_effect = "trust changes to dscp; mlx5 may restart its channels";
-  } else if (Drifted(drift, QosField::kDscpPrio) && policy.dscp_prio) {
-    for (const auto& [dscp, prio] : *policy.dscp_prio) {
-      std::vector<uint8_t> have = state.DscpPriorities(dscp);
-      if (have.size() == 1 && have[0] == prio) continue;
-      if (std::find(have.begin(), have.end(), prio) == have.end())
-        c.add.push_back(DscpApp(dscp, prio));
-      for (uint8_t old : have)
-        if (old != prio) c.remove.push_back(DscpApp(dscp, old));
-    }
-  }
-  return c;
-}
-
-void PlanApps(const QosPolicy& policy, const QosState& state, const DeviceDrift& drift,
-              std::vector<RemediationAction>& plan) {
-  AppChange c = DiffApps(policy, state, drift);
-  if (!c.add.empty()) {
-    RemediationAction a;
-    a.field = c.field;
-    a.kind = RemediationAction::Kind::kDcbSet;
-    a.dcb.apps = c.add;
-    a.old_value = fmt::format("dscp-prio {}", AppsText(c.remove));
-    a.new_value = fmt::format("dscp-prio add {}", AppsText(c.add));
-    a.side_effect = c.side_effect;
-    plan.push_back(std::move(a));
-  }
-  if (!c.remove.empty()) {
-    RemediationAction a;
-    a.field = c.field;
-    a.kind = RemediationAction::Kind::kDcbDeleteApps;
-    a.dcb.apps = c.remove;
-    a.old_value = fmt::format("dscp-prio {}", AppsText(c.remove));
-    a.new_value = "dscp-prio del (those still present after the adds)";
-    if (c.add.empty()) a.side_effect = c.side_effect;
-    plan.push_back(std::move(a));
-  }
-}
-
-void PlanDcqcn(const QosPolicy& policy, const ObservedQos& observed, const DeviceDrift& drift,
-               std::vector<RemediationAction>& plan) {
-  for (QosField field : {QosField::kDcqcnNp, QosField::kDcqcnRp}) {
-    const bool np = field == QosField::kDcqcnNp;
-    const std::optional<uint8_t>& want = np ? policy.dcqcn_np : policy.dcqcn_rp;
-    if (!want || !Drifted(drift, field)) continue;
-    const auto& enabled = np ? observed.dcqcn.np_enabled : observed.dcqcn.rp_enabled;
-    for (int prio = 0; prio < kNumPriorities; ++prio) {
-      // Only the listed priorities are enabled; others are never switched off (not checked).
-      const bool target = (*want >> prio) & 1;
-      if (!target || !enabled[prio].ok() || enabled[prio].value) continue;
-      RemediationAction a;
-      a.field = field;
-      a.kind = RemediationAction::Kind::kDcqcnEnable;
-      a.np = np;
-      a.prio = prio;
-      a.enable = target;
-      a.old_value = fmt::format("ecn/{}/enable/{}={}", np ? "roce_np" : "roce_rp", prio,
-                                enabled[prio].value ? 1 : 0);
-      a.new_value = fmt::format("{}", target ? 1 : 0);
-      plan.push_back(std::move(a));
-    }
-  }
-}
-
-// CNP marking: one sysfs write per drifted file (ecn/roce_np/cnp_dscp, cnp_802p_prio).
-void PlanCnp(const QosPolicy& policy, const ObservedQos& observed, const DeviceDrift& drift,
-             std::vector<RemediationAction>& plan) {
-  struct Cnp {
-    QosField field;
-    const std::optional<uint8_t>& want;
-    const Observed<uint8_t>& have;
-    std::string_view file;
-  };
-  for (const Cnp& c :
-       {Cnp{QosField::kCnpDscp, policy.cnp_dscp, observed.dcqcn.cnp_dscp, "cnp_dscp"},
-        Cnp{QosField::kCnpPrio, policy.cnp_802p_prio, observed.dcqcn.cnp_802p_prio,
-            "cnp_802p_prio"}}) {
-    if (!c.want || !c.have.ok() || !Drifted(drift, c.field)) continue;
-    RemediationAction a;
-    a.field = c.field;
-    a.kind = RemediationAction::Kind::kDcqcnParam;
-    a.np = true;
-    a.param = std::string(c.file);
-    a.param_value = *c.want;
-    a.old_value = fmt::format("ecn/roce_np/{}={}", c.file, c.have.value);
-    a.new_value = std::to_string(*c.want);
-    plan.push_back(std::move(a));
-  }
-}
-
-// DCQCN parameters: one sysfs write per listed parameter whose file exists and differs.
-void PlanDcqcnParams(const DeviceDrift& drift, std::vector<RemediationAction>& plan) {
-  if (!Drifted(drift, QosField::kDcqcnParams)) return;
-  for (const DcqcnParamVerdict& d : drift.dcqcn_params) {
-    if (d.status != FieldStatus::kDrift) continue;
-    RemediationAction a;
-    a.field = QosField::kDcqcnParams;
-    a.kind = RemediationAction::Kind::kDcqcnParam;
-    a.np = d.role == "roce_np";
-    a.param = d.name;
-    a.param_value = d.expected;
-    a.old_value = fmt::format("ecn/{}/{}={}", d.role, d.name, d.actual);
-    a.new_value = std::to_string(d.expected);
-    plan.push_back(std::move(a));
-  }
-}
-
-void PlanTosAndTcpEcn(const QosPolicy& policy, const ObservedQos& observed,
-                      const DeviceDrift& drift, std::vector<RemediationAction>& plan) {
-  if (policy.roce_tos && Drifted(drift, QosField::kRoceTos)) {
-    for (const auto& port : observed.roce_tos) {
-      // Only the MOFED per-device traffic_class: writing rdma_cm configfs needs a mkdir that
-      // changes RDMA-CM defaults for every consumer, which is not ours to do silently.
-      if (!port.tos.mofed_tclass.ok()) continue;
-      Observed<uint8_t> tos = port.tos.Effective();
-      if (tos.ok() && tos.value == *policy.roce_tos) continue;
-      RemediationAction a;
-      a.field = QosField::kRoceTos;
-      a.kind = RemediationAction::Kind::kRoceTos;
-      a.rdma_device = port.device;
-      a.port = port.port;
-      a.value = *policy.roce_tos;
-      a.old_value = fmt::format("{}/{} tclass {}", port.device, port.port,
-                                tos.ok() ? std::to_string(tos.value) : "unset");
-      a.new_value = std::to_string(*policy.roce_tos);
-      a.side_effect = "running RC QPs are moved to the new class (RTS2RTS) where firmware allows";
-      plan.push_back(std::move(a));
-    }
-  }
-  if (policy.tcp_ecn && Drifted(drift, QosField::kTcpEcn) && observed.tcp_ecn.ok()) {
-    RemediationAction a;
-    a.field = QosField::kTcpEcn;
-    a.kind = RemediationAction::Kind::kTcpEcn;
-    a.value = *policy.tcp_ecn;
-    a.old_value = std::to_string(observed.tcp_ecn.value);
-    a.new_value = std::to_string(*policy.tcp_ecn);
-    plan.push_back(std::move(a));
-  }
-}
 
 }  // namespace
 
@@ -315,123 +72,56 @@ std::string DeviceIdentity(const Device& device) {
   return "netdev:" + device.name;
 }
 
-bool Remediable(QosField field) {
-  return field != QosField::kMtu && field != QosField::kLinkSpeedMin &&
-         field != QosField::kSriovNumVfs;
-}
-
-std::vector<RemediationAction> PlanRemediation(const QosPolicy& policy, const ObservedQos& observed,
-                                               const DeviceDrift& drift) {
-  std::vector<RemediationAction> plan;
-  if (observed.dcb.ok()) {
-    // Consecutive DCB sets go out as one RTM_SETDCB, in the kernel's own order (ETS, PFC,
-    // buffer, APP): see Execute.
-    PlanEts(policy, observed.dcb.value, drift, plan);
-    PlanPfcAndBuffer(policy, observed.dcb.value, drift, plan);
-    PlanApps(policy, observed.dcb.value, drift, plan);
-  }
-  PlanDcqcn(policy, observed, drift, plan);
-  PlanCnp(policy, observed, drift, plan);
-  PlanDcqcnParams(drift, plan);
-  PlanTosAndTcpEcn(policy, observed, drift, plan);
-  return plan;
-}
-
-std::string DescribeAction(const RemediationAction& action) {
-  return fmt::format("{}: {} -> {}", QosFieldName(action.field), action.old_value,
-                     action.new_value);
-}
-
-// One action's fate: sent (and how the kernel answered), skipped after an earlier failure, or
-// deferred to the next pass by the apply budget.
-struct Remediator::Outcome {
-  const RemediationAction* action = nullptr;
-  enum class Sent : uint8_t { kWritten, kFailed, kSkipped, kDeferred, kNotNeeded };
-  Sent sent = Sent::kSkipped;
-  std::string error;
-};
-
-namespace {
-
-// The writes in the order they go out: consecutive DCB sets merged into one DcbWrite, so the
-// parts of one device travel in a single RTM_SETDCB (dcbnl_ieee_set applies ETS, PFC, buffer
-// and APP in that order and stops at the first error; docs/remediation.md).
-struct Batch {
-  std::vector<size_t> actions;  // indices into the plan
-  DcbWrite dcb;
-};
-
-std::vector<Batch> Batches(const std::vector<RemediationAction>& plan) {
-  std::vector<Batch> batches;
-  for (size_t i = 0; i < plan.size(); ++i) {
-    const RemediationAction& a = plan[i];
-    const bool dcb_set = a.kind == RemediationAction::Kind::kDcbSet;
-    if (dcb_set && !batches.empty() && !batches.back().actions.empty() &&
-        plan[batches.back().actions.back()].kind == RemediationAction::Kind::kDcbSet) {
-      Batch& b = batches.back();
-      if (a.dcb.ets) b.dcb.ets = a.dcb.ets;
-      if (a.dcb.pfc) b.dcb.pfc = a.dcb.pfc;
-      if (a.dcb.buffer) b.dcb.buffer = a.dcb.buffer;
-      b.dcb.apps.insert(b.dcb.apps.end(), a.dcb.apps.begin(), a.dcb.apps.end());
-      b.actions.push_back(i);
-      continue;
-    }
-    batches.push_back(Batch{{i}, a.dcb});
-  }
-  return batches;
-}
-
-// Add-before-delete: the driver may already have replaced the old entry (mlx5 keeps one priority
-// per DSCP); delete only what a read taken now still shows, or IEEE_DEL fails with ENOENT.
-std::vector<DcbApp> StillPresent(const std::vector<DcbApp>& apps, const ObservedQos& now) {
-  std::vector<DcbApp> still;
-  if (!now.dcb.ok()) return still;
-  for (const auto& app : apps)
-    if (std::find(now.dcb.value.apps.begin(), now.dcb.value.apps.end(), app) !=
-        now.dcb.value.apps.end())
-      still.push_back(app);
-  return still;
-}
-
-}  // namespace
-
 Remediator::Remediator(RemediationOptions options, QosWriter* writer, RemediationStore* store,
                        Now now)
-    : options_(options), writer_(writer), store_(store), now_(std::move(now)) {
-  if (store_ == nullptr) return;
+    : options_(options),
+      store_(store),
+      now_(now),
+      apply_(writer, options.apply_budget, std::move(now)) {
+  if (store_ != nullptr) LoadStore();
+}
+
+void Remediator::Suspend(const std::string& reason, const std::string& error) {
+  if (!suspended_reason_.empty()) return;
+  suspended_reason_ = reason;
+  LogEvent(spdlog::level::err,
+           "remediation: enforce suspended for the life of this process, observing only; fix the "
+           "state file and restart",
+           {{"reason", reason}, {"path", store_->path()}, {"error", error}});
+}
+
+void Remediator::LoadStore() {
   Result<PersistedState> loaded = store_->Load();
-  if (!loaded) {
-    // Starting empty is the only way forward; the next save replaces the bad file.
-    LogEvent(spdlog::level::err, "remediation state unreadable; starting without it",
-             {{"error", loaded.error().message}});
-    return;
-  }
-  restored_ = *loaded;
-  saved_ = *loaded;
-  for (const auto& [netdev, d] : restored_)
+  if (!loaded) return Suspend("state_unreadable", loaded.error().message);
+  // Records of devices gone for longer than ForgetAfter() are not worth keeping.
+  const auto wall = std::chrono::system_clock::now();
+  for (const auto& [identity, d] : *loaded)
+    if (!d.last_seen || wall - *d.last_seen < options_.ForgetAfter()) restored_[identity] = d;
+  for (const auto& [identity, d] : restored_)
     if (d.apply_in_progress)
       LogEvent(spdlog::level::warn,
                "remediation: the previous process ended in the middle of an apply; the device "
                "may be half-written: it is re-read and re-planned from what it shows now",
-               {{"netdev", netdev}, {"attempt", d.attempts}});
+               {{"device", identity}, {"netdev", d.netdev}, {"attempt", d.attempts}});
+  // Written back now: a directory that cannot take the file is found at start, not mid-apply.
+  if (Result<void> saved = store_->Save(restored_); !saved)
+    return Suspend("state_unwritable", saved.error().message);
+  saved_ = restored_;
 }
 
-const Remediator::DeviceStatus* Remediator::Status(const std::string& netdev) const {
-  auto it = devices_.find(netdev);
+const Remediator::DeviceStatus* Remediator::Status(const std::string& identity) const {
+  auto it = devices_.find(identity);
   return it == devices_.end() ? nullptr : &it->second;
 }
 
-void Remediator::BeginPass() {
-  pass_started_.reset();
-  wrote_this_pass_ = false;
-  tcp_ecn_written_this_pass_ = false;
-}
+void Remediator::BeginPass() { apply_.Begin(); }
 
-void Remediator::StartOver(const std::string& netdev, const std::string& policy_hash,
+void Remediator::StartOver(const DeviceContext& context, const std::string& policy_hash,
                            DeviceStatus* status) {
   if (!status->policy_hash.empty())
-    LogEvent(spdlog::level::info, "remediation: effective policy changed, attempts start over",
-             {{"netdev", netdev}});
+    LogEvent(spdlog::level::info,
+             "remediation: the fields enforce writes changed, attempts and give-up start over",
+             {{"netdev", context.netdev}, {"device", context.identity}});
   status->policy_hash = policy_hash;
   status->attempts = 0;
   status->next_allowed.reset();
@@ -439,8 +129,11 @@ void Remediator::StartOver(const std::string& netdev, const std::string& policy_
   status->gave_up = false;
 }
 
-void Remediator::Restore(const std::string& netdev, Clock::time_point now, DeviceStatus& status) {
-  auto it = restored_.find(netdev);
+void Remediator::Restore(const DeviceContext& context, Clock::time_point now,
+                         DeviceStatus& status) {
+  auto it = restored_.find(context.identity);
+  // A version 1 file knew devices by netdev name only.
+  if (it == restored_.end()) it = restored_.find("netdev:" + context.netdev);
   if (it == restored_.end()) return;
   const PersistedDevice& d = it->second;
   status.policy_hash = d.policy_hash;
@@ -448,71 +141,100 @@ void Remediator::Restore(const std::string& netdev, Clock::time_point now, Devic
   status.gave_up = d.gave_up;
   status.interrupted_apply = d.apply_in_progress;
   if (d.next_allowed) {
-    // The file holds wall-clock time; the state machine runs on the monotonic clock.
-    const auto left = *d.next_allowed - std::chrono::system_clock::now();
-    status.next_allowed = now + std::chrono::duration_cast<Clock::duration>(left);
+    // The file holds wall-clock time; the state machine runs on the monotonic clock. A wait
+    // longer than any back-off (a clock step, a hand-edited file) is cut to the longest one.
+    auto left = std::chrono::duration_cast<std::chrono::seconds>(*d.next_allowed -
+                                                                 std::chrono::system_clock::now());
+    left = std::clamp<std::chrono::seconds>(left, std::chrono::seconds(0), options_.max_backoff);
+    status.next_allowed = now + left;
   }
   restored_.erase(it);
 }
 
-void Remediator::Persist() {
-  if (store_ == nullptr) return;
+PersistedState Remediator::ToPersisted() const {
   PersistedState state = restored_;  // devices not seen yet keep their record
-  const auto steady = step_now_;     // the clock next_allowed was computed on
+  const auto steady = step_now_;     // the clock next_allowed and last_seen were taken on
   const auto wall = std::chrono::system_clock::now();
-  for (const auto& [netdev, st] : devices_) {
+  auto to_wall = [&](Clock::time_point t) {
+    return wall + std::chrono::duration_cast<std::chrono::system_clock::duration>(t - steady);
+  };
+  for (const auto& [identity, st] : devices_) {
     if (st.policy_hash.empty()) continue;
-    PersistedDevice& d = state[netdev];
+    PersistedDevice& d = state[identity];
+    d.netdev = st.netdev;
     d.policy_hash = st.policy_hash;
     d.attempts = st.attempts;
     d.gave_up = st.gave_up;
     d.apply_in_progress = st.apply_in_progress;
-    if (st.next_allowed)
-      d.next_allowed = wall + std::chrono::duration_cast<std::chrono::system_clock::duration>(
-                                  *st.next_allowed - steady);
+    d.last_seen = to_wall(st.last_seen);
+    d.next_allowed.reset();
+    if (st.next_allowed) d.next_allowed = to_wall(*st.next_allowed);
   }
-  // Seconds-level jitter of next_allowed alone is not worth a write.
-  auto same = [](const PersistedState& a, const PersistedState& b) {
+  return state;
+}
+
+bool Remediator::Persist() {
+  if (store_ == nullptr) return true;
+  if (!suspended_reason_.empty()) return false;
+  PersistedState state = ToPersisted();
+  // Seconds-level jitter of the back-off alone is not worth a write.
+  auto near = [](const auto& x, const auto& y) {
+    return x && y && std::chrono::abs(*x - *y) < std::chrono::seconds(2);
+  };
+  auto same = [&near](const PersistedState& a, const PersistedState& b) {
     if (a.size() != b.size()) return false;
     for (auto ia = a.begin(), ib = b.begin(); ia != a.end(); ++ia, ++ib) {
       PersistedDevice x = ia->second, y = ib->second;
-      if (x.next_allowed && y.next_allowed &&
-          std::chrono::abs(*x.next_allowed - *y.next_allowed) < std::chrono::seconds(2))
-        x.next_allowed = y.next_allowed;
+      if (near(x.next_allowed, y.next_allowed)) x.next_allowed = y.next_allowed;
+      // last_seen only has to be right to within a fraction of ForgetAfter() (an hour at least).
+      if (x.last_seen && y.last_seen &&
+          std::chrono::abs(*x.last_seen - *y.last_seen) < std::chrono::minutes(10))
+        x.last_seen = y.last_seen;
       if (ia->first != ib->first || !(x == y)) return false;
     }
     return true;
   };
-  if (saved_ && same(*saved_, state)) return;
+  if (saved_ && same(*saved_, state)) return true;
   if (Result<void> saved = store_->Save(state); !saved) {
-    LogEvent(spdlog::level::err, "remediation state: cannot save",
-             {{"path", store_->path()}, {"error", saved.error().message}});
-    return;
+    Suspend("state_unwritable", saved.error().message);
+    return false;
   }
   saved_ = std::move(state);
+  return true;
 }
 
-void Remediator::Retain(const std::vector<std::string>& present) {
+void Remediator::Retain(const std::vector<std::string>& present,
+                        std::optional<Clock::time_point> at) {
+  const Clock::time_point now = at.value_or(step_now_);
+  bool forgot = false;
   for (auto it = devices_.begin(); it != devices_.end();) {
-    if (std::find(present.begin(), present.end(), it->first) == present.end())
+    const bool here = std::find(present.begin(), present.end(), it->first) != present.end();
+    if (!here && now - it->second.last_seen >= options_.ForgetAfter()) {
       it = devices_.erase(it);
-    else
+      forgot = true;
+    } else {
       ++it;
+    }
   }
+  if (!forgot) return;
+  step_now_ = now;
+  Persist();
 }
 
-RemediationState Remediator::StepInSync(const std::string& netdev, Clock::time_point now,
-                                        DeviceStatus& status) {
-  if (!status.in_sync_since) status.in_sync_since = now;
-  if (status.gave_up) {
-    LogEvent(spdlog::level::info, "remediation: in sync again, leaving the give-up state",
-             {{"netdev", netdev}});
+RemediationState Remediator::StepInSync(const std::string& netdev, const DeviceDrift& drift,
+                                        Clock::time_point now, DeviceStatus& status) {
+  // Only a device that reads every written field, in sync, for the whole period proves the
+  // writes held: a source absent during a driver reload proves nothing.
+  if (!FullyInSync(drift)) {
+    status.fully_in_sync_since.reset();
+  } else if (!status.fully_in_sync_since) {
+    status.fully_in_sync_since = now;
+  } else if (now - *status.fully_in_sync_since >= options_.stable_reset &&
+             (status.attempts > 0 || status.gave_up)) {
+    if (status.gave_up)
+      LogEvent(spdlog::level::info, "remediation: in sync long enough, leaving the give-up state",
+               {{"netdev", netdev}});
     status.gave_up = false;
-    status.attempts = 0;
-    status.next_allowed.reset();
-  }
-  // Attempts that held long enough were not undone: start counting anew.
-  if (now - *status.in_sync_since >= options_.stable_reset) {
     status.attempts = 0;
     status.next_allowed.reset();
   }
@@ -549,18 +271,30 @@ RemediationState Remediator::Step(const DeviceContext& context, const QosPolicy&
                                   std::vector<ActionRecord>* records,
                                   std::optional<ObservedQos>* after) {
   step_now_ = now;
-  DeviceStatus& status = devices_[context.netdev];
-  Restore(context.netdev, now, status);
-  // Keyed on the device's resolved policy, not on reloads: reloading an unchanged file (or one
-  // that changes only other devices' rules) must not hand a flapping device fresh attempts.
-  if (std::string hash = PolicyFingerprint(policy); hash != status.policy_hash) {
-    StartOver(context.netdev, hash, &status);
+  DeviceStatus& status = devices_[context.identity];
+  status.netdev = context.netdev;
+  status.last_seen = now;
+  Restore(context, now, status);
+  // The policy in hand is a fallback, not the device's: its fingerprint must not reset the
+  // device's give-up, and nothing is written for it.
+  if (!context.policy_resolved) return status.state = RemediationState::kBlockedPolicyUnresolved;
+  // Keyed on the fields enforce writes, not on reloads: reloading an unchanged file (or one
+  // that changes only other devices' rules or observe-only fields) hands out no fresh attempts.
+  if (std::string hash = WrittenFieldsFingerprint(policy); hash != status.policy_hash) {
+    StartOver(context, hash, &status);
     Persist();
   }
-  if (drift.InSync()) return StepInSync(context.netdev, now, status);
-  status.in_sync_since.reset();
+  if (drift.InSync()) return StepInSync(context.netdev, drift, now, status);
+  return StepDrifted(context, policy, observed, drift, now, reread, records, after, status);
+}
 
-  // Given up stays given up (and visible) until the device is in sync or the policy changes.
+RemediationState Remediator::StepDrifted(const DeviceContext& context, const QosPolicy& policy,
+                                         const ObservedQos& observed, const DeviceDrift& drift,
+                                         Clock::time_point now, const Reread& reread,
+                                         std::vector<ActionRecord>* records,
+                                         std::optional<ObservedQos>* after, DeviceStatus& status) {
+  status.fully_in_sync_since.reset();
+  // Given up stays given up (and visible) until proven stable or the written fields change.
   if (status.gave_up) return status.state = RemediationState::kGaveUp;
   std::vector<RemediationAction> plan = PlanRemediation(policy, observed, drift);
   if (plan.empty()) return status.state = RemediationState::kObserveOnly;
@@ -569,7 +303,34 @@ RemediationState Remediator::Step(const DeviceContext& context, const QosPolicy&
     return StepDryRun(context.netdev, plan, records, status);
   if (options_.mode != RemediationMode::kEnforce)
     return status.state = RemediationState::kObserveOnly;
+  if (!suspended_reason_.empty()) return status.state = RemediationState::kBlockedStateUnavailable;
   return StepEnforce(context.netdev, policy, now, reread, records, after, status);
+}
+
+RemediationState Remediator::GiveUp(const std::string& netdev, DeviceStatus& status) {
+  LogEvent(spdlog::level::err,
+           "remediation: giving up, the writes did not hold (something keeps undoing the "
+           "policy: DCBX from the switch, another agent, firmware?); leaving it to a human",
+           {{"netdev", netdev}, {"attempts", status.attempts}});
+  status.gave_up = true;
+  Persist();
+  return status.state = RemediationState::kGaveUp;
+}
+
+bool Remediator::BeginAttempt(const std::string& netdev, Clock::time_point now,
+                              DeviceStatus& status) {
+  ++status.attempts;
+  status.attempt_times.push_back(now);
+  if (status.attempt_times.size() > 16) status.attempt_times.erase(status.attempt_times.begin());
+  auto wait = options_.base_backoff * (1LL << std::min(status.attempts - 1, 20));
+  status.next_allowed = now + std::min<std::chrono::seconds>(wait, options_.max_backoff);
+  // On disk before the first write: a kill from here on is seen by the next start.
+  status.apply_in_progress = true;
+  if (Persist()) return true;
+  LogEvent(spdlog::level::err, "remediation: not writing, the attempt could not be recorded",
+           {{"netdev", netdev}});
+  status.apply_in_progress = false;
+  return false;
 }
 
 RemediationState Remediator::StepEnforce(const std::string& netdev, const QosPolicy& policy,
@@ -578,24 +339,15 @@ RemediationState Remediator::StepEnforce(const std::string& netdev, const QosPol
                                          std::optional<ObservedQos>* after, DeviceStatus& status) {
   if (status.next_allowed && now < *status.next_allowed)
     return status.state = RemediationState::kBackoff;
-  if (status.attempts >= options_.max_attempts) {
-    LogEvent(spdlog::level::err,
-             "remediation: giving up, the writes did not hold (something keeps undoing the "
-             "policy: DCBX from the switch, another agent, firmware?); leaving it to a human",
-             {{"netdev", netdev}, {"attempts", status.attempts}});
-    status.gave_up = true;
-    Persist();
-    return status.state = RemediationState::kGaveUp;
-  }
-  if (wrote_this_pass_ && pass_started_ && now_() - *pass_started_ >= options_.apply_budget)
-    return status.state = RemediationState::kBackoff;  // the pass budget is spent: next pass
+  if (status.attempts >= options_.max_attempts) return GiveUp(netdev, status);
+  if (apply_.BudgetSpent()) return status.state = RemediationState::kBackoff;  // next pass
 
   // The writes are built from a read taken now, not from the observation that showed the drift
   // (up to a poll interval old): one read per plan.
   ObservedQos fresh = reread();
   DeviceDrift fresh_drift = EvaluateDrift(policy, fresh);
   if (after) *after = fresh;
-  if (fresh_drift.InSync()) return StepInSync(netdev, now, status);
+  if (fresh_drift.InSync()) return StepInSync(netdev, fresh_drift, now, status);
   std::vector<RemediationAction> plan = PlanRemediation(policy, fresh, fresh_drift);
   if (plan.empty()) return status.state = RemediationState::kObserveOnly;
   // The link guard again, on the fresh read: a link that went down after the inventory last saw
@@ -603,136 +355,22 @@ RemediationState Remediator::StepEnforce(const std::string& netdev, const QosPol
   if (fresh.link.speed_mbps.ok() && fresh.link.speed_mbps.value == 0)
     return status.state = RemediationState::kBlockedDown;
 
-  ++status.attempts;
-  status.attempt_times.push_back(now);
-  if (status.attempt_times.size() > 16) status.attempt_times.erase(status.attempt_times.begin());
-  auto wait = options_.base_backoff * (1LL << std::min(status.attempts - 1, 20));
-  status.next_allowed = now + std::min<std::chrono::seconds>(wait, options_.max_backoff);
-  // On disk before the first write: a kill from here on is seen by the next start.
-  status.apply_in_progress = true;
-  Persist();
-  std::vector<Outcome> outcomes;
-  const bool complete = Execute(netdev, plan, reread, outcomes);
+  if (!BeginAttempt(netdev, now, status))
+    return status.state = RemediationState::kBlockedStateUnavailable;
+  std::vector<ActionOutcome> outcomes = apply_.Execute(netdev, plan, reread);
   // Verify by reading back: a write the kernel accepted but that did not take (or was undone at
   // once) is a mismatch, not a success. The caller publishes this read.
   ObservedQos verified = reread();
-  Verify(netdev, policy, outcomes, verified, records, status);
+  RecordOutcomes(netdev, policy, outcomes, verified, records, status.counts);
   if (after) *after = std::move(verified);
-  if (!complete) {
-    // Cut short by the budget, not by the device: the rest goes out next pass at no cost.
+  if (!AnyWriteReachedDevice(outcomes)) {
+    // The budget stopped it before its first write: the device saw nothing, nothing to count.
     --status.attempts;
     status.next_allowed.reset();
   }
   status.apply_in_progress = false;
   Persist();
   return status.state = RemediationState::kActed;
-}
-
-Result<void> Remediator::Send(const std::string& netdev, const RemediationAction& action,
-                              const DcbWrite& dcb, const Reread& reread) {
-  switch (action.kind) {
-    case RemediationAction::Kind::kDcbSet:
-      return writer_->SetDcb(netdev, dcb);
-    case RemediationAction::Kind::kDcbDeleteApps:
-      if (auto still = StillPresent(action.dcb.apps, reread()); !still.empty())
-        return writer_->DeleteDcbApps(netdev, still);
-      return {};
-    case RemediationAction::Kind::kDcqcnEnable:
-      return writer_->WriteDcqcn(netdev, action.np, action.prio, action.enable);
-    case RemediationAction::Kind::kTcpEcn:
-      tcp_ecn_written_this_pass_ = true;
-      return writer_->WriteTcpEcn(action.value);
-    case RemediationAction::Kind::kRoceTos:
-      return writer_->WriteRoceTos(action.rdma_device, action.port, action.value);
-    case RemediationAction::Kind::kDcqcnParam:
-      return writer_->WriteDcqcnParam(netdev, action.np, action.param, action.param_value);
-  }
-  return {};
-}
-
-bool Remediator::Execute(const std::string& netdev, const std::vector<RemediationAction>& plan,
-                         const Reread& reread, std::vector<Outcome>& outcomes) {
-  outcomes.assign(plan.size(), Outcome{});
-  for (size_t i = 0; i < plan.size(); ++i) outcomes[i].action = &plan[i];
-  if (!pass_started_) pass_started_ = now_();
-  bool failed = false, complete = true;
-  for (const Batch& batch : Batches(plan)) {
-    const RemediationAction& first = plan[batch.actions.front()];
-    Outcome::Sent sent = Outcome::Sent::kWritten;
-    std::string error;
-    if (failed) {
-      sent = Outcome::Sent::kSkipped;  // stop at the first failed write
-    } else if (wrote_this_pass_ && now_() - *pass_started_ >= options_.apply_budget) {
-      sent = Outcome::Sent::kDeferred;
-      complete = false;
-    } else if (first.kind == RemediationAction::Kind::kTcpEcn && tcp_ecn_written_this_pass_) {
-      sent = Outcome::Sent::kNotNeeded;  // host-wide: one write per pass, already made
-    } else {
-      for (size_t i : batch.actions)
-        if (!plan[i].side_effect.empty())
-          LogEvent(spdlog::level::warn, "remediation: a write with a side effect",
-                   {{"netdev", netdev},
-                    {"field", QosFieldName(plan[i].field)},
-                    {"action", DescribeAction(plan[i])},
-                    {"side_effect", plan[i].side_effect}});
-      Result<void> result = Send(netdev, first, batch.dcb, reread);
-      wrote_this_pass_ = true;
-      if (!result.ok()) {
-        failed = true;
-        sent = Outcome::Sent::kFailed;
-        error = result.error().message;
-      }
-    }
-    for (size_t i : batch.actions) {
-      outcomes[i].sent = sent;
-      outcomes[i].error = error;
-    }
-  }
-  return complete;
-}
-
-void Remediator::Verify(const std::string& netdev, const QosPolicy& policy,
-                        const std::vector<Outcome>& outcomes, const ObservedQos& after,
-                        std::vector<ActionRecord>* records, DeviceStatus& status) {
-  const DeviceDrift drift = EvaluateDrift(policy, after);
-  for (const Outcome& o : outcomes) {
-    // Neither tried nor failed: left for the next pass, or made by another device this pass.
-    if (o.sent == Outcome::Sent::kDeferred || o.sent == Outcome::Sent::kNotNeeded) continue;
-    const FieldVerdict* v = drift.Find(o.action->field);
-    const bool holds = v != nullptr && v->status == FieldStatus::kInSync;
-    std::string_view result = kResultSkipped;
-    std::string error = o.error;
-    switch (o.sent) {
-      case Outcome::Sent::kWritten:
-        result = holds ? kResultSuccess : kResultMismatch;
-        if (!holds && v != nullptr) error = "read back: " + v->actual;
-        break;
-      case Outcome::Sent::kFailed:
-        // A message with several DCB parts: the kernel applied those before the failing one.
-        result = holds ? kResultSuccess : kResultFailed;
-        if (holds) error = "applied before the kernel stopped at a later part: " + o.error;
-        break;
-      default:
-        error = "not sent: an earlier write failed";
-        break;
-    }
-    std::string description = DescribeAction(*o.action);
-    if (result == kResultSuccess && error.empty())
-      LogEvent(spdlog::level::info, "remediation enforce",
-               {{"netdev", netdev},
-                {"field", QosFieldName(o.action->field)},
-                {"action", description},
-                {"result", result}});
-    else
-      LogEvent(spdlog::level::warn, "remediation enforce",
-               {{"netdev", netdev},
-                {"field", QosFieldName(o.action->field)},
-                {"action", description},
-                {"result", result},
-                {"error", error}});
-    ++status.counts[{o.action->field, std::string(result)}];
-    if (records) records->push_back({o.action->field, description, result, error});
-  }
 }
 
 bool HasNetAdminCapability() {

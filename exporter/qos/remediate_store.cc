@@ -5,13 +5,14 @@
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+
+#include "exporter/core/regular_file.h"
 
 namespace roceqos {
 namespace {
@@ -20,7 +21,7 @@ std::string JsonString(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
     if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
       out += fmt::format("\\u{:04x}", static_cast<unsigned char>(c));
       continue;
     }
@@ -48,74 +49,116 @@ Result<void> WriteAndSync(int fd, const std::string& text, const std::string& tm
   return {};
 }
 
+// A time field: null/absent is nullopt; a number in [0, kMaxPersistedUnixSeconds], larger ones
+// clamped (a clock far in the future is no reason to refuse the file, nor to overflow).
+Result<std::optional<std::chrono::system_clock::time_point>> ParseUnixTime(
+    const YAML::Node& node, const std::string& where) {
+  if (!node || node.IsNull()) return std::optional<std::chrono::system_clock::time_point>();
+  if (!node.IsScalar()) return MakeError(EINVAL, where + ": not a number");
+  double seconds = 0;
+  if (!YAML::convert<double>::decode(node, seconds) || !std::isfinite(seconds) || seconds < 0)
+    return MakeError(EINVAL, where + ": not a time in Unix seconds");
+  seconds = std::min(seconds, kMaxPersistedUnixSeconds);
+  // Milliseconds, as the file is written: a state read and written back stays the same.
+  const auto ms =
+      std::chrono::round<std::chrono::milliseconds>(std::chrono::duration<double>(seconds));
+  return std::optional(std::chrono::system_clock::time_point(
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(ms)));
+}
+
+// A scalar of type T, or an error naming the key (YAML's own conversions throw).
+template <typename T>
+Result<T> Scalar(const YAML::Node& map, const char* key, const std::string& where) {
+  const YAML::Node node = map[key];
+  T value{};
+  if (!node || !node.IsScalar() || !YAML::convert<T>::decode(node, value))
+    return MakeError(EINVAL, fmt::format("{}: {} missing or of the wrong type", where, key));
+  return value;
+}
+
 Result<PersistedDevice> ParseDevice(const YAML::Node& node, const std::string& where) {
   if (!node.IsMap()) return MakeError(EINVAL, where + ": not an object");
   PersistedDevice d;
-  try {
-    d.policy_hash = node["policy_hash"].as<std::string>();
-    d.attempts = node["attempts"].as<int>();
-    d.gave_up = node["gave_up"].as<bool>();
-    d.apply_in_progress = node["apply_in_progress"].as<bool>();
-    if (const YAML::Node next = node["next_allowed_unix"]; next && !next.IsNull()) {
-      const double seconds = next.as<double>();
-      if (!std::isfinite(seconds) || seconds < 0 || seconds > 1e11)
-        return MakeError(EINVAL, where + ": next_allowed_unix out of range");
-      d.next_allowed = std::chrono::system_clock::time_point(
-          std::chrono::duration_cast<std::chrono::system_clock::duration>(
-              std::chrono::duration<double>(seconds)));
-    }
-  } catch (const YAML::Exception& e) {
-    return MakeError(EINVAL, fmt::format("{}: {}", where, e.msg));
-  }
-  if (d.attempts < 0 || d.attempts > 1000000)
+  auto hash = Scalar<std::string>(node, "policy_hash", where);
+  auto attempts = Scalar<int>(node, "attempts", where);
+  auto gave_up = Scalar<bool>(node, "gave_up", where);
+  auto in_progress = Scalar<bool>(node, "apply_in_progress", where);
+  auto next = ParseUnixTime(node["next_allowed_unix"], where + ".next_allowed_unix");
+  auto seen = ParseUnixTime(node["last_seen_unix"], where + ".last_seen_unix");
+  if (!hash) return hash.error();
+  if (!attempts) return attempts.error();
+  if (!gave_up) return gave_up.error();
+  if (!in_progress) return in_progress.error();
+  if (!next) return next.error();
+  if (!seen) return seen.error();
+  if (*attempts < 0 || *attempts > 1000000)
     return MakeError(EINVAL, where + ": attempts out of range");
+  d.policy_hash = *hash;
+  d.attempts = *attempts;
+  d.gave_up = *gave_up;
+  d.apply_in_progress = *in_progress;
+  d.next_allowed = *next;
+  d.last_seen = *seen;
+  if (const YAML::Node netdev = node["netdev"]; netdev && netdev.IsScalar())
+    d.netdev = netdev.Scalar();
   return d;
+}
+
+std::string UnixText(const std::optional<std::chrono::system_clock::time_point>& t) {
+  if (!t) return "null";
+  return fmt::format("{:.3f}", std::chrono::duration<double>(t->time_since_epoch()).count());
+}
+
+Result<PersistedState> ParseDevices(const YAML::Node& devices, int version,
+                                    const std::string& path) {
+  if (!devices.IsMap()) return MakeError(EINVAL, path + ": devices is not an object");
+  PersistedState state;
+  for (const auto& entry : devices) {
+    if (!entry.first.IsScalar()) return MakeError(EINVAL, path + ": a device key is not a string");
+    const std::string key = entry.first.Scalar();
+    auto device = ParseDevice(entry.second, fmt::format("{}: devices.{}", path, key));
+    if (!device) return device.error();
+    if (version == 1) {
+      device->netdev = key;
+      state["netdev:" + key] = *device;
+    } else {
+      state[key] = *device;
+    }
+  }
+  return state;
 }
 
 }  // namespace
 
 std::string SerializeRemediationState(const PersistedState& state) {
-  std::string out = "{\"version\": 1, \"devices\": {";
+  std::string out = "{\"version\": 2, \"devices\": {";
   bool first = true;
-  for (const auto& [netdev, d] : state) {
-    std::string next = "null";
-    if (d.next_allowed)
-      next = fmt::format("{:.3f}",
-                         std::chrono::duration<double>(d.next_allowed->time_since_epoch()).count());
+  for (const auto& [identity, d] : state) {
     out += fmt::format(
-        "{}\n  {}: {{\"policy_hash\": {}, \"attempts\": {}, \"gave_up\": {}, "
-        "\"next_allowed_unix\": {}, \"apply_in_progress\": {}}}",
-        first ? "" : ",", JsonString(netdev), JsonString(d.policy_hash), d.attempts, d.gave_up,
-        next, d.apply_in_progress);
+        "{}\n  {}: {{\"netdev\": {}, \"policy_hash\": {}, \"attempts\": {}, \"gave_up\": {}, "
+        "\"next_allowed_unix\": {}, \"apply_in_progress\": {}, \"last_seen_unix\": {}}}",
+        first ? "" : ",", JsonString(identity), JsonString(d.netdev), JsonString(d.policy_hash),
+        d.attempts, d.gave_up, UnixText(d.next_allowed), d.apply_in_progress,
+        UnixText(d.last_seen));
     first = false;
   }
   return out + (first ? "}}\n" : "\n}}\n");
 }
 
 Result<PersistedState> ParseRemediationState(const std::string& text, const std::string& path) {
-  YAML::Node root;
+  // yaml-cpp throws on malformed input and on some conversions; nothing may escape this parser.
   try {
-    root = YAML::Load(text);  // JSON is a subset of the YAML flow style
-  } catch (const YAML::Exception& e) {
+    const YAML::Node root = YAML::Load(text);  // JSON is a subset of the YAML flow style
+    if (!root.IsMap() || !root["version"] || !root["devices"])
+      return MakeError(EINVAL, path + ": expected {\"version\": 2, \"devices\": {...}}");
+    int version = 0;
+    if (!root["version"].IsScalar() || !YAML::convert<int>::decode(root["version"], version) ||
+        (version != 1 && version != 2))
+      return MakeError(EINVAL, path + ": unsupported version");
+    return ParseDevices(root["devices"], version, path);
+  } catch (const std::exception& e) {
     return MakeError(EINVAL, fmt::format("{}: not valid JSON: {}", path, e.what()));
   }
-  if (!root.IsMap() || !root["version"] || !root["devices"])
-    return MakeError(EINVAL, path + ": expected {\"version\": 1, \"devices\": {...}}");
-  try {
-    if (root["version"].as<int>() != 1)
-      return MakeError(EINVAL, path + ": unsupported version " + root["version"].as<std::string>());
-  } catch (const YAML::Exception& e) {
-    return MakeError(EINVAL, fmt::format("{}: version: {}", path, e.msg));
-  }
-  if (!root["devices"].IsMap()) return MakeError(EINVAL, path + ": devices is not an object");
-  PersistedState state;
-  for (const auto& entry : root["devices"]) {
-    const std::string netdev = entry.first.as<std::string>();
-    auto device = ParseDevice(entry.second, fmt::format("{}: devices.{}", path, netdev));
-    if (!device) return device.error();
-    state[netdev] = *device;
-  }
-  return state;
 }
 
 std::string DefaultRemediationStatePath() {
@@ -129,14 +172,13 @@ std::string DefaultRemediationStatePath() {
 }
 
 Result<PersistedState> RemediationStore::Load() const {
-  std::ifstream in(path_);
-  if (!in) {
-    if (errno == ENOENT) return PersistedState{};
-    return ErrnoError("open " + path_);
+  Result<std::string> text = ReadRegularFile(path_, kMaxStateFileBytes);
+  if (!text) {
+    // No file (or not even its directory): the first start.
+    if (text.error().errnum == ENOENT || text.error().errnum == ENOTDIR) return PersistedState{};
+    return text.error();
   }
-  std::stringstream text;
-  text << in.rdbuf();
-  return ParseRemediationState(text.str(), path_);
+  return ParseRemediationState(*text, path_);
 }
 
 Result<void> RemediationStore::Save(const PersistedState& state) const {
@@ -146,7 +188,9 @@ Result<void> RemediationStore::Save(const PersistedState& state) const {
   if (ec)
     return MakeError(ec.value(), "create " + target.parent_path().string() + ": " + ec.message());
   const std::string tmp = path_ + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  // A stale temporary (or a symlink planted in its place) is removed, never followed.
+  if (::unlink(tmp.c_str()) != 0 && errno != ENOENT) return ErrnoError("unlink " + tmp);
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) return ErrnoError("open " + tmp);
   Result<void> written = WriteAndSync(fd, SerializeRemediationState(state), tmp);
   ::close(fd);

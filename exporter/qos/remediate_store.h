@@ -17,17 +17,29 @@
 namespace roceqos {
 
 struct PersistedDevice {
-  std::string policy_hash;  // PolicyFingerprint the attempts were made for
+  std::string policy_hash;  // WrittenFieldsFingerprint the attempts were made for
   int attempts = 0;
   bool gave_up = false;
   std::optional<std::chrono::system_clock::time_point> next_allowed;  // wall clock
   bool apply_in_progress = false;  // written before the first write, cleared after verification
+  /// Wall clock of the last pass that saw the device: a device that vanished is kept (with its
+  /// give-up) for a while after it, then dropped.
+  std::optional<std::chrono::system_clock::time_point> last_seen;
+  std::string netdev;  // the name it had when last seen (logs; a version 1 file's key)
   bool operator==(const PersistedDevice&) const = default;
 };
-using PersistedState = std::map<std::string, PersistedDevice>;  // netdev ->
+/// Device identity (DeviceIdentity: "pci:<address>" or "netdev:<name>") -> its record. A
+/// version 1 file was keyed by netdev name; it loads as "netdev:<name>" records.
+using PersistedState = std::map<std::string, PersistedDevice>;
 
-/// The file's text (version 1) and its parser; the parser rejects anything else with a message
-/// naming the file.
+/// Restored times lie between the epoch and this (2100-01-01): later ones are clamped, so no
+/// conversion to steady-clock nanoseconds can overflow.
+inline constexpr double kMaxPersistedUnixSeconds = 4102444800.0;
+/// The file is small (one record per NIC port); anything larger is not ours.
+inline constexpr size_t kMaxStateFileBytes = 1 << 20;
+
+/// The file's text (version 2) and its parser (versions 1 and 2); the parser rejects anything
+/// else with a message naming the file, and never throws.
 std::string SerializeRemediationState(const PersistedState& state);
 Result<PersistedState> ParseRemediationState(const std::string& text, const std::string& path);
 
@@ -38,10 +50,11 @@ std::string DefaultRemediationStatePath();
 class RemediationStore {
  public:
   explicit RemediationStore(std::string path) : path_(std::move(path)) {}
-  /// The saved state; empty when the file does not exist (first start). A file that does not
-  /// parse is an error (the caller logs it and starts empty).
+  /// The saved state; empty when the file does not exist (first start). A file that cannot be
+  /// read or does not parse is an error: the caller does not enforce without its history.
   Result<PersistedState> Load() const;
-  /// Atomic replace. Creates the directory if needed.
+  /// Atomic replace (the temporary file is opened O_NOFOLLOW|O_EXCL after removing a stale one,
+  /// so a planted symlink cannot redirect the write). Creates the directory if needed.
   Result<void> Save(const PersistedState& state) const;
   const std::string& path() const { return path_; }
 

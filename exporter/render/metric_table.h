@@ -366,6 +366,17 @@ inline constexpr MetricDef kMetricTable[] = {
    "1 when --remediation=enforce was asked for but another instance holds the node's enforce "
    "lock, so this one only observes.",
    {}, "qos", "--remediation.lock-file flock"},
+  {"roce_qos_remediation_enforce_suspended", MetricKind::kGauge,
+   "1 on the reason enforce observes for the rest of this process: its state file could not be "
+   "read (state_unreadable) or written (state_unwritable), so max-attempts could not be kept.",
+   {"reason"}, "qos", "remediator state file (docs/remediation.md)"},
+  {"roce_qos_remediation_apply_stuck", MetricKind::kGauge,
+   "1 while a remediation pass runs past its deadline (a kernel call that does not return): no new "
+   "pass starts and drifted netdevs show blocked_apply_stuck.",
+   {}, "qos", "remediation worker (docs/remediation.md)"},
+  {"roce_qos_remediation_apply_stuck_total", MetricKind::kCounter,
+   "Times a remediation pass ran past its deadline.", {}, "qos",
+   "remediation worker (docs/remediation.md)"},
   // ---- Derived windowed signals and storms (signals engineer: metrics_derived.cc) ----------------
   {"roce_pfc_pause_rate_peak", MetricKind::kGauge,
    "Highest PFC pause frame rate, in frames per second, of any sampling interval in the window.",

@@ -64,6 +64,9 @@ struct QosFamilies {
   FamilyBuilder remediations{FindMetric("roce_qos_remediations_total")};
   FamilyBuilder interrupted{FindMetric("roce_qos_remediation_interrupted_apply")};
   FamilyBuilder held_elsewhere{FindMetric("roce_qos_remediation_enforce_held_elsewhere")};
+  FamilyBuilder suspended{FindMetric("roce_qos_remediation_enforce_suspended")};
+  FamilyBuilder apply_stuck{FindMetric("roce_qos_remediation_apply_stuck")};
+  FamilyBuilder apply_stuck_total{FindMetric("roce_qos_remediation_apply_stuck_total")};
 
   void AppendTo(Families& out) {
     for (FamilyBuilder* f : {&trust,
@@ -106,7 +109,10 @@ struct QosFamilies {
                              &given_up,
                              &remediations,
                              &interrupted,
-                             &held_elsewhere})
+                             &held_elsewhere,
+                             &suspended,
+                             &apply_stuck,
+                             &apply_stuck_total})
       f->AppendTo(out);
   }
 };
@@ -284,6 +290,13 @@ void RenderQos(const Snapshot& snapshot, Families& out) {
     for (RemediationMode m : kAllRemediationModes)
       f.mode.Add({RemediationModeName(m)}, m == g->remediation_mode ? 1 : 0);
     f.held_elsewhere.Add({}, g->enforce_held_elsewhere ? 1 : 0);
+    if (g->remediation_mode == RemediationMode::kEnforce)
+      for (std::string_view reason : kEnforceSuspendedReasons)
+        f.suspended.Add({reason}, g->enforce_suspended_reason == reason ? 1 : 0);
+    if (g->remediation_mode != RemediationMode::kOff) {
+      f.apply_stuck.Add({}, g->apply_stuck ? 1 : 0);
+      f.apply_stuck_total.Add({}, static_cast<double>(g->apply_stuck_total));
+    }
   }
   f.AppendTo(out);
 }

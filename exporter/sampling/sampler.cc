@@ -16,7 +16,8 @@ namespace {
 using std::chrono::nanoseconds;
 
 nanoseconds MaxPeriod(const SamplerOptions& options) {
-  return options.max_period.count() > 0 ? options.max_period : options.period * 16;
+  return options.max_period.count() > 0 ? options.max_period
+                                        : options.period * kDefaultMaxPeriodFactor;
 }
 
 }  // namespace
@@ -381,6 +382,7 @@ std::shared_ptr<const Snapshot> Sampler::Finish(std::shared_ptr<Snapshot> snapsh
                                                 nanoseconds kernel_time) {
   snapshot->sequence = ++sequence_;
   snapshot->taken_at = std::chrono::system_clock::now();
+  snapshot->taken_at_steady = std::chrono::steady_clock::now();
   snapshot->sources = sources_status_;
   snapshot->errors = errors_;
   snapshot->sampler = SamplerStatus{

@@ -34,10 +34,14 @@
 
 namespace roceqos {
 
+/// The backed-off period's default cap, in periods (SamplerOptions::max_period). /-/healthy's
+/// default bound is derived from it (exporter/app/health.h).
+inline constexpr int kDefaultMaxPeriodFactor = 16;
+
 struct SamplerOptions {
   std::chrono::nanoseconds period = std::chrono::milliseconds(250);
   double budget = 0.5;  // share of the effective period kernel calls may take, (0, 1]
-  /// Cap of the backed-off period; zero means 16 × period.
+  /// Cap of the backed-off period; zero means kDefaultMaxPeriodFactor × period.
   std::chrono::nanoseconds max_period{0};
   std::chrono::nanoseconds discovery_interval = std::chrono::seconds(5);
   std::optional<std::regex> device_include;

@@ -99,6 +99,27 @@ EcnWindowSignals EcnSignals(const WindowAccumulator& acc) {
   return out;
 }
 
+// The accumulators of each window as of the bucket `now_index`. Windows are ascending, so one
+// pass from the newest bucket yields each window in turn.
+std::array<WindowAccumulator, kMaxWindows> AccumulateWindows(
+    const RingBuffer<Bucket>& buckets, int64_t now_index,
+    std::span<const std::chrono::seconds> lengths) {
+  std::array<WindowAccumulator, kMaxWindows> windows{};
+  WindowAccumulator running;
+  size_t next_window = 0;
+  buckets.VisitNewestFirst([&](const Bucket& bucket) {
+    const int64_t age = now_index - bucket.index;
+    while (next_window < lengths.size() && age > lengths[next_window] / kWindowBucket) {
+      windows[next_window++] = running;
+    }
+    if (next_window == lengths.size()) return false;
+    running.Add(bucket);
+    return true;
+  });
+  while (next_window < lengths.size()) windows[next_window++] = running;
+  return windows;
+}
+
 }  // namespace
 
 unsigned SignalSlotWidthBits(size_t /*slot*/) { return 64; }
@@ -187,6 +208,10 @@ std::string_view DiscardReasonName(DiscardReason reason) {
   return NameOf(kDiscardReasonNames, reason);
 }
 
+std::string_view StormEvidenceName(StormEvidence evidence) {
+  return NameOf(kStormEvidenceNames, evidence);
+}
+
 Result<DeriveConfig> MakeDeriveConfig(std::vector<std::chrono::seconds> windows,
                                       StormConfig storm) {
   if (windows.empty() || windows.size() > kMaxWindows) {
@@ -231,6 +256,7 @@ struct Interval {
   SampleTime to{};
   double seconds = 0;
   std::bitset<slot::kCount> valid;  // present in both samples (RDMA only for the same port)
+  std::bitset<slot::kCount> seen;   // present in either sample
   std::array<uint64_t, slot::kCount> delta{};
 
   bool Positive(size_t i) const { return valid.test(i) && delta[i] > 0; }
@@ -243,6 +269,7 @@ std::optional<DiscardReason> Difference(const DeviceSample& previous, const Devi
   interval.from = previous.time;
   interval.to = sample.time;
   interval.valid = previous.present & sample.present;
+  interval.seen = previous.present | sample.present;
   if (!sample.identity.SameRdma(previous.identity)) interval.valid &= ~kRdmaSlots;
   interval.seconds = std::chrono::duration<double>(sample.time - previous.time).count();
   if (sample.time <= previous.time) return DiscardReason::kClock;
@@ -315,6 +342,32 @@ PauseObservation ObservePause(const Interval& interval, Direction direction, int
   return out;
 }
 
+// Whether the NIC's stall detector stayed silent. A stall counter seen in only one of the two
+// samples cannot prove that.
+bool StallCountersQuiet(const Interval& interval) {
+  for (size_t index : {slot::kStormWarningEvents, slot::kStormErrorEvents}) {
+    if (interval.seen.test(index) && (!interval.valid.test(index) || interval.delta[index] > 0)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Whether an interval shows one (direction, prio) series free of storm signs, for the storm
+// guard (docs/signals.md, "Storm guard"). With a duration counter the storm verdict decides;
+// without one no pause frame may have moved, since pause that cannot be measured could be a
+// storm. A lossless series without counters, or one whose counters are in only one of the two
+// samples, cannot be seen, so it is not quiet.
+bool SeriesQuiet(const Interval& interval, Direction direction, int prio, StormVerdict verdict,
+                 bool lossless) {
+  const size_t frames = slot::PauseFrames(direction, prio);
+  const size_t duration = slot::PauseDurationMicros(direction, prio);
+  if (interval.valid.test(duration)) return verdict == StormVerdict::kClear;
+  if (interval.seen.test(duration)) return false;
+  if (interval.valid.test(frames)) return interval.delta[frames] == 0;
+  return !lossless && !interval.seen.test(frames);
+}
+
 void LogTransition(StormDetector::Transition transition, const StormDetector& detector,
                    const std::string& netdev, Direction direction, int prio, bool stall_event) {
   switch (transition) {
@@ -366,6 +419,9 @@ struct SignalDeriver::DeviceState {
   std::array<StormDetector, kPauseSeries> storms;
   std::array<uint64_t, kDiscardReasonCount> discarded{};
   std::optional<SampleTime> sample_due;  // NextSampleDue() of this device
+  // Start of the current run of consecutive usable intervals without storm signs (SeriesQuiet
+  // for every series, no stall event): the history behind StormEvidence::kClear.
+  std::optional<SampleTime> quiet_since;
 
   void RequestSampleBy(SampleTime time) {
     if (!sample_due || time < *sample_due) sample_due = time;
@@ -373,6 +429,7 @@ struct SignalDeriver::DeviceState {
 
   void Discard(DiscardReason reason, const Interval& interval, const StormConfig& config) {
     ++discarded[static_cast<size_t>(reason)];
+    quiet_since.reset();
     // The detectors must not bridge a gap they cannot see: an unknown interval breaks both the
     // detection and the restoration run.
     if (interval.to > interval.from) {
@@ -410,6 +467,7 @@ struct SignalDeriver::DeviceState {
                   const StormConfig& config) {
     Bucket& bucket = BucketAt(interval.to);
     const uint8_t stall_prios = StallPrios(interval, lossless);
+    bool quiet = StallCountersQuiet(interval);
     uint64_t lossless_pauses = 0;
     for (Direction direction : kDirections) {
       for (int prio = 0; prio < kNumPriorities; ++prio) {
@@ -421,9 +479,31 @@ struct SignalDeriver::DeviceState {
         pause.storm.ground_truth_event =
             direction == Direction::kTx && (stall_prios & (1u << prio));
         FeedDetector(netdev, direction, prio, pause, config);
+        quiet = quiet && SeriesQuiet(interval, direction, prio, pause.storm.verdict,
+                                     (lossless & (1u << prio)) != 0);
       }
     }
     AddEcnCounts(interval, lossless_pauses, bucket);
+    if (!quiet) {
+      quiet_since.reset();
+    } else if (!quiet_since) {
+      quiet_since = interval.from;
+    }
+  }
+
+  // Storm guard verdict as of the newest sample (docs/signals.md, "Storm guard").
+  StormEvidence Evidence(const StormConfig& config) const {
+    for (const StormDetector& detector : storms) {
+      if (detector.stormed() || detector.detection_due(config)) return StormEvidence::kStorm;
+    }
+    // The deriver waits for a sample that decides whether the newest interval's pause was the
+    // start of a storm: until it comes, that interval cannot vouch for anything.
+    if (sample_due) return StormEvidence::kUnknown;
+    // Quiet for the detection time: a storm older than the history would have been declared.
+    // Quiet for the restoration time: one that was declared before the history would be over.
+    const SampleTime span = std::max(config.detection_time, config.restoration_time);
+    if (!last || !quiet_since || last->time - *quiet_since < span) return StormEvidence::kUnknown;
+    return StormEvidence::kClear;
   }
 };
 
@@ -499,31 +579,16 @@ std::optional<DeviceSignals> SignalDeriver::SignalsOf(std::string_view netdev) c
 DeviceSignals SignalDeriver::BuildSignals(const std::string& netdev,
                                           const DeviceState& state) const {
   const size_t window_count = config_.windows.size();
-  std::array<int64_t, kMaxWindows> spans{};
-  for (size_t w = 0; w < window_count; ++w) spans[w] = config_.windows[w] / kWindowBucket;
-
   const DeviceSample& latest = *state.last;
   DeviceSignals device;
   device.netdev = netdev;
   device.rdma_device = latest.rdma_device;
   device.rdma_port = latest.rdma_port;
   device.discarded_intervals = state.discarded;
+  device.storm_evidence = state.Evidence(config_.storm);
 
-  // Windows are ascending, so one pass from the newest bucket yields each window in turn.
-  std::array<WindowAccumulator, kMaxWindows> windows{};
-  WindowAccumulator running;
-  size_t next_window = 0;
-  const int64_t now_index = BucketIndex(latest.time);
-  state.buckets.VisitNewestFirst([&](const Bucket& bucket) {
-    const int64_t age = now_index - bucket.index;
-    while (next_window < window_count && age > spans[next_window]) {
-      windows[next_window++] = running;
-    }
-    if (next_window == window_count) return false;
-    running.Add(bucket);
-    return true;
-  });
-  while (next_window < window_count) windows[next_window++] = running;
+  const std::array<WindowAccumulator, kMaxWindows> windows =
+      AccumulateWindows(state.buckets, BucketIndex(latest.time), config_.windows);
 
   const uint8_t lossless = latest.LosslessPrios();
   for (int prio = 0; prio < kNumPriorities; ++prio) {

@@ -190,6 +190,21 @@ struct StormSignals {
   double last_episode_seconds = 0;  // 0 until an episode has been restored
 };
 
+/// Whether the derivation can vouch that a device is free of PFC storms, for enforce mode's storm
+/// guard (docs/signals.md, "Storm guard"). Only kClear allows a write: a device the derivation
+/// cannot see well enough must be treated as possibly stormed.
+enum class StormEvidence : uint8_t {
+  kClear,    // history long enough to have caught a storm, and none of it shows one
+  kStorm,    // a storm is declared, or a detection run is under way
+  kUnknown,  // too little history (just started, reset, gap), or it shows storm signs
+};
+inline constexpr EnumName<StormEvidence> kStormEvidenceNames[] = {
+    {StormEvidence::kClear, "clear"},
+    {StormEvidence::kStorm, "storm"},
+    {StormEvidence::kUnknown, "unknown"},
+};
+std::string_view StormEvidenceName(StormEvidence evidence);
+
 struct DeviceSignals {
   std::string netdev;
   std::string rdma_device;  // empty when no RDMA port is bound
@@ -198,6 +213,7 @@ struct DeviceSignals {
   std::array<EcnWindowSignals, kMaxWindows> ecn{};
   std::vector<StormSignals> storms;  // lossless priorities, plus any with episodes
   std::array<uint64_t, kDiscardReasonCount> discarded_intervals{};
+  StormEvidence storm_evidence = StormEvidence::kUnknown;
 
   bool AnyStorm() const;
 };

@@ -51,6 +51,11 @@ void DeriveStage::Run(StageContext& ctx, Snapshot& draft) {
       deriver_.Observe(netdev, sample);
     }
     if (auto signals = deriver_.SignalsOf(netdev)) {
+      // The history ends at the last successful read, so it cannot vouch that no storm began
+      // since; a storm it saw stays a storm, as the storm state does.
+      if (!device.ethtool && signals->storm_evidence == StormEvidence::kClear) {
+        signals->storm_evidence = StormEvidence::kUnknown;
+      }
       device.derived = std::make_shared<const DerivedDeviceSignals>(
           DerivedDeviceSignals{std::move(*signals), window_labels_});
     }

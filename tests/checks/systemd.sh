@@ -114,6 +114,9 @@ grep -q -- '--remediation' <<<"$(setting "$work/optics" ExecStart)" &&
 grep -q -- '--remediation=enforce' <<<"$(setting "$work/enforce" ExecStart)" &&
   pass "enforce: ExecStart adds --remediation=enforce" ||
   fail "enforce: ExecStart lacks --remediation=enforce"
+grep -q -- '--config=/etc/roce-qos-exporter/policy.yaml' <<<"$(setting "$work/enforce" ExecStart)" &&
+  pass "enforce: ExecStart passes --config (enforce refuses to start without it)" ||
+  fail "enforce: ExecStart lacks --config"
 
 observe_score=$(exposure "$work/observe")
 enforce_score=$(exposure "$work/enforce")

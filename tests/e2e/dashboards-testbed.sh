@@ -78,7 +78,8 @@ simnic_ctl $sim 'rate rx_prio3_marked 2000; rate np_ecn_marked_roce_packets 2000
 
 # ---- 1. exporter (enforce) and Prometheus ------------------------------------------------------
 guest "EXPORTER_LOG=/run/dashboards-exporter.log
-start_exporter --sampler.period=250ms --storm.detection-time=200ms --storm.restoration-time=400ms --qos.poll-interval=500ms --remediation=enforce --remediation.backoff=1s --collector.device-include=$sim" \
+\"\$EXPORTER\" policy show-default >/run/dashboards-policy.yaml || fail 'policy show-default failed'
+start_exporter --sampler.period=250ms --storm.detection-time=200ms --storm.restoration-time=400ms --qos.poll-interval=500ms --remediation=enforce --config=/run/dashboards-policy.yaml --remediation.backoff=1s --collector.device-include=$sim" \
   >"$work/start.log" 2>&1 || { cat "$work/start.log" >&2; echo "exporter did not start" >&2; exit 1; }
 guest "$nordma; rdma link show | grep -q ' netdev veth1 ' && fail 'veth1 has an RDMA port'
 start_exporter --web.listen-address=:9881 --sampler.period=250ms --collector.device-include=veth1" \

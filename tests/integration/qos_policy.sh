@@ -135,7 +135,7 @@ bad ets_sum '3:5: ets.bandwidth of the ETS TCs sums to 90' \
 echo "== enforce mode without CAP_NET_ADMIN refuses to start"
 set +e
 timeout 20 setpriv --inh-caps=-net_admin --bounding-set=-net_admin "$exe" --remediation=enforce \
-  --web.listen-address 127.0.0.1:0 > out.txt 2> err.txt
+  --config default.yaml --web.listen-address 127.0.0.1:0 > out.txt 2> err.txt
 rc=$?
 set -e
 [[ $rc == 1 ]] || fail "enforce without CAP_NET_ADMIN: exit $rc, want 1: $(cat err.txt)"

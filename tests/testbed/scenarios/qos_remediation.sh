@@ -43,14 +43,13 @@ count() {  # netdev field result -> value or 0
 }
 
 # --- enforce -----------------------------------------------------------------------------------
-# Enforce needs an explicit policy file: the embedded default, written out.
-policy=$PWD/policy.yaml
-"$EXPORTER" policy show-default >"$policy" || fail "policy show-default failed"
+# Enforce needs --config (the embedded default is never enforced on its own): pass it explicitly.
+"$EXPORTER" policy show-default >"$PWD/default-policy.yaml" || fail "policy show-default failed"
 # Six separate drifts are fixed below, each an attempt that held for less than the stable-reset
 # time: a 1 s cap on the back-off and room for more attempts keep them from reading as a device
 # that keeps being undone (the give-up part below tests that on its own).
-start_exporter --remediation=enforce --config="$policy" --remediation.backoff=1s --remediation.max-backoff=1s \
-  --remediation.max-attempts=20 --qos.poll-interval=500ms
+start_exporter --remediation=enforce --remediation.backoff=1s --remediation.max-backoff=1s \
+  --remediation.max-attempts=20 --qos.poll-interval=500ms --config="$PWD/default-policy.yaml"
 wait_for 10 in_sync "$sim" || fail "$sim not in sync at start"
 
 dcb pfc set dev "$sim" prio-pfc 3:off
@@ -153,9 +152,9 @@ dcb pfc set dev "$sim" prio-pfc 3:on
 : >"$EXPORTER_LOG"
 # A deployment of its own: remediation state persists across restarts (docs/remediation.md), so
 # this part starts from an empty state file rather than the attempts of the runs above.
-start_exporter --remediation=enforce --config="$policy" --remediation.backoff=1s --remediation.max-backoff=8s \
+start_exporter --remediation=enforce --remediation.backoff=1s --remediation.max-backoff=8s \
   --remediation.max-attempts=3 --qos.poll-interval=200ms \
-  --remediation.state-file="$PWD/give-up-state.json"
+  --remediation.state-file="$PWD/give-up-state.json" --config="$PWD/default-policy.yaml"
 (
   while :; do
     [ "$(simnic_state "$sim" pfc_en)" = 0x08 ] && echo "pfc 0x00" >"$SIMNIC_DEBUGFS/$sim/ctl"

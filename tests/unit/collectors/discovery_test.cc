@@ -459,6 +459,8 @@ TEST(Discovery, AKernelWithoutRdmaNetlinkIsNotAnError) {
     EXPECT_TRUE(inventory->rdma_ports.empty());
     ASSERT_NE(Find(*inventory, "lo"), nullptr);
     EXPECT_EQ(Find(*inventory, "lo")->ifindex, 1);
+    // No RDMA netlink, no RDMA ports: that is known, not a failed listing.
+    EXPECT_TRUE(Find(*inventory, "lo")->rdma_ports_known);
   }
 }
 
@@ -547,6 +549,49 @@ TEST(Discovery, AFailedRdmaListingKeepsTheLastPortsForABoundedTime) {
   ASSERT_TRUE(inventory);
   EXPECT_TRUE(inventory->rdma_ports.empty()) << "not forever";
   EXPECT_FALSE(inventory->rdma_ports_stale_seconds.has_value());
+}
+
+// A listing that failed with no kept list to stand in (at start, or after kRdmaPortsKeep) leaves
+// every device's RDMA ports unknown, so a policy rule on rdma_device is not decided against an
+// empty list; a kept list, or the next good listing, makes them known again.
+TEST(Discovery, RdmaPortsAreUnknownOnlyWhileNoListStandsIn) {
+  bool fail = true;
+  auto now = std::chrono::steady_clock::time_point(std::chrono::hours(1));
+  Discovery discovery("/nonexistent", [&] {
+    return Result<std::unique_ptr<RdmaCollector>>(
+        std::make_unique<ScriptedRdma>([&]() -> Result<std::vector<RdmaPort>> {
+          if (fail) return MakeError(EIO, "RDMA_NLDEV_CMD_GET dump: Input/output error");
+          return std::vector<RdmaPort>{Port("mlx5_0")};
+        }));
+  });
+  discovery.SetClock([&] { return now; });
+  auto known = [&](const Inventory& inventory) {
+    const Device* lo = Find(inventory, "lo");
+    return lo != nullptr && lo->rdma_ports_known;
+  };
+  Result<Inventory> first = discovery.Discover();  // the first listing fails: nothing kept
+  ASSERT_TRUE(first) << first.error().message;
+  ASSERT_TRUE(first->rdma_error.has_value());
+  EXPECT_FALSE(known(*first));
+  for (const Device& device : first->devices) EXPECT_FALSE(device.rdma_ports_known) << device.name;
+
+  fail = false;
+  Result<Inventory> good = discovery.Discover();
+  ASSERT_TRUE(good);
+  EXPECT_TRUE(known(*good));
+
+  fail = true;
+  now += std::chrono::seconds(20);
+  Result<Inventory> kept = discovery.Discover();
+  ASSERT_TRUE(kept);
+  ASSERT_TRUE(kept->rdma_ports_stale_seconds.has_value());
+  EXPECT_TRUE(known(*kept)) << "the kept list stands in";
+
+  now += kRdmaPortsKeep;
+  Result<Inventory> expired = discovery.Discover();
+  ASSERT_TRUE(expired);
+  EXPECT_FALSE(expired->rdma_ports_stale_seconds.has_value());
+  EXPECT_FALSE(known(*expired)) << "the keep expired";
 }
 
 TEST(Discovery, TheDefaultOpenerReflectsThisKernel) {

@@ -1,10 +1,13 @@
 #include "collectors/module_eeprom.h"
 
 #include <gtest/gtest.h>
+#include <linux/ethtool_netlink.h>
+#include <linux/genetlink.h>
 
 #include <map>
 #include <tuple>
 
+#include "collectors/netlink/genl.h"
 #include "tests/unit/support/module_pages.h"
 
 namespace roceqos {
@@ -116,6 +119,40 @@ TEST(ModuleEeprom, DecodeModuleDispatchesOnIdentifier) {
   ASSERT_TRUE(cmis.ok());
   EXPECT_EQ(cmis->spec, ModuleSpec::kCmis);
   EXPECT_FALSE(DecodeModule(ModulePages{}).ok());
+}
+
+// An ETHTOOL_MSG_MODULE_EEPROM_GET reply carrying `data` as ETHTOOL_A_MODULE_EEPROM_DATA; the
+// message is kept alive in `keep` because NlMessage only views it.
+netlink::NlMessage EepromReply(const std::vector<uint8_t>& data, netlink::Message& keep) {
+  keep = netlink::GenlRequest(0x1c, ETHTOOL_MSG_MODULE_EEPROM_GET_REPLY, ETHTOOL_GENL_VERSION, 0);
+  const size_t header = keep.BeginNest(ETHTOOL_A_MODULE_EEPROM_HEADER);
+  keep.PutString(ETHTOOL_A_HEADER_DEV_NAME, "sim0");
+  keep.EndNest(header);
+  keep.Put(ETHTOOL_A_MODULE_EEPROM_DATA, data.data(), data.size());
+  return {*keep.header(), keep.bytes().subspan(sizeof(nlmsghdr))};
+}
+
+TEST(ModuleEepromReply, CarriesTheHalfPage) {
+  std::vector<uint8_t> page(kModuleHalfPage);
+  for (size_t i = 0; i < page.size(); ++i) page[i] = static_cast<uint8_t>(i);
+  netlink::Message keep(0, 0);
+  auto data = ParseModuleEepromReply(EepromReply(page, keep), "sim0 page 00h");
+  ASSERT_TRUE(data.ok()) << data.error().message;
+  EXPECT_EQ(*data, page);
+}
+
+// A driver that answers with no bytes (the kernel copies its return value as the length) gives a
+// 0-byte attribute: an error naming the read, not a memcpy into an empty vector's null data()
+// (undefined even for 0 bytes; the ASan+UBSan tree aborts on it).
+TEST(ModuleEepromReply, AnEmptyDataAttributeIsAShortRead) {
+  netlink::Message keep(0, 0);
+  auto data = ParseModuleEepromReply(EepromReply({}, keep), "sim0 page 00h");
+  ASSERT_FALSE(data.ok());
+  EXPECT_EQ(data.error().errnum, EIO);
+  EXPECT_EQ(data.error().message, "sim0 page 00h: 0 bytes read, expected 128");
+  auto short_read = ParseModuleEepromReply(EepromReply({1, 2, 3}, keep), "sim0 page 00h");
+  ASSERT_FALSE(short_read.ok());
+  EXPECT_EQ(short_read.error().message, "sim0 page 00h: 3 bytes read, expected 128");
 }
 
 // The real kernel: loopback has no module EEPROM (netlink answers EOPNOTSUPP, and so does the

@@ -360,6 +360,35 @@ TEST(Check, JsonFollowsSchemaVersionOne) {
   EXPECT_EQ(j.find('\033'), std::string::npos);
 }
 
+// The RDMA port listing failed: a rule on rdma_device cannot be decided, and the device must not
+// be checked against the defaults instead. It counts as unknown (exit 2) and says why.
+TEST(Check, AnUndecidableRdmaRuleIsUnknownNotTheDefaults) {
+  auto policy = ParsePolicy(
+      "devices:\n  - name: storage\n    match: {rdma_device: mlx5_1}\n    policy: {pfc: [4]}\n",
+      "rules.yaml");
+  ASSERT_TRUE(policy.ok()) << policy.error().message;
+  FakeReader reader;
+  reader.AddGoodNic("ens1f1np1", "mlx5_1");
+  CheckDevice nic{Nic("ens1f1np1", "mlx5_1", "0000:3b:00.1"), {}};
+  nic.device.rdma_ports.clear();
+  nic.device.rdma_ports_known = false;
+  nic.observed = ReadObservedQos(reader, nic.device, reader.ReadTcpEcn());
+  std::ostringstream text;
+  EXPECT_EQ(RenderCheckReport(*policy, {nic}, false, text), kCheckError);
+  EXPECT_NE(text.str().find("UNKNOWN (1 unreadable)"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("policy rule \"unresolved\""), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("actual   rule \"storage\" matches on rdma_device and this device's "
+                            "RDMA ports are unknown (the RDMA port listing failed)"),
+            std::string::npos)
+      << text.str();
+  EXPECT_EQ(text.str().find("pfc"), std::string::npos) << "no field is checked";
+  std::ostringstream json;
+  EXPECT_EQ(RenderCheckJson(*policy, {nic}, json), kCheckError);
+  EXPECT_NE(json.str().find("\"policy_rule\":\"unresolved\",\"verdict\":\"unknown\""),
+            std::string::npos)
+      << json.str();
+}
+
 TEST(Check, JsonEscapesStringsAndReportsNothingSelected) {
   PolicySet policy = DefaultPolicy();
   policy.source = "a \"quoted\"\\path\n";

@@ -197,6 +197,23 @@ TEST(Cli, QosFlags) {
   ExpectUsageError(Parse({"--qos.poll-interval=soon"}), "--qos.poll-interval");
 }
 
+// One flag missed in a rollout must not write the embedded default to a fabric: enforce needs an
+// explicit --config; observe and dry-run may still use the default.
+TEST(Cli, EnforceWithoutConfigIsRefused) {
+  ExpectUsageError(Parse({"--remediation=enforce"}), "--remediation=enforce needs --config");
+  ExpectUsageError(Parse({"--remediation", "enforce", "check"}), "policy show-default");
+  EXPECT_EQ(Parse({"--remediation=dry-run"}).outcome.kind, CliOutcome::Kind::kRunExporter);
+  EXPECT_EQ(Parse({}).outcome.kind, CliOutcome::Kind::kRunExporter);
+  char path[] = "/tmp/roceqos_cli_enforce_XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  Parsed p = Parse({"--remediation=enforce", "--config", path});
+  std::remove(path);
+  EXPECT_EQ(p.outcome.kind, CliOutcome::Kind::kRunExporter) << p.err;
+  EXPECT_EQ(p.outcome.config.remediation, "enforce");
+}
+
 TEST(Cli, RemediationTuningFlags) {
   Parsed p = Parse({"--remediation=dry-run", "--remediation.backoff=2s",
                     "--remediation.max-backoff=1m", "--remediation.max-attempts=3"});
@@ -226,6 +243,30 @@ TEST(Cli, WebServingFlags) {
   EXPECT_TRUE(p.outcome.config.enable_lifecycle);
   EXPECT_EQ(p.outcome.config.max_requests, 0);
   EXPECT_EQ(p.outcome.config.max_connections, 64);
+}
+
+TEST(Cli, HealthMaxSampleAgeDefaultsFromThePeriodAndIsChecked) {
+  using std::chrono::seconds;
+  EXPECT_EQ(Parse({}).outcome.config.health_max_sample_age, seconds(30));
+  // Without the flag the bound follows --sampler.period (health.h): 32 periods, at least 30s.
+  EXPECT_EQ(Parse({"--sampler.period=5s"}).outcome.config.health_max_sample_age, seconds(160));
+  Parsed p = Parse({"--web.health-max-sample-age=2m"});
+  ASSERT_EQ(p.outcome.kind, CliOutcome::Kind::kRunExporter) << p.err;
+  EXPECT_EQ(p.outcome.config.health_max_sample_age, std::chrono::minutes(2));
+  ExpectUsageError(Parse({"--web.health-max-sample-age=soon"}), "--web.health-max-sample-age");
+  ExpectUsageError(Parse({"--web.health-max-sample-age=500ms"}), "at least 1s");
+  ExpectUsageError(Parse({"--sampler.period=10s", "--sampler.discovery-interval=1m",
+                          "--web.health-max-sample-age=15s"}),
+                   "twice --sampler.period");
+  EXPECT_THAT(Parse({"--help"}).out, HasSubstr("--web.health-max-sample-age"));
+}
+
+TEST(Cli, ProcfsPath) {
+  EXPECT_EQ(Parse({}).outcome.config.procfs_path, "/proc");
+  Parsed p = Parse({"--path.procfs=/host/proc"});
+  ASSERT_EQ(p.outcome.kind, CliOutcome::Kind::kRunExporter) << p.err;
+  EXPECT_EQ(p.outcome.config.procfs_path, "/host/proc");
+  ExpectUsageError(Parse({"--path.procfs=host/proc"}), "--path.procfs");
 }
 
 TEST(Cli, WebServingFlagsOutOfRangeAreUsageErrors) {

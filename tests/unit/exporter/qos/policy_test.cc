@@ -1,11 +1,17 @@
 #include "exporter/qos/policy.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <linux/dcbnl.h>
+#include <sys/stat.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <future>
 #include <string>
@@ -210,6 +216,56 @@ devices:
   auto [pd, rd] = set->Resolve(MakeDevice("ib0"));
   EXPECT_EQ(rd, "default");
   EXPECT_EQ(pd->pfc, 0x10);
+}
+
+// With the RDMA port listing failed (Device::rdma_ports_known false), a rule naming an RDMA device
+// that is tried before the match is decided cannot be evaluated: the device has no effective
+// policy instead of silently falling back to a later rule or the defaults.
+TEST(PolicySelection, ARdmaRuleIsUnresolvedWhileTheRdmaPortsAreUnknown) {
+  auto set = ParsePolicy(R"(defaults: {pfc: [4]}
+devices:
+  - name: by-pci
+    match: {pci: "0000:3b:00.0"}
+    policy: {pfc: [5]}
+  - name: storage-rdma
+    match: {netdev: "ens1.*", rdma_device: mlx5_1}
+    policy: {pfc: [3]}
+  - name: by-netdev
+    match: {netdev: "ens.*"}
+    policy: {pfc: [6]}
+)",
+                         "rdma.yaml");
+  ASSERT_TRUE(set.ok()) << set.error().message;
+  Device unknown = MakeDevice("ens1f1np1", "0000:3b:00.1");
+  unknown.rdma_ports_known = false;
+  PolicyResolution r = set->ResolveChecked(unknown);
+  EXPECT_FALSE(r.resolved);
+  EXPECT_EQ(r.rule, "unresolved");
+  EXPECT_EQ(r.undecided_rule, "storage-rdma");
+  EXPECT_EQ(*r.policy, QosPolicy{}) << "nothing checked, nothing written";
+  auto [policy, rule] = set->Resolve(unknown);  // the two-value form says so too
+  EXPECT_EQ(rule, "unresolved");
+  EXPECT_EQ(*policy, QosPolicy{});
+
+  // A rule decided before the RDMA rule, or an RDMA rule whose other criteria do not match,
+  // does not depend on the RDMA ports.
+  Device first = MakeDevice("ens1f0np0", "0000:3b:00.0");
+  first.rdma_ports_known = false;
+  EXPECT_EQ(set->ResolveChecked(first).rule, "by-pci");
+  EXPECT_TRUE(set->ResolveChecked(first).resolved);
+  Device other = MakeDevice("ens2f0np0", "0000:5e:00.0");
+  other.rdma_ports_known = false;
+  EXPECT_EQ(set->ResolveChecked(other).rule, "by-netdev");
+  Device eth = MakeDevice("eth0", "0000:5e:00.1");
+  eth.rdma_ports_known = false;
+  EXPECT_EQ(set->ResolveChecked(eth).rule, "default");
+
+  // Known ports: the rule is decided either way.
+  Device known = MakeDevice("ens1f1np1", "0000:3b:00.1", "mlx5_1");
+  EXPECT_EQ(set->ResolveChecked(known).rule, "storage-rdma");
+  EXPECT_TRUE(set->ResolveChecked(known).resolved);
+  known.rdma_ports.clear();
+  EXPECT_EQ(set->ResolveChecked(known).rule, "by-netdev");
 }
 
 TEST(PolicySelection, DefaultsApplyToMellanoxPhysicalFunctionsOnly) {
@@ -442,6 +498,78 @@ TEST(PolicyFile, MissingFileIsAnErrorNamingIt) {
   auto parsed = LoadPolicyFile("/nonexistent/policy.yaml");
   ASSERT_FALSE(parsed.ok());
   EXPECT_NE(parsed.error().message.find("/nonexistent/policy.yaml"), std::string::npos);
+}
+
+// A directory of its own per test, removed with everything in it.
+class PolicyFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string templ = ::testing::TempDir() + "roceqos_policy_XXXXXX";
+    ASSERT_NE(::mkdtemp(templ.data()), nullptr) << std::strerror(errno);
+    dir_ = templ;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // LoadPolicyFile under a deadline: a loader that blocks (a FIFO without a writer) cannot be
+  // stopped, so past it the process ends with a message rather than stalling the suite.
+  static Result<PolicySet> LoadWithin(const std::string& path) {
+    auto loading = std::async(std::launch::async, [path] { return LoadPolicyFile(path); });
+    if (loading.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+      std::fprintf(stderr, "LoadPolicyFile(%s) is still running after 10 s\n", path.c_str());
+      std::_Exit(1);
+    }
+    return loading.get();
+  }
+
+  std::string dir_;
+};
+
+TEST_F(PolicyFileTest, AFifoIsRefusedWithoutWaitingForAWriter) {
+  const std::string fifo = dir_ + "/policy.yaml";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+  auto parsed = LoadWithin(fifo);
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.error().message, fifo + ": not a regular file (a FIFO)");
+}
+
+TEST_F(PolicyFileTest, ADeviceIsRefusedBeforeAnythingIsRead) {
+  auto parsed = LoadWithin("/dev/zero");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.error().message, "/dev/zero: not a regular file (a character device)");
+}
+
+TEST_F(PolicyFileTest, AFileBeyondTheBoundIsRefused) {
+  // A valid policy, padded with comments past the bound: the size alone refuses it.
+  const std::string path = dir_ + "/policy.yaml";
+  std::string text = "defaults: {pfc: [3]}\n";
+  while (text.size() <= kMaxPolicyFileBytes) text += "# padding padding padding padding\n";
+  std::ofstream(path) << text;
+  auto parsed = LoadWithin(path);
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.error().message,
+            fmt::format("{}: {} bytes, larger than the limit of 1048576 bytes", path, text.size()));
+  text.resize(kMaxPolicyFileBytes);  // exactly at the bound: read
+  std::ofstream(path, std::ios::trunc) << text;
+  EXPECT_TRUE(LoadWithin(path).ok());
+}
+
+// Kubernetes mounts a ConfigMap key as policy.yaml -> ..data/policy.yaml, ..data ->
+// ..<timestamp>/: the loader follows the chain and checks what it ends in.
+TEST_F(PolicyFileTest, ASymlinkChainToARegularFileIsFollowed) {
+  std::filesystem::create_directory(dir_ + "/..2026_01_01");
+  std::ofstream(dir_ + "/..2026_01_01/policy.yaml") << "defaults: {pfc: [3, 4]}\n";
+  std::filesystem::create_directory_symlink("..2026_01_01", dir_ + "/..data");
+  std::filesystem::create_symlink("..data/policy.yaml", dir_ + "/policy.yaml");
+  auto parsed = LoadWithin(dir_ + "/policy.yaml");
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  EXPECT_EQ(parsed->defaults.pfc, 0x18);
+  EXPECT_EQ(parsed->source, dir_ + "/policy.yaml");
+
+  ASSERT_EQ(::mkfifo((dir_ + "/fifo").c_str(), 0600), 0);
+  std::filesystem::create_symlink("fifo", dir_ + "/to-fifo.yaml");
+  auto fifo = LoadWithin(dir_ + "/to-fifo.yaml");
+  ASSERT_FALSE(fifo.ok());
+  EXPECT_EQ(fifo.error().message, dir_ + "/to-fifo.yaml: not a regular file (a FIFO)");
 }
 
 }  // namespace

@@ -4,10 +4,12 @@
 #include <linux/dcbnl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <thread>
 
 #include "tests/unit/support/netns.h"
 
@@ -16,15 +18,72 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// A fake host whose device state the test edits; counts reads per source.
+// Holds the thread that passes through it until the test releases it (or 30 s pass, so a failed
+// test cannot hang the join). Synchronisation only: the test waits on it, never sleeps.
+class Gate {
+ public:
+  void Hold() {
+    std::lock_guard lock(mu_);
+    held_ = true;
+  }
+  void Pass() {
+    std::unique_lock lock(mu_);
+    if (!held_) return;
+    entered_ = true;
+    cv_.notify_all();
+    if (!cv_.wait_for(lock, 30s, [&] { return !held_; })) timed_out_ = true;
+  }
+  bool WaitEntered() {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, 10s, [&] { return entered_; });
+  }
+  void Release() {
+    {
+      std::lock_guard lock(mu_);
+      held_ = false;
+    }
+    cv_.notify_all();
+  }
+  bool timed_out() {
+    std::lock_guard lock(mu_);
+    return timed_out_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool held_ = false, entered_ = false, timed_out_ = false;
+};
+
+// Releases the gate on every way out of a test, before the engine joins its worker.
+struct ReleaseOnExit {
+  Gate& gate;
+  ~ReleaseOnExit() { gate.Release(); }
+};
+
+// The remediation clock of the engine and its worker; advanced by the test.
+struct FakeClock {
+  const std::chrono::steady_clock::time_point base = std::chrono::steady_clock::now();
+  std::atomic<int64_t> offset_ns{0};
+  std::chrono::steady_clock::time_point Now() const {
+    return base + std::chrono::nanoseconds(offset_ns.load());
+  }
+  void Advance(std::chrono::nanoseconds d) { offset_ns += d.count(); }
+};
+
+// A fake host whose device state the test edits; counts reads per source. The sampler reads it
+// and the remediation worker reads and writes it: every method holds `mu`. The test edits the
+// fields directly only while the worker is idle (or holds `mu`).
 class FakeHost : public QosReader, public QosWriter {
  public:
+  std::mutex mu;
   std::map<std::string, QosState> dcb;
   Observed<int> tcp_ecn = Observed<int>::Ok(1);
   std::map<std::string, int> dcb_reads, dcqcn_reads;
   int tcp_ecn_reads = 0;
   std::vector<std::string> writes;
   bool ignore_writes = false;  // a write the kernel accepts but something undoes at once
+  Gate* gate = nullptr;        // SetDcb waits on it first
 
   void AddNic(const std::string& netdev) {
     QosState s;
@@ -35,11 +94,13 @@ class FakeHost : public QosReader, public QosWriter {
   }
 
   Observed<QosState> ReadDcb(const std::string& netdev) override {
+    std::lock_guard lock(mu);
     ++dcb_reads[netdev];
     auto it = dcb.find(netdev);
     return it == dcb.end() ? Observed<QosState>::Absent() : Observed<QosState>::Ok(it->second);
   }
   DcqcnState ReadDcqcn(const std::string& netdev) override {
+    std::lock_guard lock(mu);
     ++dcqcn_reads[netdev];
     DcqcnState s;
     for (int p = 0; p < 8; ++p) {
@@ -54,6 +115,7 @@ class FakeHost : public QosReader, public QosWriter {
     return s;
   }
   Observed<int> ReadTcpEcn() override {
+    std::lock_guard lock(mu);
     ++tcp_ecn_reads;
     return tcp_ecn;
   }
@@ -62,6 +124,8 @@ class FakeHost : public QosReader, public QosWriter {
   }
 
   Result<void> SetDcb(const std::string& netdev, const DcbWrite& w) override {
+    if (gate != nullptr) gate->Pass();  // outside `mu`: the sampler keeps reading meanwhile
+    std::lock_guard lock(mu);
     writes.push_back("set " + netdev);
     if (w.pfc && !ignore_writes) dcb[netdev].pfc = w.pfc;
     return {};
@@ -69,6 +133,7 @@ class FakeHost : public QosReader, public QosWriter {
   Result<void> DeleteDcbApps(const std::string&, const std::vector<DcbApp>&) override { return {}; }
   Result<void> WriteDcqcn(const std::string&, bool, int, bool) override { return {}; }
   Result<void> WriteTcpEcn(int v) override {
+    std::lock_guard lock(mu);
     writes.push_back("tcp_ecn");
     tcp_ecn = Observed<int>::Ok(v);
     return {};
@@ -79,7 +144,40 @@ class FakeHost : public QosReader, public QosWriter {
   }
 };
 
-// The engine owns its reader/writer; the test keeps a pointer to inspect the fake.
+// The remediation worker's own reader and writer: both reach the same fake host.
+class HostPort : public QosReader, public QosWriter {
+ public:
+  explicit HostPort(FakeHost* host) : h_(host) {}
+  Observed<QosState> ReadDcb(const std::string& n) override { return h_->ReadDcb(n); }
+  DcqcnState ReadDcqcn(const std::string& n) override { return h_->ReadDcqcn(n); }
+  RoceTosState ReadRoceTos(const std::string& d, uint32_t p) override {
+    return h_->ReadRoceTos(d, p);
+  }
+  Observed<int> ReadTcpEcn() override { return h_->ReadTcpEcn(); }
+  Observed<uint16_t> ReadStormTimeout(const std::string& n) override {
+    return h_->ReadStormTimeout(n);
+  }
+  Result<void> SetDcb(const std::string& n, const DcbWrite& w) override { return h_->SetDcb(n, w); }
+  Result<void> DeleteDcbApps(const std::string& n, const std::vector<DcbApp>& a) override {
+    return h_->DeleteDcbApps(n, a);
+  }
+  Result<void> WriteDcqcn(const std::string& n, bool np, int p, bool e) override {
+    return h_->WriteDcqcn(n, np, p, e);
+  }
+  Result<void> WriteTcpEcn(int v) override { return h_->WriteTcpEcn(v); }
+  Result<void> WriteRoceTos(const std::string& d, uint32_t p, int t) override {
+    return h_->WriteRoceTos(d, p, t);
+  }
+  Result<void> WriteDcqcnParam(const std::string& n, bool np, const std::string& p,
+                               uint64_t v) override {
+    return h_->WriteDcqcnParam(n, np, p, v);
+  }
+
+ private:
+  FakeHost* h_;
+};
+
+// The engine owns its readers and writer; the test keeps a pointer to inspect the fake.
 struct Harness {
   FakeHost* host;
   std::unique_ptr<QosEngine> engine;
@@ -89,33 +187,13 @@ struct Harness {
   explicit Harness(QosEngineOptions options = {}, std::string_view policy_yaml = "") {
     auto owned = std::make_unique<FakeHost>();
     host = owned.get();
-    struct Writer : QosWriter {
-      FakeHost* h;
-      explicit Writer(FakeHost* x) : h(x) {}
-      Result<void> SetDcb(const std::string& n, const DcbWrite& w) override {
-        return h->SetDcb(n, w);
-      }
-      Result<void> DeleteDcbApps(const std::string& n, const std::vector<DcbApp>& a) override {
-        return h->DeleteDcbApps(n, a);
-      }
-      Result<void> WriteDcqcn(const std::string& n, bool np, int p, bool e) override {
-        return h->WriteDcqcn(n, np, p, e);
-      }
-      Result<void> WriteTcpEcn(int v) override { return h->WriteTcpEcn(v); }
-      Result<void> WriteRoceTos(const std::string& d, uint32_t p, int t) override {
-        return h->WriteRoceTos(d, p, t);
-      }
-      Result<void> WriteDcqcnParam(const std::string& n, bool np, const std::string& p,
-                                   uint64_t v) override {
-        return h->WriteDcqcnParam(n, np, p, v);
-      }
-    };
     std::shared_ptr<const PolicySet> policy =
         policy_yaml.empty()
             ? std::make_shared<const PolicySet>(DefaultPolicy())
             : std::make_shared<const PolicySet>(*ParsePolicy(policy_yaml, "t.yaml"));
-    engine = std::make_unique<QosEngine>(options, policy, std::move(owned),
-                                         std::make_unique<Writer>(host));
+    engine = std::make_unique<QosEngine>(
+        options, policy, std::move(owned),
+        QosIo{std::make_unique<HostPort>(host), std::make_unique<HostPort>(host)});
   }
 
   void AddDevice(const std::string& name) {
@@ -141,6 +219,23 @@ struct Harness {
     auto out = engine->Update(in);
     last = out.devices;
     return out;
+  }
+
+  bool Idle() { return engine->WaitForRemediationIdle(std::chrono::steady_clock::now() + 10s); }
+
+  // A pass, the worker's step of it, and the pass that shows the outcome; returns that pass with
+  // the worker idle again (whatever it posted has run too).
+  QosEngine::Output Settled(bool storm = false) {
+    Step(storm);
+    EXPECT_TRUE(Idle());
+    auto out = Step(storm);
+    EXPECT_TRUE(Idle());
+    return out;
+  }
+
+  std::vector<std::string> Writes() {
+    std::lock_guard lock(host->mu);
+    return host->writes;
   }
 };
 
@@ -337,23 +432,23 @@ TEST(QosEngine, ReloadThatKeepsADevicesEffectivePolicyKeepsItsRemediationState) 
   h.AddDevice("sim0");
   h.host->ignore_writes = true;  // something undoes every write
   h.host->dcb["sim0"].pfc->enabled_mask = 0;
-  EXPECT_EQ(h.Step().devices[0]->remediation, RemediationState::kActed);
+  EXPECT_EQ(h.Settled().devices[0]->remediation, RemediationState::kActed);
   h.engine->OnChange(DcbEvent("sim0"));
-  EXPECT_EQ(h.Step().devices[0]->remediation, RemediationState::kGaveUp);
+  EXPECT_EQ(h.Settled().devices[0]->remediation, RemediationState::kGaveUp);
   const size_t writes = h.host->writes.size();
   for (int i = 0; i < 100; ++i) {
     ASSERT_TRUE(h.engine->ReloadPolicy().ok());
-    EXPECT_EQ(h.Step().devices[0]->remediation, RemediationState::kGaveUp) << "reload " << i;
+    EXPECT_EQ(h.Settled().devices[0]->remediation, RemediationState::kGaveUp) << "reload " << i;
   }
   std::ofstream(path) << "defaults: {pfc: [3]}\ndevices:\n  - match: {netdev: \"other.*\"}\n"
                          "    policy: {pfc: [4]}\n";
   ASSERT_TRUE(h.engine->ReloadPolicy().ok());
-  EXPECT_EQ(h.Step().devices[0]->remediation, RemediationState::kGaveUp);
+  EXPECT_EQ(h.Settled().devices[0]->remediation, RemediationState::kGaveUp);
   EXPECT_EQ(h.host->writes.size(), writes) << "no write from any of those reloads";
 
   std::ofstream(path) << "defaults: {pfc: [4]}\n";  // this device's target changed
   ASSERT_TRUE(h.engine->ReloadPolicy().ok());
-  EXPECT_EQ(h.Step().devices[0]->remediation, RemediationState::kActed);
+  EXPECT_EQ(h.Settled().devices[0]->remediation, RemediationState::kActed);
   EXPECT_EQ(h.host->writes.size(), writes + 1);
   std::filesystem::remove(path);
 }
@@ -364,7 +459,7 @@ TEST(QosEngine, EnforcePublishesTheStateAfterTheWrites) {
   Harness h(o);
   h.AddDevice("sim0");
   h.host->dcb["sim0"].pfc->enabled_mask = 0;
-  auto out = h.Step();
+  auto out = h.Settled();
   EXPECT_EQ(h.host->writes, (std::vector<std::string>{"set sim0"}));
   EXPECT_EQ(out.devices[0]->remediation, RemediationState::kActed);
   EXPECT_TRUE(out.devices[0]->drift.InSync());
@@ -379,7 +474,7 @@ TEST(QosEngine, StormFromTheSnapshotBlocksRemediation) {
   Harness h(o);
   h.AddDevice("sim0");
   h.host->dcb["sim0"].pfc->enabled_mask = 0;
-  auto out = h.Step(/*storm=*/true);
+  auto out = h.Settled(/*storm=*/true);
   EXPECT_TRUE(h.host->writes.empty());
   EXPECT_EQ(out.devices[0]->remediation, RemediationState::kBlockedStorm);
 }
@@ -394,10 +489,10 @@ TEST(QosEngine, DriverReadySentinelIsWaitedForWhereItsDirectoryExists) {
   Harness h(o);
   h.AddDevice("sim0");
   h.host->dcb["sim0"].pfc->enabled_mask = 0;
-  EXPECT_EQ(h.Step().devices[0]->remediation, RemediationState::kBlockedDriverNotReady);
+  EXPECT_EQ(h.Settled().devices[0]->remediation, RemediationState::kBlockedDriverNotReady);
   EXPECT_TRUE(h.host->writes.empty());
   std::ofstream(dir + "/.driver-ready") << "";
-  EXPECT_EQ(h.Step().devices[0]->remediation, RemediationState::kActed);
+  EXPECT_EQ(h.Settled().devices[0]->remediation, RemediationState::kActed);
   std::filesystem::remove_all(dir);
 }
 
@@ -418,6 +513,124 @@ TEST(QosEngine, FailedReadIsReportedAsAnErrorReason) {
   ASSERT_EQ(out.errors.size(), 1u);
   EXPECT_EQ(out.errors[0].errnum, EACCES);
   EXPECT_NE(out.errors[0].message.find("tcp_ecn"), std::string::npos);
+}
+
+// The apply runs on the worker thread: while its write hangs, every Update returns, and once the
+// pass has run past its deadline the drifted devices say why nothing happens to them.
+TEST(QosEngineWorker, UpdateNeverWaitsForAHungWriteAndReportsItStuckPastTheDeadline) {
+  Gate gate;
+  FakeClock clock;
+  QosEngineOptions o = LongPoll();
+  o.remediation.mode = RemediationMode::kEnforce;
+  o.apply_deadline = 7s;
+  o.remediation_clock = [&clock] { return clock.Now(); };
+  Harness h(o);
+  ReleaseOnExit release{gate};
+  h.AddDevice("sim0");
+  h.AddDevice("sim1");
+  h.host->dcb["sim0"].pfc->enabled_mask = 0;
+  h.host->gate = &gate;
+  gate.Hold();
+  h.Step();
+  ASSERT_TRUE(gate.WaitEntered()) << "the worker took the pass and is in the write";
+
+  for (int i = 0; i < 5; ++i) {
+    auto out = h.Step();  // returns: nothing of the sampler waits on the worker
+    EXPECT_FALSE(out.devices[0]->remediation) << "no outcome yet, and not stuck yet";
+    EXPECT_FALSE(out.global->apply_stuck);
+  }
+  clock.Advance(7s);
+  auto out = h.Step();
+  EXPECT_EQ(out.devices[0]->remediation, RemediationState::kBlockedApplyStuck);
+  EXPECT_NE(out.devices[1]->remediation, RemediationState::kBlockedApplyStuck) << "in sync";
+  EXPECT_TRUE(out.global->apply_stuck);
+  EXPECT_EQ(out.global->apply_stuck_total, 1u);
+
+  {
+    std::lock_guard lock(h.host->mu);
+    h.host->dcb["sim1"].pfc->enabled_mask = 0;
+  }
+  h.engine->OnChange(DcbEvent("sim1"));
+  out = h.Step();
+  EXPECT_EQ(out.devices[1]->remediation, RemediationState::kBlockedApplyStuck)
+      << "drifted while the apply hangs: no pass is posted for it";
+  EXPECT_EQ(out.global->apply_stuck_total, 1u) << "one episode";
+
+  gate.Release();
+  ASSERT_TRUE(h.Idle());
+  EXPECT_FALSE(gate.timed_out());
+  EXPECT_EQ(h.Writes(), (std::vector<std::string>{"set sim0"})) << "sim1 waited";
+  out = h.Step();
+  EXPECT_FALSE(out.global->apply_stuck);
+  EXPECT_EQ(out.devices[0]->remediation, RemediationState::kActed);
+  EXPECT_TRUE(out.devices[0]->drift.InSync()) << "the worker's read after its write";
+  ASSERT_TRUE(h.Idle());
+  EXPECT_EQ(h.Writes(), (std::vector<std::string>{"set sim0", "set sim1"}))
+      << "the device that drifted meanwhile goes out once the worker is back";
+  out = h.Step();
+  EXPECT_EQ(out.devices[1]->remediation, RemediationState::kActed);
+  EXPECT_TRUE(out.devices[1]->drift.InSync());
+}
+
+TEST(QosEngineWorker, DryRunOutcomesArriveThroughTheWorker) {
+  QosEngineOptions o = LongPoll();
+  o.remediation.mode = RemediationMode::kDryRun;
+  Harness h(o);
+  h.AddDevice("sim0");
+  h.host->dcb["sim0"].pfc->enabled_mask = 0;
+  auto out = h.Settled();
+  EXPECT_EQ(out.devices[0]->remediation, RemediationState::kDryRun);
+  EXPECT_EQ(out.devices[0]->remediation_counts.at({QosField::kPfc, "dry_run"}), 1u);
+  EXPECT_FALSE(out.devices[0]->drift.InSync()) << "nothing was written";
+  EXPECT_TRUE(h.Writes().empty());
+}
+
+TEST(QosEngineWorker, OffStartsNoWorker) {
+  Harness h(LongPoll());
+  h.AddDevice("sim0");
+  h.host->dcb["sim0"].pfc->enabled_mask = 0;
+  h.Step();
+  EXPECT_TRUE(h.engine->WaitForRemediationIdle(std::chrono::steady_clock::now()));
+  EXPECT_FALSE(h.Step().devices[0]->remediation);
+}
+
+// SIGHUP and POST /-/reload on two threads: the reload that started first reads the older file;
+// if it finishes last, it must not replace the newer policy.
+TEST(QosEngine, OverlappingReloadsKeepTheNewestRead) {
+  std::mutex mu;
+  std::condition_variable cv;
+  int loads = 0;
+  bool first_loading = false, release_first = false;
+  QosEngineOptions o = LongPoll();
+  o.policy_loader = [&]() -> Result<std::shared_ptr<const PolicySet>> {
+    std::unique_lock lock(mu);
+    const int n = ++loads;
+    auto set = std::make_shared<PolicySet>(
+        *ParsePolicy(n == 1 ? "defaults: {pfc: [3]}\n" : "defaults: {pfc: [4]}\n", "policy.yaml"));
+    if (n == 1) {
+      first_loading = true;
+      cv.notify_all();
+      cv.wait_for(lock, 10s, [&] { return release_first; });
+    }
+    return std::shared_ptr<const PolicySet>(std::move(set));
+  };
+  Harness h(o);
+  std::thread older([&] { EXPECT_TRUE(h.engine->ReloadPolicy().ok()); });
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, 10s, [&] { return first_loading; }));
+  }
+  ASSERT_TRUE(h.engine->ReloadPolicy().ok());  // the newer read, installed first
+  EXPECT_EQ(h.engine->policy()->defaults.pfc, 0x10);
+  {
+    std::lock_guard lock(mu);
+    release_first = true;
+  }
+  cv.notify_all();
+  older.join();
+  EXPECT_EQ(h.engine->policy()->defaults.pfc, 0x10) << "the older read finished last";
+  h.AddDevice("sim0");
+  EXPECT_TRUE(h.Step().global->policy_reload_success);
 }
 
 // The real monitor thread: a link change in a private namespace reaches the engine and wakes the

@@ -74,9 +74,12 @@ struct World {
     QosEngineOptions qos_options;
     qos_options.poll_interval = 1h;
     qos_options.remediation.mode = mode;
+    // Dry-run neither reads nor writes on the worker: a reader of its own that nothing calls.
+    QosIo worker_io;
+    if (mode != RemediationMode::kOff) worker_io.reader = std::make_unique<FakeQos>();
     engine =
         std::make_unique<QosEngine>(qos_options, std::make_shared<const PolicySet>(DefaultPolicy()),
-                                    std::move(reader), nullptr);
+                                    std::move(reader), std::move(worker_io));
     sampler->AddStage(std::make_unique<QosStage>(engine.get(), std::move(storm)));
   }
 };
@@ -155,6 +158,22 @@ TEST(QosStage, PfcChangeFoundByTheStageInvalidatesTheEthtoolNames) {
   w.sampler->SampleOnce();
   EXPECT_EQ(w.ethtool->events, (std::vector<std::string>{"sample ens1f0np0", "sample ens1f1np1",
                                                          "invalidate ens1f1np1"}));
+}
+
+// Remediation runs on the engine's worker: the sample that posts a pass does not wait for it, a
+// later sample shows its outcome.
+TEST(QosStage, RemediationOutcomeReachesALaterSnapshot) {
+  World w(
+      250ms, [](const DeviceSnapshot&) { return StormGuard::kClear; }, RemediationMode::kDryRun);
+  w.qos->dcb["ens1f1np1"].pfc->enabled_mask = 0;
+  w.sampler->SampleOnce();
+  ASSERT_TRUE(w.engine->WaitForRemediationIdle(std::chrono::steady_clock::now() + 10s));
+  w.sampler->SampleOnce();
+  const DeviceSnapshot* d = w.sampler->Latest()->FindDevice("ens1f1np1");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->qos->remediation, RemediationState::kDryRun);
+  EXPECT_EQ(w.sampler->Latest()->FindDevice("ens1f0np0")->qos->remediation,
+            RemediationState::kInSync);
 }
 
 }  // namespace

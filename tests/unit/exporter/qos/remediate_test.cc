@@ -29,6 +29,7 @@ ObservedQos Good() { return qos_test::DefaultPolicyObservation(); }
 DeviceContext UpPf() {
   DeviceContext c;
   c.netdev = "sim0";
+  c.identity = "sim0";
   c.role = DeviceRole::kPf;
   c.oper_up = true;
   c.rdma_devices = {"mlx5_0"};
@@ -49,7 +50,9 @@ class FakeNic : public QosWriter {
   bool pfc_part_fails = false;
   std::vector<std::string> calls;
   int reads = 0;
-  std::function<void()> on_write;  // runs before each write (a kill point, a slow device)
+  std::function<void()> on_write;            // runs before each write (a kill point, a slow device)
+  std::function<void(QosState&)> after_pfc;  // what the driver does after a PFC change
+  std::vector<BufferState> buffers_sent;
 
   Result<void> SetDcb(const std::string& netdev, const DcbWrite& w) override {
     calls.push_back("set " + netdev + Parts(w));
@@ -60,6 +63,8 @@ class FakeNic : public QosWriter {
     if (w.ets) s.ets = w.ets;
     if (w.pfc && pfc_part_fails) return MakeError(EINVAL, "kernel rejected the write");
     if (w.pfc) s.pfc = w.pfc;
+    if (w.pfc && after_pfc) after_pfc(s);
+    if (w.buffer) buffers_sent.push_back(*w.buffer);
     if (w.buffer) s.buffer = w.buffer;
     for (const auto& app : w.apps) {
       if (mlx5_app_semantics)
@@ -572,9 +577,11 @@ TEST(Backoff, GiveUpEndsWhenTheDeviceIsFixedOrThePolicyChanges) {
 
   nic.state.dcb.value.pfc->enabled_mask = 0x08;  // a human fixed it
   EXPECT_EQ(StepOnce(r, nic, t0 + 5h), RemediationState::kInSync);
-  EXPECT_FALSE(r.Status("sim0")->gave_up);
+  EXPECT_TRUE(r.Status("sim0")->gave_up) << "one in-sync read proves nothing yet";
+  EXPECT_EQ(StepOnce(r, nic, t0 + 6h), RemediationState::kInSync);
+  EXPECT_FALSE(r.Status("sim0")->gave_up) << "fully in sync for stable_reset";
   nic.state.dcb.value.pfc->enabled_mask = 0;
-  EXPECT_EQ(StepOnce(r, nic, t0 + 6h), RemediationState::kActed);
+  EXPECT_EQ(StepOnce(r, nic, t0 + 6h + 1s), RemediationState::kActed);
 }
 
 TEST(Backoff, AttemptsStartOverAfterAStablePeriod) {
@@ -662,6 +669,7 @@ TEST(Writes, HostWideTcpEcnIsWrittenOncePerPass) {
   r.BeginPass();
   DeviceContext second = UpPf();
   second.netdev = "sim1";
+  second.identity = "sim1";
   StepOnce(r, nic, t0);
   nic.state.tcp_ecn = Observed<int>::Ok(0);  // as both devices saw it at the poll
   StepOnce(r, nic, t0, nullptr, second);
@@ -671,9 +679,10 @@ TEST(Writes, HostWideTcpEcnIsWrittenOncePerPass) {
   EXPECT_EQ(nic.calls.size(), 2u) << "the next pass may write it again";
 }
 
-// Guard: an apply cannot keep the sampler thread (which feeds the watchdog) busy past the
-// budget plus one write. The rest goes out at the next pass without costing an attempt.
-TEST(Writes, ApplyBudgetDefersTheRestWithoutCostingAnAttempt) {
+// Guard: an apply cannot keep its thread busy past the budget plus one write. The rest goes out
+// at a later pass; the attempt counts, since the PFC part (a link flap on mlx5) already went out:
+// an agent that undoes PFC between passes must not get it rewritten every pass.
+TEST(Writes, ApplyBudgetDefersTheRestAndTheAttemptCounts) {
   FakeNic nic;
   auto clock = Remediator::Clock::time_point(1h);
   nic.on_write = [&] { clock += 2s; };  // a slow device: two seconds a write
@@ -687,15 +696,41 @@ TEST(Writes, ApplyBudgetDefersTheRestWithoutCostingAnAttempt) {
   EXPECT_EQ(StepOnce(r, nic, t0, &records), RemediationState::kActed);
   EXPECT_EQ(nic.calls, (std::vector<std::string>{"set sim0 pfc=0x08"}));
   ASSERT_EQ(records.size(), 1u) << "the deferred tcp_ecn write is neither success nor failure";
-  EXPECT_EQ(r.Status("sim0")->attempts, 0);
+  EXPECT_EQ(r.Status("sim0")->attempts, 1) << "a write reached the device";
   DeviceContext second = UpPf();
   second.netdev = "sim1";
+  second.identity = "sim1";
   EXPECT_EQ(StepOnce(r, nic, t0, nullptr, second), RemediationState::kBackoff)
       << "the pass budget is spent: no read, no write for the next device";
   EXPECT_EQ(nic.calls.size(), 1u);
   r.BeginPass();
-  EXPECT_EQ(StepOnce(r, nic, t0 + 1s), RemediationState::kActed) << "no back-off wait";
+  EXPECT_EQ(StepOnce(r, nic, t0 + 1s), RemediationState::kBackoff) << "the back-off holds";
+  r.BeginPass();
+  EXPECT_EQ(StepOnce(r, nic, t0 + 31s), RemediationState::kActed);
   EXPECT_EQ(nic.calls.back(), "tcp_ecn 1");
+}
+
+// An agent that undoes PFC after every pass, with a budget that always cuts the apply short:
+// the writes are still bounded by max_attempts.
+TEST(Writes, AWriteCutShortByTheBudgetCannotBeRepeatedWithoutBound) {
+  FakeNic nic;
+  auto clock = Remediator::Clock::time_point(1h);
+  nic.on_write = [&] { clock += 2s; };
+  nic.state.tcp_ecn = Observed<int>::Ok(0);
+  RemediationOptions o = Enforce();
+  o.apply_budget = 1s;
+  o.max_attempts = 3;
+  o.base_backoff = 1s;
+  o.max_backoff = 1s;
+  Remediator r(o, &nic, nullptr, [&] { return clock; });
+  for (int pass = 0; pass < 50; ++pass) {
+    nic.state.dcb.value.pfc->enabled_mask = 0;  // the agent
+    nic.state.tcp_ecn = Observed<int>::Ok(0);
+    r.BeginPass();
+    StepOnce(r, nic, t0 + std::chrono::seconds(10 * pass));
+  }
+  EXPECT_EQ(std::count(nic.calls.begin(), nic.calls.end(), "set sim0 pfc=0x08"), 3);
+  EXPECT_TRUE(r.Status("sim0")->gave_up);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -758,7 +793,8 @@ TEST(StateFile, AStartAfterAKillMidApplySaysSoAndReplansFromAFreshRead) {
   {
     RemediationStore store(path);
     PersistedState before;
-    before["sim0"] = PersistedDevice{PolicyFingerprint(kPolicy), 1, false, std::nullopt, true};
+    before["sim0"] = PersistedDevice{
+        WrittenFieldsFingerprint(kPolicy), 1, false, std::nullopt, true, std::nullopt, ""};
     ASSERT_TRUE(store.Save(before).ok());
   }
   RemediationStore store(path);
@@ -778,15 +814,17 @@ TEST(StateFile, AStartAfterAKillMidApplySaysSoAndReplansFromAFreshRead) {
 TEST(StateFile, RoundTripsAndRejectsBadInput) {
   PersistedState state;
   state["ens1f0np0"] = PersistedDevice{
-      "abc123", 4, true, std::chrono::system_clock::time_point(std::chrono::seconds(1700000000)),
-      false};
-  state["we\"ird"] = PersistedDevice{"h", 0, false, std::nullopt, true};
+      "abc123", 4,
+      true,     std::chrono::system_clock::time_point(std::chrono::seconds(1700000000)),
+      false,    std::nullopt,
+      ""};
+  state["we\"ird"] = PersistedDevice{"h", 0, false, std::nullopt, true, std::nullopt, ""};
   auto parsed = ParseRemediationState(SerializeRemediationState(state), "f.json");
   ASSERT_TRUE(parsed.ok()) << parsed.error().message;
   EXPECT_EQ(*parsed, state);
   EXPECT_TRUE(ParseRemediationState(SerializeRemediationState({}), "f.json")->empty());
   for (const char* bad :
-       {"", "{", "[]", "{\"version\": 2, \"devices\": {}}", "{\"version\": 1}",
+       {"", "{", "[]", "{\"version\": 3, \"devices\": {}}", "{\"version\": 1}",
         "{\"version\": 1, \"devices\": []}",
         "{\"version\": 1, \"devices\": {\"a\": {\"attempts\": 1}}}",
         "{\"version\": 1, \"devices\": {\"a\": {\"policy_hash\": \"h\", \"attempts\": -1, "
@@ -801,20 +839,252 @@ TEST(StateFile, RoundTripsAndRejectsBadInput) {
   }
 }
 
-TEST(StateFile, ATruncatedFileStartsEmptyAndIsReplacedAtomically) {
+// Without its history enforce cannot keep the max-attempts promise: it observes for the rest of
+// the process and says why. The file is left for a human to look at.
+TEST(StateFile, AnUnreadableFileSuspendsEnforceInsteadOfStartingEmpty) {
   const std::string path = StatePath("truncated");
-  std::ofstream(path) << "{\"version\": 1, \"devices\": {\"sim0\": {\"policy_";
+  const std::string text = "{\"version\": 2, \"devices\": {\"sim0\": {\"policy_";
+  std::ofstream(path) << text;
   RemediationStore store(path);
   EXPECT_FALSE(store.Load().ok());
   FakeNic nic;
   nic.state.dcb.value.pfc->enabled_mask = 0;
-  Remediator r(Enforce(), &nic, &store);  // logs and starts empty
-  StepOnce(r, nic, t0);
-  auto loaded = store.Load();
-  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
-  EXPECT_EQ(loaded->at("sim0").attempts, 1);
-  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+  Remediator r(Enforce(), &nic, &store);
+  EXPECT_EQ(r.suspended_reason(), "state_unreadable");
+  EXPECT_EQ(StepOnce(r, nic, t0), RemediationState::kBlockedStateUnavailable);
+  EXPECT_TRUE(nic.calls.empty());
+  std::ifstream in(path);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), text);
   std::filesystem::remove(path);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fail closed: every way around max-attempts that a review found, each with its guard.
+
+// A device that gave up (max_attempts 1, writes never hold).
+struct GivenUp {
+  FakeNic nic;
+  Remediator r;
+  explicit GivenUp(RemediationStore* store = nullptr) : r(Options(), &nic, store) {
+    nic.ignore_writes = true;
+    nic.state.dcb.value.pfc->enabled_mask = 0;
+    StepOnce(r, nic, t0);
+    EXPECT_EQ(StepOnce(r, nic, t0 + 1h), RemediationState::kGaveUp);
+    nic.calls.clear();
+  }
+  static RemediationOptions Options() {
+    RemediationOptions o = Enforce();
+    o.max_attempts = 1;
+    return o;
+  }
+};
+
+TEST(FailClosed, GiveUpSurvivesTheDeviceVanishingAndComingBackUnderAnotherName) {
+  GivenUp g;
+  for (int minute = 1; minute <= 30; ++minute)  // a driver reload, a firmware reset loop
+    g.r.Retain({}, t0 + 1h + std::chrono::minutes(minute));
+  DeviceContext back = UpPf();
+  back.netdev = "sim7";  // renamed; same PCI function
+  EXPECT_EQ(StepOnce(g.r, g.nic, t0 + 2h, nullptr, back), RemediationState::kGaveUp);
+  EXPECT_TRUE(g.nic.calls.empty());
+}
+
+TEST(FailClosed, AVanishedDeviceIsForgottenOnlyAfterForgetAfter) {
+  GivenUp g;  // last seen at t0 + 1h
+  g.r.Retain({}, t0 + 1h + 59min);
+  ASSERT_NE(g.r.Status("sim0"), nullptr) << "kept for at least an hour";
+  g.r.Retain({"sim1"}, t0 + 2h + 1min);
+  EXPECT_EQ(g.r.Status("sim0"), nullptr);
+}
+
+TEST(FailClosed, GiveUpSurvivesARestartWhileTheDeviceIsAway) {
+  const std::string path = StatePath("away");
+  std::filesystem::remove(path);
+  {
+    RemediationStore store(path);
+    GivenUp g(&store);
+    g.r.Retain({}, t0 + 1h + 10min);  // the device missed passes; the file keeps its record
+  }
+  RemediationStore store(path);
+  FakeNic nic;
+  nic.state.dcb.value.pfc->enabled_mask = 0;
+  Remediator r(Enforce(), &nic, &store);
+  EXPECT_EQ(StepOnce(r, nic, t0 + 3h), RemediationState::kGaveUp);
+  EXPECT_TRUE(nic.calls.empty());
+  std::filesystem::remove(path);
+}
+
+TEST(FailClosed, AVersion1FileKeyedByNetdevStillHoldsTheGiveUp) {
+  const std::string path = StatePath("v1");
+  std::ofstream(path) << fmt::format(
+      "{{\"version\": 1, \"devices\": {{\"sim0\": {{\"policy_hash\": \"{}\", \"attempts\": 5, "
+      "\"gave_up\": true, \"next_allowed_unix\": null, \"apply_in_progress\": false}}}}}}",
+      WrittenFieldsFingerprint(kPolicy));
+  RemediationStore store(path);
+  FakeNic nic;
+  nic.state.dcb.value.pfc->enabled_mask = 0;
+  Remediator r(Enforce(), &nic, &store);
+  DeviceContext pci = UpPf();
+  pci.identity = "pci:0000:08:00.0";
+  EXPECT_EQ(StepOnce(r, nic, t0, nullptr, pci), RemediationState::kGaveUp);
+  EXPECT_TRUE(nic.calls.empty());
+  std::filesystem::remove(path);
+}
+
+TEST(FailClosed, EditingAnObserveOnlyFieldDoesNotResetGiveUp) {
+  GivenUp g;
+  QosPolicy edited = kPolicy;
+  edited.mtu = 9000;
+  edited.link_speed_min_mbps = 100000;
+  ObservedQos observed = g.nic.state;
+  EXPECT_EQ(
+      g.r.Step(UpPf(), edited, observed, EvaluateDrift(edited, observed), t0 + 2h, g.nic.Reader()),
+      RemediationState::kGaveUp);
+  EXPECT_TRUE(g.nic.calls.empty());
+  EXPECT_EQ(WrittenFieldsFingerprint(edited), WrittenFieldsFingerprint(kPolicy));
+  QosPolicy written = kPolicy;
+  written.pfc = 0x18;
+  EXPECT_NE(WrittenFieldsFingerprint(written), WrittenFieldsFingerprint(kPolicy));
+}
+
+TEST(FailClosed, AnAbsentFieldDoesNotEndGiveUp) {
+  GivenUp g;
+  g.nic.state.dcb.value.pfc->enabled_mask = 0x08;
+  for (int p = 0; p < kNumPriorities; ++p)  // the DCQCN sysfs is gone during a driver reload
+    g.nic.state.dcqcn.np_enabled[p] = Observed<bool>::Absent();
+  ASSERT_TRUE(EvaluateDrift(kPolicy, g.nic.state).InSync());
+  EXPECT_EQ(StepOnce(g.r, g.nic, t0 + 2h), RemediationState::kInSync);
+  EXPECT_EQ(StepOnce(g.r, g.nic, t0 + 5h), RemediationState::kInSync);
+  EXPECT_TRUE(g.r.Status("sim0")->gave_up) << "in sync with a field absent proves nothing";
+  g.nic.state = Good();
+  EXPECT_EQ(StepOnce(g.r, g.nic, t0 + 6h), RemediationState::kInSync);
+  EXPECT_TRUE(g.r.Status("sim0")->gave_up) << "fully in sync, but not for stable_reset yet";
+  EXPECT_EQ(StepOnce(g.r, g.nic, t0 + 7h), RemediationState::kInSync);
+  EXPECT_FALSE(g.r.Status("sim0")->gave_up);
+}
+
+TEST(FailClosed, AnUnresolvedPolicyWritesNothingAndKeepsTheGiveUp) {
+  GivenUp g;
+  DeviceContext unresolved = UpPf();
+  unresolved.policy_resolved = false;
+  QosPolicy fallback = kPolicy;  // the defaults a rdma_device rule could not be matched against
+  fallback.pfc = 0x18;
+  ObservedQos observed = g.nic.state;
+  EXPECT_EQ(g.r.Step(unresolved, fallback, observed, EvaluateDrift(fallback, observed), t0 + 3h,
+                     g.nic.Reader()),
+            RemediationState::kBlockedPolicyUnresolved);
+  EXPECT_TRUE(g.nic.calls.empty());
+  EXPECT_EQ(StepOnce(g.r, g.nic, t0 + 4h), RemediationState::kGaveUp)
+      << "the rule resolves again: same written fields, still given up";
+}
+
+TEST(FailClosed, AnUnwritableStateDirectorySuspendsEnforceAtStart) {
+  const std::string blocker = StatePath("blocker");
+  std::ofstream(blocker) << "a file where a directory should be";
+  RemediationStore store(blocker + "/sub/remediation.json");
+  FakeNic nic;
+  nic.state.dcb.value.pfc->enabled_mask = 0;
+  Remediator r(Enforce(), &nic, &store);
+  EXPECT_EQ(r.suspended_reason(), "state_unwritable");
+  EXPECT_EQ(StepOnce(r, nic, t0), RemediationState::kBlockedStateUnavailable);
+  EXPECT_TRUE(nic.calls.empty());
+  std::filesystem::remove(blocker);
+}
+
+TEST(FailClosed, AStateFileThatCannotBeSavedStopsTheWrites) {
+  const std::string path = StatePath("unsaveable");
+  std::filesystem::remove(path);
+  RemediationStore store(path);
+  FakeNic nic;
+  Remediator r(Enforce(), &nic, &store);
+  ASSERT_EQ(r.suspended_reason(), "") << "the start-up save worked";
+  ASSERT_TRUE(std::filesystem::exists(path)) << "written at start, before any device";
+  std::filesystem::create_directory(path + ".tmp");  // the next save fails
+  nic.state.dcb.value.pfc->enabled_mask = 0;
+  EXPECT_EQ(StepOnce(r, nic, t0), RemediationState::kBlockedStateUnavailable);
+  EXPECT_EQ(StepOnce(r, nic, t0 + 1h), RemediationState::kBlockedStateUnavailable);
+  EXPECT_TRUE(nic.calls.empty());
+  EXPECT_EQ(r.suspended_reason(), "state_unwritable");
+  std::filesystem::remove(path + ".tmp");
+  std::filesystem::remove(path);
+}
+
+TEST(FailClosed, ASymlinkPlantedAtTheTemporaryFileIsNotFollowed) {
+  const std::string path = StatePath("symlink");
+  const std::string victim = StatePath("victim");
+  std::ofstream(victim) << "keep";
+  std::filesystem::remove(path + ".tmp");
+  std::filesystem::create_symlink(victim, path + ".tmp");
+  RemediationStore store(path);
+  ASSERT_TRUE(store.Save(PersistedState{}).ok());
+  std::ifstream in(victim);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "keep");
+  EXPECT_TRUE(store.Load().ok());
+  std::filesystem::remove(victim);
+  std::filesystem::remove(path);
+}
+
+TEST(FailClosed, TheStateParserNeverThrowsAndClampsTimes) {
+  for (const char* bad :
+       {"{\"version\": 2, \"devices\": {[1]: {}}}", "{\"version\": [2], \"devices\": {}}",
+        "{\"version\": 2, \"devices\": {\"a\": {\"policy_hash\": [1], \"attempts\": 1, "
+        "\"gave_up\": false, \"apply_in_progress\": false}}}",
+        "{\"version\": 2, \"devices\": {\"a\": {\"policy_hash\": \"h\", \"attempts\": 1, "
+        "\"gave_up\": false, \"apply_in_progress\": false, \"next_allowed_unix\": {}}}}",
+        "{\"version\": 2, \"devices\": {\"a\": {\"policy_hash\": \"h\", \"attempts\": 1e99, "
+        "\"gave_up\": false, \"apply_in_progress\": false}}}",
+        "\xff\xfe{"}) {
+    Result<PersistedState> parsed = PersistedState{};
+    EXPECT_NO_THROW(parsed = ParseRemediationState(bad, "f.json")) << bad;
+    EXPECT_FALSE(parsed.ok()) << bad;
+  }
+  auto far = ParseRemediationState(
+      "{\"version\": 2, \"devices\": {\"sim0\": {\"policy_hash\": \"h\", \"attempts\": 1, "
+      "\"gave_up\": false, \"apply_in_progress\": false, \"next_allowed_unix\": 1e11}}}",
+      "f.json");
+  ASSERT_TRUE(far.ok()) << far.error().message;
+  EXPECT_EQ(std::chrono::duration<double>(far->at("sim0").next_allowed->time_since_epoch()).count(),
+            kMaxPersistedUnixSeconds);
+}
+
+TEST(FailClosed, ARestoredBackoffIsNeverLongerThanMaxBackoff) {
+  const std::string path = StatePath("farfuture");
+  PersistedState state;
+  state["sim0"] = PersistedDevice{WrittenFieldsFingerprint(kPolicy),
+                                  1,
+                                  false,
+                                  std::chrono::system_clock::time_point(std::chrono::seconds(
+                                      static_cast<int64_t>(kMaxPersistedUnixSeconds))),
+                                  false,
+                                  std::nullopt,
+                                  ""};
+  ASSERT_TRUE(RemediationStore(path).Save(state).ok());
+  RemediationStore store(path);
+  FakeNic nic;
+  nic.state.dcb.value.pfc->enabled_mask = 0;
+  RemediationOptions o = Enforce();
+  o.max_backoff = 600s;
+  Remediator r(o, &nic, &store);
+  EXPECT_EQ(StepOnce(r, nic, t0), RemediationState::kBackoff);
+  EXPECT_EQ(StepOnce(r, nic, t0 + 601s), RemediationState::kActed);
+  std::filesystem::remove(path);
+}
+
+TEST(FailClosed, TheBufferIsPlannedFromAReadTakenAfterThePfcChange) {
+  FakeNic nic;
+  QosPolicy policy = kPolicy;
+  policy.buffer = BufferPolicy{{0, 0, 0, 1, 1, 0, 0, 0}, std::nullopt};  // sizes unset
+  nic.state.dcb.value.pfc->enabled_mask = 0;
+  nic.after_pfc = [](QosState& s) { s.buffer->size = {98304, 163584, 0, 0, 0, 0, 0, 0}; };
+  Remediator r(Enforce(), &nic);
+  ObservedQos observed = nic.state;
+  EXPECT_EQ(r.Step(UpPf(), policy, observed, EvaluateDrift(policy, observed), t0, nic.Reader()),
+            RemediationState::kActed);
+  EXPECT_EQ(nic.calls, (std::vector<std::string>{"set sim0 pfc=0x08", "set sim0 buffer"}));
+  ASSERT_EQ(nic.buffers_sent.size(), 1u);
+  EXPECT_EQ(nic.buffers_sent[0].size, (std::array<uint32_t, 8>{98304, 163584, 0, 0, 0, 0, 0, 0}))
+      << "the sizes the PFC change left, not the ones read before it";
+  EXPECT_EQ(nic.buffers_sent[0].prio_buffer, policy.buffer->prio_buffer);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -255,6 +255,21 @@ TEST(RenderQos, InterruptedApplyAndEnforceHeldElsewhere) {
   EXPECT_EQ(Value(f, "roce_qos_remediation_enforce_held_elsewhere", {}), 1);
 }
 
+TEST(RenderQos, ApplyStuckOnlyWithRemediationOn) {
+  Snapshot s = QosSnapshot();
+  auto g = std::make_shared<QosGlobalState>(*s.qos);
+  g->remediation_mode = RemediationMode::kEnforce;
+  g->apply_stuck = true;
+  g->apply_stuck_total = 2;
+  s.qos = g;
+  Families f = RenderSnapshot(&s);
+  EXPECT_EQ(Value(f, "roce_qos_remediation_apply_stuck", {}), 1);
+  EXPECT_EQ(Value(f, "roce_qos_remediation_apply_stuck_total", {}), 2);
+  g->remediation_mode = RemediationMode::kOff;
+  f = RenderSnapshot(&s);
+  EXPECT_EQ(Find(f, "roce_qos_remediation_apply_stuck"), nullptr);
+}
+
 TEST(RenderQos, OffModeAndNoQosStageMeanNoSeries) {
   Snapshot s = QosSnapshot();
   auto q = std::make_shared<QosDeviceState>(*s.devices[0].qos);

@@ -219,6 +219,29 @@ TEST_F(DeriveStageTest, FailedReadKeepsTheLastSignals) {
   EXPECT_THAT(text, Not(HasSubstr("roce_pfc_pause_frames_total{netdev=\"ens1f0np0\"")));
 }
 
+std::string_view EvidenceOf(const Snapshot& snapshot, const std::string& netdev) {
+  for (const DeviceSnapshot& device : snapshot.devices) {
+    if (device.device && device.device->name == netdev && device.derived) {
+      return StormEvidenceName(device.derived->signals.storm_evidence);
+    }
+  }
+  return "no derived signals";
+}
+
+TEST_F(DeriveStageTest, FailedReadCannotVouchThatNoStormBegan) {
+  AddDevice("ens1f0np0", 2, false);
+  Sample();
+  Traffic("ens1f0np0", true);
+  EXPECT_EQ(EvidenceOf(*Sample(), "ens1f0np0"), "unknown") << "250 ms of history";
+  Traffic("ens1f0np0", true);
+  ASSERT_EQ(EvidenceOf(*Sample(), "ens1f0np0"), "clear") << "500 ms of history";
+  ethtool_->entries.at("ens1f0np0").error = MakeError(EBUSY, "ETHTOOL_GSTATS: busy");
+  EXPECT_EQ(EvidenceOf(*Sample(), "ens1f0np0"), "unknown");
+  ethtool_->entries.at("ens1f0np0").error.reset();
+  Traffic("ens1f0np0", true);
+  EXPECT_EQ(EvidenceOf(*Sample(), "ens1f0np0"), "clear") << "the longer interval was quiet";
+}
+
 TEST_F(DeriveStageTest, StringSetChangeIsOneDiscardedInterval) {
   AddDevice("ens1f0np0", 2, false);
   Sample();

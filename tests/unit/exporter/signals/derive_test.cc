@@ -98,6 +98,7 @@ class DeriveTest : public ::testing::Test {
     }
     return nullptr;
   }
+  std::string_view Evidence() { return StormEvidenceName(Device().storm_evidence); }
   bool Stormed(int prio, Direction direction) {
     const StormSignals* storm = Storm(Device(), prio, direction);
     return storm && storm->stormed;
@@ -601,6 +602,188 @@ TEST_F(DeriveTest, StormOutlivesDriverReloadOnlyIfStillStormed) {
   Idle(milliseconds(250), 3);    // 750 ms healthy >= 400 ms restoration
   EXPECT_FALSE(Stormed(3, kTx));
   EXPECT_EQ(Storm(Device(), 3, kTx)->episodes, 1u);
+}
+
+// Storm guard (docs/signals.md, "Storm guard"). Default storm config: detection 200 ms,
+// restoration 400 ms, so "clear" needs 400 ms of quiet history.
+
+TEST_F(DeriveTest, StormEvidenceIsUnknownUntilQuietHistorySpansTheRestorationTime) {
+  Feed();
+  EXPECT_EQ(Evidence(), "unknown") << "a baseline alone says nothing";
+  Idle(milliseconds(250));
+  EXPECT_EQ(Evidence(), "unknown");
+  Idle(milliseconds(149));
+  EXPECT_EQ(Evidence(), "unknown") << "399 ms of history";
+  Idle(milliseconds(1));
+  EXPECT_EQ(Evidence(), "clear") << "exactly 400 ms of history";
+  Idle(milliseconds(250), 4);
+  EXPECT_EQ(Evidence(), "clear");
+}
+
+TEST_F(DeriveTest, StormEvidenceSpanIsTheDetectionTimeWhenItIsLonger) {
+  DeriveConfig config;
+  config.storm = {0.8, milliseconds(600), milliseconds(300)};
+  Reset(config);
+  Feed();
+  Idle(milliseconds(300));
+  Idle(milliseconds(299));
+  EXPECT_EQ(Evidence(), "unknown") << "past the restoration time, short of the detection time";
+  Idle(milliseconds(1));
+  EXPECT_EQ(Evidence(), "clear");
+}
+
+TEST_F(DeriveTest, StormEvidenceFollowsADeclaredStormAndItsRestoration) {
+  Feed();
+  Idle(milliseconds(250), 2);
+  ASSERT_EQ(Evidence(), "clear");
+  port_.Advance(milliseconds(250));  // t = 750: paused throughout, rx prio 3 frozen
+  port_.Pause(kTx, 3, 1.0, milliseconds(250), 100);
+  Feed();
+  ASSERT_TRUE(Stormed(3, kTx));
+  EXPECT_EQ(Evidence(), "storm");
+  Idle(milliseconds(250));
+  EXPECT_EQ(Evidence(), "storm") << "250 ms clear < 400 ms restoration";
+  Idle(milliseconds(150));
+  EXPECT_FALSE(Stormed(3, kTx));
+  EXPECT_EQ(Evidence(), "clear") << "restored by the same 400 ms that make the history quiet";
+}
+
+TEST_F(DeriveTest, StormEvidenceIsStormWhileADetectionRunIsUnderWay) {
+  DeriveConfig config;
+  config.storm = {0.8, milliseconds(600), milliseconds(600)};
+  Reset(config);
+  Feed();
+  Idle(milliseconds(250), 3);
+  ASSERT_EQ(Evidence(), "clear");
+  port_.Advance(milliseconds(250));
+  port_.Pause(kTx, 3, 1.0, milliseconds(250), 100);
+  Feed();
+  EXPECT_FALSE(Stormed(3, kTx)) << "250 ms < 600 ms detection time";
+  EXPECT_EQ(Evidence(), "storm");
+  // The run breaks before the detection time: no storm, but the history now shows storm signs.
+  Idle(milliseconds(250));
+  EXPECT_FALSE(Stormed(3, kTx));
+  EXPECT_EQ(Evidence(), "unknown");
+  Idle(milliseconds(349));
+  EXPECT_EQ(Evidence(), "unknown") << "599 ms quiet since the condition";
+  Idle(milliseconds(1));
+  EXPECT_EQ(Evidence(), "clear");
+}
+
+TEST_F(DeriveTest, StormEvidenceWaitsForTheSampleThatDecidesASuspectedStorm) {
+  Feed();
+  Idle(milliseconds(250), 2);
+  ASSERT_EQ(Evidence(), "clear");
+  // 240 ms paused with traffic: not the condition, but possibly a storm that began in the
+  // interval; the deriver asked for the sample that decides it.
+  port_.Advance(milliseconds(250));
+  port_.Traffic();
+  port_.Pause(kRx, 3, 0.96, milliseconds(250), 2000);
+  Feed();
+  ASSERT_NE(deriver_->NextSampleDue(port_.sample().time), std::nullopt);
+  EXPECT_EQ(Evidence(), "unknown");
+  Idle(milliseconds(200));  // traffic moved: it was not a storm
+  EXPECT_EQ(Evidence(), "clear");
+}
+
+TEST_F(DeriveTest, StormEvidenceIsUnknownAfterACounterResetUntilHistoryRefills) {
+  Feed();
+  Idle(milliseconds(250), 2);
+  ASSERT_EQ(Evidence(), "clear");
+  port_.Advance(milliseconds(250));
+  port_.Traffic();
+  port_.Put(slot::PauseFrames(kRx, 3), 0);
+  Feed();
+  ASSERT_EQ(Device().discarded_intervals[static_cast<size_t>(DiscardReason::kCounterReset)], 1u);
+  EXPECT_EQ(Evidence(), "unknown");
+  Idle(milliseconds(250));
+  EXPECT_EQ(Evidence(), "unknown");
+  Idle(milliseconds(149));
+  EXPECT_EQ(Evidence(), "unknown");
+  Idle(milliseconds(1));
+  EXPECT_EQ(Evidence(), "clear") << "400 ms since the sample after the reset";
+}
+
+TEST_F(DeriveTest, StormEvidenceIsUnknownAfterADriverReloadOrAClockStep) {
+  Feed();
+  Idle(milliseconds(250), 2);
+  port_.Advance(milliseconds(250));
+  port_.sample().identity.ifindex = 42;
+  Feed();
+  EXPECT_EQ(Evidence(), "unknown") << "identity change";
+  Idle(milliseconds(400));
+  ASSERT_EQ(Evidence(), "clear");
+  Feed();  // same timestamp again
+  EXPECT_EQ(Evidence(), "unknown") << "time did not advance";
+}
+
+TEST_F(DeriveTest, StormEvidenceOfAReappearingDeviceStartsOver) {
+  Feed();
+  Idle(milliseconds(250), 2);
+  ASSERT_EQ(Evidence(), "clear");
+  deriver_->Forget("eth0");
+  port_.Advance(milliseconds(250));
+  Feed();
+  EXPECT_EQ(Evidence(), "unknown");
+}
+
+TEST_F(DeriveTest, StormEvidenceWithoutDurationCountersNeedsStillPauseFrames) {
+  for (Direction d : {kRx, kTx}) port_.Remove(slot::PauseDurationMicros(d, 3));
+  Feed();
+  Idle(milliseconds(250));
+  Idle(milliseconds(150));
+  EXPECT_EQ(Evidence(), "clear") << "400 ms without a pause frame";
+  port_.Advance(milliseconds(250));
+  port_.Traffic();
+  port_.Add(slot::PauseFrames(kRx, 3), 1);
+  Feed();
+  EXPECT_FALSE(Device().AnyStorm()) << "no duration counter: the storm verdict is never known";
+  EXPECT_EQ(Evidence(), "unknown");
+  Idle(milliseconds(250));
+  Idle(milliseconds(149));
+  EXPECT_EQ(Evidence(), "unknown");
+  Idle(milliseconds(1));
+  EXPECT_EQ(Evidence(), "clear");
+}
+
+TEST_F(DeriveTest, StormEvidenceIsUnknownWhileADurationCounterComesAndGoes) {
+  Feed();
+  Idle(milliseconds(250), 2);
+  ASSERT_EQ(Evidence(), "clear");
+  port_.Remove(slot::PauseDurationMicros(kRx, 3));
+  Idle(milliseconds(250));
+  EXPECT_EQ(Evidence(), "unknown") << "in only one sample: the interval cannot judge it";
+  Idle(milliseconds(400));
+  EXPECT_EQ(Evidence(), "clear") << "from then on pause frames decide";
+}
+
+TEST_F(DeriveTest, StormEvidenceWithoutPfcCountersNeedsASilentStallDetector) {
+  // PFC off on every priority: mlx5 has no per-priority pause counters, nothing can storm.
+  for (Direction d : {kRx, kTx}) {
+    port_.Remove(slot::PauseFrames(d, 3));
+    port_.Remove(slot::PauseDurationMicros(d, 3));
+  }
+  Feed();
+  Idle(milliseconds(400));
+  EXPECT_EQ(Evidence(), "clear");
+  port_.Advance(milliseconds(250));
+  port_.Traffic();
+  port_.Add(slot::kStormWarningEvents, 1);
+  Feed();
+  EXPECT_FALSE(Device().AnyStorm()) << "no lossless priority to attribute the event to";
+  EXPECT_EQ(Evidence(), "unknown");
+  Idle(milliseconds(400));
+  EXPECT_EQ(Evidence(), "clear");
+}
+
+TEST_F(DeriveTest, StormEvidenceNeverClearForALosslessPriorityWithoutCounters) {
+  port_.sample().lossless_prios = 0x18;  // priority 4 lossless, but no pause counter to watch
+  Feed();
+  Idle(milliseconds(250), 8);
+  EXPECT_EQ(Evidence(), "unknown");
+  port_.sample().lossless_prios = 0x08;
+  Idle(milliseconds(400));
+  EXPECT_EQ(Evidence(), "clear");
 }
 
 TEST(FillFromEthtoolTest, CopiesMappedCountersIntoSlots) {
