@@ -52,9 +52,12 @@ pfc3() { dcb pfc show dev "$sim" | sed -n 's/.* 3:\(o[nf]*\) .*/\1/p'; }
 pfc3_is() { [ "$(pfc3)" = "$1" ]; }
 np3() { cat /sys/class/net/"$sim"/ecn/roce_np/enable/3; }
 in_sync() { num_eq 1 "$(metric roce_qos_in_sync netdev="$sim")"; }
-in_progress() { grep -q "\"$sim\": {[^}]*\"apply_in_progress\": true" "$state" 2>/dev/null; }
+# The device's entry in the state file: keyed by its PCI identity with "netdev": "<name>" inside
+# (version 2), or by the netdev name (version 1).
+entry='("'"$sim"'": \{|"netdev": "'"$sim"'")'
+in_progress() { grep -Eq "${entry}[^}]*\"apply_in_progress\": true" "$state" 2>/dev/null; }
 # An attempt was counted and its apply ended (the count and the mark are saved together).
-done_apply() { grep -q "\"$sim\": {[^}]*\"attempts\": [1-9][^}]*\"apply_in_progress\": false" "$state" 2>/dev/null; }
+done_apply() { grep -Eq "${entry}[^}]*\"attempts\": [1-9][^}]*\"apply_in_progress\": false" "$state" 2>/dev/null; }
 count() { metric roce_qos_remediations_total netdev="$sim" field="$1" result="$2" || echo 0; }
 # Starts an enforcer without waiting for /-/ready: its first pass is the apply to interrupt.
 spawn() {

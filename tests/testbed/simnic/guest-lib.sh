@@ -30,3 +30,13 @@ simnic_dcb_event_seq() {
   tail -n 1 "$SIMNIC_DEBUGFS/$1/dcb_events" | awk '{ s = $1 } END { print s + 0 }'
 }
 simnic_last_dcb_event() { tail -n 1 "$SIMNIC_DEBUGFS/$1/dcb_events" | cut -d' ' -f2-; }
+# simnic_dcb_sets_after NETDEV SEQ: how many RTM_SETDCB notifications about NETDEV carry a sequence
+# number above SEQ (taken with simnic_dcb_event_seq; 0 right after a module load, which restarts
+# the numbering). Each DCB_CMD_IEEE_SET/IEEE_DEL a writer sends is one, even a failed one; control
+# file changes are none, so a scenario that changes state only through the control file and sysfs
+# counts exactly the writes of everything else. The module keeps the last 64 notifications of all
+# devices: read it before more than 64 can have come (a count of 0 is exact as long as no other
+# device was notified 64 times since, as NETDEV's latest one would still be listed).
+simnic_dcb_sets_after() {
+  awk -v s="$2" '$1 > s + 0 && $2 == "RTM_SETDCB" { n++ } END { print n + 0 }' "$SIMNIC_DEBUGFS/$1/dcb_events"
+}

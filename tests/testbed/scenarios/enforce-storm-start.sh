@@ -1,0 +1,112 @@
+# shellcheck shell=sh
+# An enforcer started in the middle of a PFC storm writes nothing until the storm is over
+# (docs/remediation.md, "No write during a storm"). The storm detector has no history right after a
+# start, so it cannot say "no storm" yet: the device is blocked_unknown_storm, then blocked_storm once
+# the storm is declared, and never written meanwhile.
+#  * simnic: a tx storm on priority 3 (stall prevention off, so it pauses until stopped), DSCP 26
+#    unmapped (`dcb app del`) and the RoCE ToS cleared: two fixes due, one DCB (the APP entry), one
+#    sysfs (tc/1/traffic_class);
+#  * the exporter's DCB writes are counted with simnic's dcb_events (every IEEE_SET/IEEE_DEL is an
+#    RTM_SETDCB notification with a global sequence number); the scenario's own `dcb` writes all
+#    come before the baseline sequence number, and nothing else writes DCB afterwards;
+#  * window: from the exporter's start until at least 6 s have passed AND it has published at least
+#    20 samples (roce_exporter_samples_total), every scrape must show blocked_unknown_storm or
+#    blocked_storm, and at the end 0 DCB writes, DSCP 26 still unmapped and the ToS still cleared;
+#  * then the storm stops and the fix arrives (DSCP 26 -> 3, ToS 106): its DCB writes all come
+#    after the stop.
+require exporter simnic
+sim=$(simnic_netdevs | sed -n 1p)
+ibdev=$(rdma_links | awk -v n="$sim" '$2 == n { split($1, a, "/"); print a[1]; exit }')
+[ -n "$ibdev" ] || fail "no RDMA device on $sim"
+tos_file=/sys/class/infiniband/$ibdev/tc/1/traffic_class
+window_s=6
+window_samples=20
+
+policy=$TESTBED_WORK/policy.yaml
+"$EXPORTER" policy show-default >"$policy" || fail "policy show-default failed"
+simnic_conform_default_policy "$sim" "$ibdev"
+
+dscp26() { dcb -N app show dev "$sim" | tr ' ' '\n' | sed -n 's/^26://p' | tr '\n' ' ' | sed 's/ $//'; }
+tos() { cat "$tos_file"; }
+uptime_s() { cut -d' ' -f1 /proc/uptime; }
+since() { awk -v t="$1" '{ printf "%.1f", $1 - t }' /proc/uptime; }
+# The remediation state whose series reads 1 (nothing if none does) in a saved scrape.
+state_in() {
+  _metric_lines "$1" | awk -v nd="$sim" "$_AWK_LABELS"'
+    $1 == "roce_qos_remediation_state" && L["netdev"] == nd && $NF + 0 == 1 { print L["state"] }'
+}
+
+# The firmware's stall prevention would end the pausing after 8 s and the detector would see the
+# storm restored on its own: off, the storm lasts until `storm stop`. Set before the storm starts
+# (its watermarks are taken at storm start).
+ethtool --set-tunable "$sim" pfc-prevention-tout 0 || fail "cannot turn PFC stall prevention off"
+simnic_ctl "$sim" "rate * 0; storm start 3 tx"
+assert_eq pausing "$(simnic_storm_phase "$sim" 3 tx)" "storm phase"
+dcb app del dev "$sim" dscp-prio 26:3 || fail "dcb app del 26:3"
+echo -1 >"$tos_file"
+assert_eq "" "$(dscp26)" "DSCP 26 unmapped"
+assert_eq "" "$(tos)" "ToS cleared"
+base=$(simnic_dcb_event_seq "$sim")
+log "storm on $sim prio 3 tx, DSCP 26 unmapped, ToS cleared; DCB notifications so far up to seq $base"
+
+t0=$(uptime_s)
+start_exporter --collector.device-include="^$sim\$" --config="$policy" --remediation=enforce \
+  --remediation.backoff=1s --qos.poll-interval=500ms \
+  --remediation.state-file="$TESTBED_WORK/remediation.json" \
+  --remediation.lock-file="$TESTBED_WORK/enforce.lock"
+
+# One observation per call (wait_for paces it): status 0 once the window is complete.
+n_scrapes=0
+n_unknown=0
+n_storm=0
+bad=
+samples=0
+window() {
+  scrape "$TESTBED_WORK/w.txt"
+  n_scrapes=$((n_scrapes + 1))
+  _st=$(state_in "$TESTBED_WORK/w.txt" | tr '\n' ' ' | sed 's/ $//')
+  case $_st in
+    blocked_unknown_storm) n_unknown=$((n_unknown + 1)) ;;
+    blocked_storm) n_storm=$((n_storm + 1)) ;;
+    *) bad="$bad ${_st:-none}@$(since "$t0")s" ;;
+  esac
+  samples=$(metric_from "$TESTBED_WORK/w.txt" roce_exporter_samples_total)
+  awk -v s="$samples" -v n=$window_samples -v t="$t0" -v w=$window_s '{ exit !(s + 0 >= n && $1 - t >= w) }' /proc/uptime
+}
+wait_for 60 window || log "the window did not complete within 60 s ($samples samples)"
+window_len=$(since "$t0")
+writes=$(simnic_dcb_sets_after "$sim" "$base")
+phase=$(simnic_storm_phase "$sim" 3 tx)
+log "window: ${window_len} s from the exporter's start, $samples samples, $n_scrapes scrapes:" \
+  "blocked_unknown_storm $n_unknown, blocked_storm $n_storm, other:${bad:- none}"
+echo "ENFORCE_STORM_START window_s=$window_len samples=$samples dcb_writes_during_storm=$writes"
+awk -v s="$samples" -v n=$window_samples 'BEGIN { exit !(s + 0 >= n) }' || fail "only $samples samples in the window"
+assert_eq pausing "$phase" "the storm ran through the window"
+exporter_alive
+assert_eq 0 "$writes" "exporter DCB writes during the storm ($(tail -n 3 "$SIMNIC_DEBUGFS/$sim/dcb_events" | tr '\n' ';'))"
+assert_eq "" "$(dscp26)" "DSCP 26 during the storm (written?)"
+assert_eq "" "$(tos)" "ToS during the storm (written?)"
+[ -z "$bad" ] || fail "states other than blocked_storm/blocked_unknown_storm during the storm:$bad"
+num_eq 1 "$(metric_from "$TESTBED_WORK/w.txt" roce_pfc_storm netdev="$sim" prio=3 direction=tx)" ||
+  fail "the exporter does not report the storm (roce_pfc_storm{prio=3,direction=tx})"
+assert_eq blocked_storm "$(state_in "$TESTBED_WORK/w.txt")" "state at the end of the window"
+
+# --- the storm ends: now the fix -------------------------------------------------------------------
+stop_seq=$(simnic_dcb_event_seq "$sim")
+t_stop=$(uptime_s)
+simnic_ctl "$sim" "storm stop all"
+fixed() { [ "$(dscp26)" = 3 ] && [ "$(tos)" = "Global tclass=106" ]; }
+wait_for 30 fixed || fail "not fixed within 30 s of the storm's end: DSCP 26 '$(dscp26)', ToS '$(tos)'"
+fix_after=$(since "$t_stop")
+in_sync() { num_eq 1 "$(metric roce_qos_in_sync netdev="$sim")"; }
+wait_for 10 in_sync || fail "not in sync after the fix"
+after=$(simnic_dcb_sets_after "$sim" "$stop_seq")
+total=$(simnic_dcb_sets_after "$sim" "$base")
+log "fixed ${fix_after} s after the storm stopped; exporter DCB writes after the stop: $after, in all: $total"
+echo "ENFORCE_STORM_START fixed_after_stop_s=$fix_after dcb_writes_after_stop=$after"
+assert_eq "$total" "$after" "every exporter DCB write came after the storm stopped"
+# One RTM_SETDCB: the APP entry (the DCB parts of one apply go out in one message; the ToS is sysfs).
+assert_eq 1 "$after" "exporter DCB writes for the fix"
+assert_num_eq 1 "$(metric roce_qos_remediations_total netdev="$sim" field=dscp_prio result=success)" "dscp_prio fixes"
+assert_num_eq 1 "$(metric roce_qos_remediations_total netdev="$sim" field=roce_tos result=success)" "roce_tos fixes"
+stop_exporter
