@@ -11,6 +11,7 @@
 #include <mutex>
 #include <thread>
 
+#include "tests/unit/support/forwarding_qos_port.h"
 #include "tests/unit/support/netns.h"
 
 namespace roceqos {
@@ -145,37 +146,7 @@ class FakeHost : public QosReader, public QosWriter {
 };
 
 // The remediation worker's own reader and writer: both reach the same fake host.
-class HostPort : public QosReader, public QosWriter {
- public:
-  explicit HostPort(FakeHost* host) : h_(host) {}
-  Observed<QosState> ReadDcb(const std::string& n) override { return h_->ReadDcb(n); }
-  DcqcnState ReadDcqcn(const std::string& n) override { return h_->ReadDcqcn(n); }
-  RoceTosState ReadRoceTos(const std::string& d, uint32_t p) override {
-    return h_->ReadRoceTos(d, p);
-  }
-  Observed<int> ReadTcpEcn() override { return h_->ReadTcpEcn(); }
-  Observed<uint16_t> ReadStormTimeout(const std::string& n) override {
-    return h_->ReadStormTimeout(n);
-  }
-  Result<void> SetDcb(const std::string& n, const DcbWrite& w) override { return h_->SetDcb(n, w); }
-  Result<void> DeleteDcbApps(const std::string& n, const std::vector<DcbApp>& a) override {
-    return h_->DeleteDcbApps(n, a);
-  }
-  Result<void> WriteDcqcn(const std::string& n, bool np, int p, bool e) override {
-    return h_->WriteDcqcn(n, np, p, e);
-  }
-  Result<void> WriteTcpEcn(int v) override { return h_->WriteTcpEcn(v); }
-  Result<void> WriteRoceTos(const std::string& d, uint32_t p, int t) override {
-    return h_->WriteRoceTos(d, p, t);
-  }
-  Result<void> WriteDcqcnParam(const std::string& n, bool np, const std::string& p,
-                               uint64_t v) override {
-    return h_->WriteDcqcnParam(n, np, p, v);
-  }
-
- private:
-  FakeHost* h_;
-};
+using HostPort = ForwardingQosPort<FakeHost>;
 
 // The engine owns its readers and writer; the test keeps a pointer to inspect the fake.
 struct Harness {
