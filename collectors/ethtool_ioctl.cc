@@ -67,7 +67,9 @@ Result<void> ReplayIoctl(std::string_view ifname, void* command, std::string_vie
     return MakeError(recorded->errnum, fmt::format("{} {}: {} (replayed)", op, ifname,
                                                    std::strerror(recorded->errnum)));
   }
-  std::memcpy(command, recorded->out.data(), std::min(size, recorded->out.size()));
+  // An empty record has a null data(): memcpy from null is undefined even for 0 bytes.
+  if (!recorded->out.empty())
+    std::memcpy(command, recorded->out.data(), std::min(size, recorded->out.size()));
   return {};
 }
 
