@@ -41,6 +41,13 @@ in_sync() { num_eq 1 "$(metric roce_qos_in_sync netdev="$1")"; }
 count() {  # netdev field result -> value or 0
   metric roce_qos_remediations_total netdev="$1" field="$2" result="$3" || echo 0
 }
+# The apply runs on its own thread: its counts reach /metrics with the snapshot after it, which
+# can be one later than the one that shows the device in sync. Waits for N, then shows them all.
+count_is() { num_eq "$4" "$(count "$1" "$2" "$3")"; }
+assert_count() {  # netdev field result n
+  wait_for 10 count_is "$@" ||
+    fail "$2 $3 count: expected $4, got $(count "$1" "$2" "$3"); $(grep "^roce_qos_remediations_total{netdev=\"$1\"" "$TESTBED_WORK/metric.$$" | tr '\n' ' ')"
+}
 
 # --- enforce -----------------------------------------------------------------------------------
 # Enforce needs --config (the embedded default is never enforced on its own): pass it explicitly.
@@ -55,7 +62,7 @@ wait_for 10 in_sync "$sim" || fail "$sim not in sync at start"
 dcb pfc set dev "$sim" prio-pfc 3:off
 wait_for 10 pfc3_is "$sim" on || fail "enforce did not turn PFC 3 back on (dcb says $(pfc3 "$sim"))"
 wait_for 10 in_sync "$sim" || fail "not in sync after the PFC fix"
-assert_num_eq 1 "$(count "$sim" pfc success)" "pfc success count"
+assert_count "$sim" pfc success 1
 grep -q "msg=\"remediation enforce\" netdev=$sim field=pfc action=\"pfc: \[\] -> \[3\]\" result=success" "$EXPORTER_LOG" || fail "no audit line for the PFC fix"
 grep -q "side_effect=\"the link flaps" "$EXPORTER_LOG" || fail "the link-flap side effect was not logged"
 
@@ -77,9 +84,9 @@ ecn_ok() {
 wait_for 10 ecn_ok || fail "enforce did not restore ECN enables / ToS: np3=$(cat /sys/class/net/"$sim"/ecn/roce_np/enable/3) rp3=$(cat /sys/class/net/"$sim"/ecn/roce_rp/enable/3) tos=$(cat /sys/class/infiniband/"$(ibdev_of "$sim")"/tc/1/traffic_class)"
 assert_eq 1 "$(cat /sys/class/net/"$sim"/ecn/roce_rp/enable/5)" "a priority the policy does not list is not switched off"
 wait_for 10 in_sync "$sim" || fail "not in sync after the sysfs fixes"
-assert_num_eq 1 "$(count "$sim" dcqcn_np success)" "dcqcn_np success"
-assert_num_eq 1 "$(count "$sim" dcqcn_rp success)" "dcqcn_rp success"
-assert_num_eq 1 "$(count "$sim" roce_tos success)" "roce_tos success"
+assert_count "$sim" dcqcn_np success 1
+assert_count "$sim" dcqcn_rp success 1
+assert_count "$sim" roce_tos success 1
 
 # CNP marking (ecn/roce_np): both files rewritten to the policy's 48 / 6.
 echo 26 >/sys/class/net/"$sim"/ecn/roce_np/cnp_dscp
@@ -90,8 +97,8 @@ cnp_ok() {
 }
 wait_for 10 cnp_ok || fail "enforce did not restore the CNP marking: dscp=$(cat /sys/class/net/"$sim"/ecn/roce_np/cnp_dscp) prio=$(cat /sys/class/net/"$sim"/ecn/roce_np/cnp_802p_prio)"
 wait_for 10 in_sync "$sim" || fail "not in sync after the CNP fix"
-assert_num_eq 1 "$(count "$sim" cnp_dscp success)" "cnp_dscp success"
-assert_num_eq 1 "$(count "$sim" cnp_802p_prio success)" "cnp_802p_prio success"
+assert_count "$sim" cnp_dscp success 1
+assert_count "$sim" cnp_802p_prio success 1
 grep -q "msg=\"remediation enforce\" netdev=$sim field=cnp_dscp action=\"cnp_dscp: ecn/roce_np/cnp_dscp=26 -> 48\" result=success" "$EXPORTER_LOG" || fail "no audit line for the CNP fix"
 
 # --- guardrails: a PFC storm defers the fix -------------------------------------------------------
@@ -215,7 +222,7 @@ start_exporter --config="$PWD/dcqcn-policy.yaml" --remediation=enforce --remedia
 ai_restored() { [ "$(cat "$rp"/rpg_ai_rate)" = 5 ]; }
 wait_for 10 ai_restored || fail "enforce did not restore rpg_ai_rate (now $(cat "$rp"/rpg_ai_rate))"
 wait_for 10 in_sync "$sim" || fail "not in sync after the DCQCN parameter fix"
-assert_num_eq 1 "$(count "$sim" dcqcn_params success)" "dcqcn_params success"
+assert_count "$sim" dcqcn_params success 1
 grep -q "msg=\"remediation enforce\" netdev=$sim field=dcqcn_params action=\"dcqcn_params: ecn/roce_rp/rpg_ai_rate=1 -> 5\" result=success" "$EXPORTER_LOG" || fail "no audit line for the parameter fix"
 exporter_alive
 stop_exporter

@@ -5,17 +5,18 @@
 #  * watchdog_harness (tests/tools/) plays systemd: NOTIFY_SOCKET, WATCHDOG_USEC=10 s (the shipped
 #    WatchdogSec=10s), SIGABRT to the exporter if no WATCHDOG=1 comes for 10 s;
 #  * simnic made slow once the exporter runs in sync: every DCB set sleeps write_latency_ms (2.5 s,
-#    RTNL held as the kernel holds it), every DCB query fw_qos_latency_us (0.25 s: one IEEE_GET
-#    makes four, 1 s under RTNL, on the sampler's own polls too; above 2 s the exporter's netlink
-#    receive timeout would fail the read and the scenario would test a read error instead), and an
-#    ecn enable write hangs for ecn_write_latency_ms (15 s: longer than the apply deadline and than
-#    WatchdogSec on its own, so a sampler that waited for it would be SIGABRTed);
+#    RTNL held as the kernel holds it), every DCB query fw_qos_latency_us (50 ms: one IEEE_GET
+#    makes four, 0.2 s under RTNL; at 0.25 s per query the guest's RTNL was held by back-to-back
+#    IEEE_GETs long enough to stall the sampler's own netlink reads for 19.6 s, the kernel's doing,
+#    not the apply's), and an ecn enable write hangs for ecn_write_latency_ms (15 s: longer than
+#    the apply deadline and than WatchdogSec on its own, so a sampler that waited for it would be
+#    SIGABRTed);
 #  * a drift made through the control file (no notification, no slow write by the scenario): PFC 3
 #    and DCQCN NP on priority 3 off: one apply of a fresh read, the PFC write, the ecn write and
 #    the verification read, about 20 s;
 #  * while the apply is held: the state is blocked_apply_stuck, and roce_exporter_samples_total keeps
 #    rising (at least 2 more samples published within one uninterrupted run of scrapes that all say
-#    the apply is stuck: the slow DCB queries make the sampler's own polls take 1 s and more);
+#    the apply is stuck);
 #  * the apply completes (dcb and sysfs read the policy's values, in sync), no watchdog expiry, the
 #    longest gap between keepalives stays under 10 s (printed as REMEDIATION_DEADLINE max_gap_ms).
 require exporter simnic
@@ -31,7 +32,7 @@ fi
 ibdev=$(rdma_links | awk -v n="$sim" '$2 == n { split($1, a, "/"); print a[1]; exit }')
 write_ms=2500
 ecn_write_ms=15000
-query_us=250000
+query_us=50000
 watchdog_usec=10000000
 stuck_samples=2
 
@@ -84,12 +85,22 @@ log "drift made (PFC 3 and DCQCN NP 3 off); DCB writes ${write_ms} ms, ecn write
 stuck_at=
 stuck_seen=0
 last_seen=
+last_change=$t0
+dumped=
 held() {
   hscrape "$TESTBED_WORK/h.txt"
   _s=$(metric_from "$TESTBED_WORK/h.txt" roce_exporter_samples_total)
   _st=$(state_in "$TESTBED_WORK/h.txt")
-  [ "$_s $_st" = "$last_seen" ] || log "t+$(since "$t0") s: sample $_s, state ${_st:-none}"
-  last_seen="$_s $_st"
+  if [ "$_s $_st" != "$last_seen" ]; then
+    log "t+$(since "$t0") s: sample $_s, state ${_st:-none}"
+    last_seen="$_s $_st"
+    last_change=$(cut -d' ' -f1 /proc/uptime)
+  elif [ -z "$dumped" ] && awk -v t="$last_change" '{ exit !($1 - t > 5) }' /proc/uptime; then
+    dumped=1 # no sample for 5 s: where the exporter's threads wait, for the report
+    for _t in /proc/"$(cut -d' ' -f1 /proc/"$harness"/task/"$harness"/children 2>/dev/null)"/task/*; do
+      log "no sample for 5 s: thread $(cat "$_t"/comm 2>/dev/null) state $(awk '{ print $3 }' "$_t"/stat 2>/dev/null) wchan $(cat "$_t"/wchan 2>/dev/null) $(tr '\n' ' ' <"$_t"/stack 2>/dev/null | cut -c1-300)"
+    done
+  fi
   if [ "$_st" != blocked_apply_stuck ]; then
     stuck_at= # the samples must come within one stuck episode
     return 1
