@@ -186,12 +186,15 @@ substitute() {
   e=${e//\$\{__range\}/${range_s}s}
   e=${e//\$topn/10}
   declare -A sample=([cluster]=prod [job]=roce-qos-exporter [node]=gpu-node-01 [netdev]=ens1f0np0 [prio]=3 [window]=1m)
+  # One sed for every variable: this runs for each expression of each pass.
+  local -a script=()
   for v in cluster job node netdev prio window; do
     local value=${sample[$v]}
     [[ "$mode" == e2e ]] && value=${override[$v]:-.*}
     # Whole names only: $netdevs must stay unknown rather than become "ens1f0np0s".
-    e=$(sed -E -e "s/\\\$\\{$v\\}/$value/g" -e "s/\\\$$v([^A-Za-z0-9_]|\$)/$value\\1/g" <<<"$e")
+    script+=(-e "s/\\\$\\{$v\\}/$value/g" -e "s/\\\$$v([^A-Za-z0-9_]|\$)/$value\\1/g")
   done
+  e=$(sed -E "${script[@]}" <<<"$e")
   printf '%s' "$e"
 }
 
@@ -290,20 +293,25 @@ if [[ -n "$prometheus" ]]; then
         --data-urlencode "start=$start_ts" --data-urlencode "end=$end_ts" --data-urlencode "step=$interval_s")
     fi
     where="e2e $dash / $kind $panel $ref"
-    if [[ "$(jq -r '.status // "no JSON"' <<<"$resp" 2>/dev/null)" != success ]]; then
+    # One jq per answer (this loop runs for every query of every pass): status, warnings, series
+    # count and peak value.
+    summary=$(jq -r '[(.status // "no JSON"), (.warnings // [] | length),
+      (.data.result // [] | length),
+      ([.data.result[]? | (.values // [.value])[] | .[1] | tonumber] | max)] | @tsv' \
+      <<<"$resp" 2>/dev/null) || summary="no JSON"
+    IFS=$'\t' read -r status warnings series peak <<<"$summary"
+    if [[ "$status" != success ]]; then
       fail "$where: $(jq -r '.error // .' <<<"$resp" 2>/dev/null || echo "$resp")"$'\n'"  $e"
       continue
-    elif [[ "$(jq '.warnings // [] | length' <<<"$resp")" != 0 ]]; then
+    elif [[ "$warnings" != 0 ]]; then
       fail "$where: warnings $(jq -c .warnings <<<"$resp")"
       continue
     fi
-    series=$(jq '.data.result | length' <<<"$resp")
     if ((series == 0)); then
       fail "$where: no data"$'\n'"  $e"
       continue
     fi
     with_data=$((with_data + 1))
-    peak=$(jq '[.data.result[] | (.values // [.value])[] | .[1] | tonumber] | max' <<<"$resp")
     if [[ "$dash / $panel $ref" =~ $expect_activity ]]; then
       if jq -e "$peak > 0" <<<null >/dev/null; then
         active=$((active + 1))
