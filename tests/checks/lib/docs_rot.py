@@ -180,7 +180,7 @@ def sentences(text):
 # not exist on the device) to drift must say that it is not.
 ABSENT_RE = re.compile(r"\babsent\b|source (?:does not exist|is missing)", re.I)
 DRIFT_RE = re.compile(r"\bdrift\b|RoceQosDrift|roce_qos_drift\b")
-NEGATION_RE = re.compile(r"\b(?:not|never|neither|nor|no drift|no series|instead of)\b", re.I)
+NEGATION_RE = re.compile(r"\b(?:not|never|neither|nor|no|instead of)\b", re.I)
 
 
 def check_absent_drift(repo, problems):
