@@ -146,7 +146,7 @@ def check_paths(repo, problems):
         for lineno, line in enumerate(path.read_text().splitlines(), 1):
             where = f"{path.relative_to(repo)}:{lineno}"
             for m in PATH_RE.finditer(line):
-                ref = re.sub(r"(:\d+(-\d+)?)?[.,:;]*$", "", m.group(0))  # :line, sentence punctuation
+                ref = re.sub(r"[.,;]+$", "", m.group(0))  # sentence punctuation
                 quoted = m.start() > 0 and line[m.start() - 1] == "`"
                 # In prose only a file name (with an extension) counts: "file tests/x of another
                 # repository" is not a path of this one.
@@ -198,6 +198,8 @@ def check_absent_drift(repo, problems):
                     problems.append(f"{path.relative_to(repo)}: says an absent source is drift "
                                     f"(it is roce_qos_observed_absent, never drift): {sentence[:160]}")
     return seen
+
+
 # A PromQL selector with its label matchers: name{label="value", ...}.
 SELECTOR_RE = re.compile(r"(?<![\w:])(roce_[a-z0-9_]+)\{([^}]*)\}")
 MATCHER_RE = re.compile(r'(\w+)\s*=\s*"([^"]*)"')
