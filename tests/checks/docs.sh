@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Docs that cannot rot (docs/contributing.md): flags, policy examples and metric names in README.md,
-# docs/, runbooks, alerts and dashboards exist (tests/checks/lib/docs_rot.py), and every README block
-# marked `<!-- docs-check: run -->` runs to exit 0 in a private network namespace holding veth0 and
-# veth1, with the built exporter on PATH.
+# Docs that cannot rot (docs/contributing.md): flags, policy examples, metric names, repository
+# paths and links in README.md, docs/, runbooks, alerts and dashboards exist, and no doc contradicts
+# the tool in the ways docs_rot.py can see (an absent source called drift, a runbook query the lean
+# profile drops, "no state on disk" without the mode) (tests/checks/lib/docs_rot.py; a scratch tree
+# with one planted instance of each proves it reports them), and every README block marked
+# `<!-- docs-check: run -->` runs to exit 0 in a private network namespace holding veth0 and veth1,
+# with the built exporter on PATH.
 set -uo pipefail
 source "$(dirname "$0")/lib/common.bash"
 exe=$(exporter_binary) || exit 1
@@ -13,6 +16,31 @@ if out=$(python3 "$root/tests/checks/lib/docs_rot.py" "$root" "$exe"); then
 else
   fail "documentation refers to things that do not exist:"$'\n'"$out"
 fi
+
+# The checker reports each kind of contradiction (a passing run above means something).
+planted=$(mktemp -d)
+mkdir -p "$planted/docs/runbooks" "$planted/alerts" "$planted/deploy/prometheus"
+cp "$root/deploy/prometheus/lean-metric-relabel.yaml" "$planted/deploy/prometheus/"
+printf '# x\n' >"$planted/README.md"
+printf 'Tested in `tests/recording_test.yaml`.\n' >"$planted/alerts/README.md"
+printf '# RoceQosX\n\n**Fires when** `roce_qos_drift == 1` (or a field whose source is absent).\n\n%s\n\n%s\n' \
+  'Read `roce_pfc_paused_ratio{window="15s"}` and see docs/nowhere.md or [policy](../gone.md).' \
+  '- **Absent counts as drift, unreadable does not.**' >"$planted/docs/runbooks/RoceQosX.md"
+printf 'The exporter keeps no state on disk: an upgrade is a restart.\n' >"$planted/docs/operations.md"
+python3 "$root/tests/checks/lib/docs_rot.py" "$planted" "$exe" >"$planted/out.log" 2>&1
+for expected in "alerts/README.md:1: tests/recording_test.yaml does not exist" \
+  "RoceQosX.md:5: docs/nowhere.md does not exist" "RoceQosX.md:5: link ../gone.md does not resolve" \
+  "RoceQosX.md: says an absent source is drift (it is roce_qos_observed_absent, never drift): **Fires" \
+  "RoceQosX.md: says an absent source is drift (it is roce_qos_observed_absent, never drift): - **Absent" \
+  'RoceQosX.md:5: roce_pfc_paused_ratio{window="15s"} is dropped by the lean profile' \
+  "docs/operations.md: claims no state on disk without naming the mode"; do
+  if grep -qF -- "$expected" "$planted/out.log"; then
+    pass "docs_rot reports: $expected"
+  else
+    fail "docs_rot did not report: $expected"$'\n'"$(cat "$planted/out.log")"
+  fi
+done
+rm -rf "$planted"
 
 work=$(mktemp -d)
 ns=docs-check-$$

@@ -8,14 +8,23 @@ Usage: docs_rot.py REPO EXPORTER   Prints one line per problem, then a summary; 
    level) is accepted by `EXPORTER check --config` (exit 2 with "invalid policy" = rejected);
  - every roce_* metric name in README.md, docs/, runbooks, alerts/ and dashboards/ is in the
    catalogue (`EXPORTER --print-metrics-doc`), histogram/summary suffixes allowed;
- - every repository path in backquotes in README.md, docs/ and the READMEs under tests/ exists
-   (a file moved by a refactoring leaves no dangling reference).
+ - every repository path in README.md, docs/ (runbooks included), alerts/README.md and the
+   READMEs under tests/ exists, backquoted or in prose, and every relative Markdown link resolves
+   (a file moved by a refactoring leaves no dangling reference);
+ - no runbook or doc says a field whose source is absent fires drift (the QoS engine reports it as
+   roce_qos_observed_absent, never roce_qos_drift; docs/policy.md "Absent is not drift");
+ - every PromQL selector in a runbook survives the lean scrape profile
+   (deploy/prometheus/lean-metric-relabel.yaml): a runbook must work on both profiles;
+ - no doc says the exporter keeps no state on disk without naming the mode, while --help offers
+   --remediation.state-file (enforce keeps one).
 """
 import pathlib
 import re
 import subprocess
 import sys
 import tempfile
+
+import yaml
 
 # The exporter's own flag namespaces; other tools' flags (mlnx_qos --trust, cmake --install, ...)
 # are outside them, so a flag here that --help lacks is a documentation bug.
@@ -114,25 +123,127 @@ def check_metrics(repo, exporter, problems):
     return seen
 
 
-# A backquoted repository path: starts at a top-level folder of the tree; placeholders (<x>, *, $,
-# {a,b}, ...) make it a pattern, not a path.
-PATH_RE = re.compile(r"`((?:collectors|exporter|tests|docs|scripts|deploy|alerts|dashboards|bench|fuzz|"
-                     r"packaging)/[\w./+-]*)(?::\d+(?:-\d+)?)?`")
+# A repository path, backquoted or in prose: starts at a top-level folder of the tree (not after
+# "/", ".", a word character or "-": URLs, absolute and relative paths are something else);
+# placeholders (<x>, *, $, {a,b}, ...) make it a pattern, not a path.
+TOP_DIRS = r"(?:collectors|exporter|tests|docs|scripts|deploy|alerts|dashboards|bench|fuzz|packaging)"
+PATH_RE = re.compile(rf"(?<![\w./~-]){TOP_DIRS}/[\w./+<>*${{}}-]*")
 PLACEHOLDER_RE = re.compile(r"[<>*${}]|\.\.\.|\b[A-Z]{2,}\b")
+# A Markdown link or image target: ](target) or ](target "title").
+LINK_RE = re.compile(r"\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+PATH_DOCS = ("README.md", "docs/**/*.md", "tests/**/README.md", "alerts/README.md")
+
+
+def path_exists(repo, ref):
+    target = repo / ref.rstrip("/")
+    # A program of the build tree is named by its path there: its source is the file.
+    return target.exists() or target.with_name(target.name + ".cc").exists()
 
 
 def check_paths(repo, problems):
     seen = 0
-    for path in doc_files(repo, "README.md", "docs/**/*.md", "tests/**/README.md"):
+    for path in doc_files(repo, *PATH_DOCS):
         for lineno, line in enumerate(path.read_text().splitlines(), 1):
-            for ref in PATH_RE.findall(line):
-                if PLACEHOLDER_RE.search(ref):
+            where = f"{path.relative_to(repo)}:{lineno}"
+            for m in PATH_RE.finditer(line):
+                ref = re.sub(r"[.,;]+$", "", m.group(0))  # sentence punctuation
+                quoted = m.start() > 0 and line[m.start() - 1] == "`"
+                # In prose only a file name (with an extension) counts: "file tests/x of another
+                # repository" is not a path of this one.
+                if PLACEHOLDER_RE.search(ref) or not (quoted or re.search(r"\.\w+$", ref)):
                     continue
                 seen += 1
-                target = repo / ref.rstrip("/")
-                # A program of the build tree is named by its path there: its source is the file.
-                if not (target.exists() or target.with_name(target.name + ".cc").exists()):
-                    problems.append(f"{path.relative_to(repo)}:{lineno}: {ref} does not exist")
+                if not path_exists(repo, ref):
+                    problems.append(f"{where}: {ref} does not exist")
+            for link in LINK_RE.findall(line):
+                target = link.split("#", 1)[0]
+                if not target or re.match(r"^[a-z][a-z0-9+.-]*:", target) or PLACEHOLDER_RE.search(target):
+                    continue  # an anchor in the same file, a URL (https:, mailto:), a pattern
+                seen += 1
+                if not (path.parent / target).exists():
+                    problems.append(f"{where}: link {link} does not resolve")
+    return seen
+
+
+def sentences(text):
+    """Sentences of a Markdown file, fenced code blocks left out; line breaks inside a paragraph
+    joined, a blank line ends a sentence."""
+    text = re.sub(r"^```.*?^```", "", text, flags=re.M | re.S)
+    # A list item, a table row and a heading start a new sentence, as a blank line does.
+    for paragraph in re.split(r"\n\s*\n|\n(?=\s*(?:[*+-]|\d+\.|\||#+) )", text):
+        flat = " ".join(paragraph.split())
+        # A period ends a sentence only before a space and a capital or a backquote.
+        yield from re.split(r"(?<=[.!?])\s+(?=[A-Z`*])", flat)
+
+
+# An absent source is not drift (docs/policy.md). A sentence tying "absent" (or a source that does
+# not exist on the device) to drift must say that it is not.
+ABSENT_RE = re.compile(r"\babsent\b|source (?:does not exist|is missing)", re.I)
+DRIFT_RE = re.compile(r"\bdrift\b|RoceQosDrift|roce_qos_drift\b")
+NEGATION_RE = re.compile(r"\b(?:not|never|neither|nor|no|instead of)\b", re.I)
+
+
+def check_absent_drift(repo, problems):
+    seen = 0
+    for path in doc_files(repo, "README.md", "docs/**/*.md", "alerts/README.md"):
+        for sentence in sentences(path.read_text()):
+            if ABSENT_RE.search(sentence) and DRIFT_RE.search(sentence):
+                seen += 1
+                # A negation elsewhere in the sentence does not excuse a clause that ties the two
+                # ("absent counts as drift, unreadable does not").
+                clauses = re.split(r"[,;:()]", sentence)
+                affirmed = any(ABSENT_RE.search(c) and DRIFT_RE.search(c) and not NEGATION_RE.search(c)
+                               for c in clauses)
+                if affirmed or not NEGATION_RE.search(sentence):
+                    problems.append(f"{path.relative_to(repo)}: says an absent source is drift "
+                                    f"(it is roce_qos_observed_absent, never drift): {sentence[:160]}")
+    return seen
+
+
+# A PromQL selector with its label matchers: name{label="value", ...}.
+SELECTOR_RE = re.compile(r"(?<![\w:])(roce_[a-z0-9_]+)\{([^}]*)\}")
+MATCHER_RE = re.compile(r'(\w+)\s*=\s*"([^"]*)"')
+
+
+def lean_drop_rules(repo):
+    rules = yaml.safe_load((repo / "deploy/prometheus/lean-metric-relabel.yaml").read_text())
+    return [(r["source_labels"], re.compile(r["regex"])) for r in rules if r.get("action") == "drop"]
+
+
+def check_lean_safe(repo, problems):
+    """A runbook query the lean profile drops returns nothing on a lean fleet. Only what a selector
+    states is judged: a label it leaves open (or a placeholder such as prio="<p>") is not."""
+    drops = lean_drop_rules(repo)
+    seen = 0
+    for path in doc_files(repo, "docs/runbooks/*.md"):
+        for lineno, line in enumerate(path.read_text().splitlines(), 1):
+            for name, matchers in SELECTOR_RE.findall(line):
+                seen += 1
+                labels = {"__name__": name, **dict(MATCHER_RE.findall(matchers))}
+                for source_labels, regex in drops:
+                    if all(l in labels for l in source_labels) and regex.fullmatch(
+                            ";".join(labels[l] for l in source_labels)):
+                        problems.append(f"{path.relative_to(repo)}:{lineno}: {name}{{{matchers}}} is dropped "
+                                        f"by the lean profile (deploy/prometheus/lean-metric-relabel.yaml)")
+    return seen
+
+
+# "No state on disk" is true of observe and dry-run only: enforce keeps --remediation.state-file.
+STATELESS_RE = re.compile(r"\b(?:no state on disk|stateless|keeps no state)\b", re.I)
+MODE_RE = re.compile(r"\b(?:observe|dry-run|enforce)\b", re.I)
+
+
+def check_state_claims(repo, exporter, problems):
+    if "--remediation.state-file" not in help_flags(exporter):
+        return 0
+    seen = 0
+    for path in doc_files(repo, "README.md", "docs/**/*.md", "alerts/README.md", "tests/**/README.md"):
+        for sentence in sentences(path.read_text()):
+            if STATELESS_RE.search(sentence):
+                seen += 1
+                if not MODE_RE.search(sentence):
+                    problems.append(f"{path.relative_to(repo)}: claims no state on disk without naming the mode "
+                                    f"(enforce keeps --remediation.state-file): {sentence[:160]}")
     return seen
 
 
@@ -143,10 +254,14 @@ def main():
     policies = check_policies(repo, exporter, problems)
     metrics = check_metrics(repo, exporter, problems)
     paths = check_paths(repo, problems)
+    absent = check_absent_drift(repo, problems)
+    lean = check_lean_safe(repo, problems)
+    state = check_state_claims(repo, exporter, problems)
     for p in problems:
         print(p)
     print(f"docs: {flags} flags, {policies} policy examples, {metrics} metric mentions, "
-          f"{paths} repository paths checked; {len(problems)} problem(s)")
+          f"{paths} repository paths and links, {absent} absent/drift sentences, {lean} runbook "
+          f"selectors (lean profile), {state} state claims checked; {len(problems)} problem(s)")
     return 1 if problems else 0
 
 

@@ -42,6 +42,9 @@ for node in NODES:
     for source in ("ethtool", "dcb", "rdma"):
         add("roce_exporter_collect_duration_seconds", "gauge", "roce_exporter_collect_duration_seconds", {**inst, "source": source}, lambda t: 0.002)
     add("roce_exporter_collect_errors", "counter", "roce_exporter_collect_errors_total", {**inst, "source": "rdma", "reason": "busy"}, lambda t: t // 600)
+    # Optics readable on gpu-node-01; gpu-node-02's module EEPROM reads are refused (no CAP_NET_ADMIN).
+    add("roce_exporter_transceiver_permission_denied", "gauge", "roce_exporter_transceiver_permission_denied", inst,
+        lambda t, n=node: 1 if n == "gpu-node-02" else 0)
     for netdev, dev, pci in PORTS:
         nd = {**inst, "netdev": netdev}
         add("roce_netdev", "info", "roce_netdev_info", {**nd, "driver": "mlx5_core", "pci": pci, "role": "pf", "state": "up", "master": ""}, lambda t: 1)
