@@ -61,6 +61,19 @@ kustomize() {
 }
 kustomize base "$k8s_dir/base"
 kustomize example "$k8s_dir/examples/site"
+# README's quick start turns examples/site to enforce mode with one sed: run it on a copy.
+tree=$out/tree/deploy/kubernetes
+mkdir -p "$tree/examples/site"
+ln -s "$k8s_dir/base" "$tree/base"
+ln -s "$k8s_dir/components" "$tree/components"
+cp "$k8s_dir/examples/site/kustomization.yaml" "$tree/examples/site/"
+readme_sed=$(grep -m1 -E "^sed -i '.*components/enforce" "$root/README.md" || true)
+if [[ -n "$readme_sed" ]] && (cd "$out/tree" && bash -c "$readme_sed") &&
+  ! cmp -s "$k8s_dir/examples/site/kustomization.yaml" "$tree/examples/site/kustomization.yaml"; then
+  kustomize example-enforce "$tree/examples/site"
+else
+  fail "README.md: no 'sed -i ... components/enforce' line that changes examples/site ($readme_sed)"
+fi
 
 # Site overlays the way a site repository has them: deploy/ linked beside them. build_site NAME
 # COMPONENTS [EXTRA]: base + the components (names under components/, space-separated) + EXTRA
@@ -146,7 +159,7 @@ images_are base "roce-qos-exporter:$version"
 images_are lean-enforce "roce-qos-exporter:$version"
 for name in site-observe site-kp-enforce site-all; do images_are "$name" "$custom_image"; done
 # examples/site and the docs' examples are applied as they are: each must set a qualified image.
-for name in example "${docs_sites[@]}"; do
+for name in example example-enforce "${docs_sites[@]}"; do
   docs_image=$(jq -r '.[] | select(.kind == "DaemonSet") | .spec.template.spec.containers[] | select(.name == "exporter") | .image' \
     "$out/$name.objects.json" 2>/dev/null || true)
   [[ "$docs_image" == roce-qos-exporter* ]] && fail "$name: the example does not set the image ($docs_image)"
@@ -378,7 +391,7 @@ state_dir=/var/lib/$(sed -n 's/^StateDirectory=//p' "$enforce_conf")
 [[ "$run_dir" == /run/roce-qos-exporter && "$state_dir" == /var/lib/roce-qos-exporter ]] &&
   pass "enforce.conf: RuntimeDirectory $run_dir, StateDirectory $state_dir" ||
   fail "enforce.conf: RuntimeDirectory/StateDirectory moved ($run_dir, $state_dir): update components/enforce and this check"
-for name in enforce lean-enforce site-all; do
+for name in enforce lean-enforce site-all example-enforce; do
   f=$out/$name.objects.json
   assert "$name: exporter adds exactly NET_ADMIN and --remediation=enforce once" "$f" \
     "[$exporter | (.securityContext.capabilities.add == [\"NET_ADMIN\"]), ([.args[] | select(startswith(\"--remediation\"))] == [\"--remediation=enforce\"])] | all"
