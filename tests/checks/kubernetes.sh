@@ -43,24 +43,38 @@ else
   fail "deploy/kubernetes/generate --check"
 fi
 
-# --- 1. Build. kustomize NAME DIR: builds DIR into $out/NAME.yaml; any output on stderr (kustomize
-# prints "# Warning: 'bases' is deprecated ..." there) fails the check.
-kustomize() {
+# --- 1. Build. render NAME DIR starts building DIR into $out/NAME.yaml (up to 4 at once: each
+# build is a second of CPU); rendered waits for them and judges each: any output on stderr
+# (kustomize prints "# Warning: 'bases' is deprecated ..." there) fails the check, and every
+# build is converted to $out/NAME.objects.json for the jq assertions.
+pending=()
+render() {
   local name=$1 dir=$2
-  if "$kubectl" kustomize "$dir" >"$out/$name.yaml" 2>"$out/$name.err"; then
-    if [[ -s "$out/$name.err" ]]; then
+  pending+=("$name")
+  while (($(jobs -rp | wc -l) >= 4)); do wait -n || true; done
+  ("$kubectl" kustomize "$dir" >"$out/$name.yaml" 2>"$out/$name.err"; echo $? >"$out/$name.rc") &
+}
+rendered() {
+  local name built=()
+  wait
+  for name in "${pending[@]}"; do
+    if [[ "$(cat "$out/$name.rc")" != 0 ]]; then
+      fail "kustomize $name: $(cat "$out/$name.err")"
+    elif [[ -s "$out/$name.err" ]]; then
       fail "kustomize $name: warnings:"$'\n'"$(cat "$out/$name.err")"
     else
       pass "kustomize $name: $(grep -c '^kind:' "$out/$name.yaml") objects, no warning"
     fi
-    python3 -c 'import json, sys, yaml; json.dump([d for d in yaml.safe_load_all(open(sys.argv[1])) if d], open(sys.argv[2], "w"))' \
-      "$out/$name.yaml" "$out/$name.objects.json"
-  else
-    fail "kustomize $name: $(cat "$out/$name.err")"
-  fi
+    [[ "$(cat "$out/$name.rc")" == 0 ]] && built+=("$out/$name")
+  done
+  pending=()
+  ((${#built[@]})) || return 0
+  python3 -c 'import json, sys, yaml
+for b in sys.argv[1:]:
+    json.dump([d for d in yaml.safe_load_all(open(b + ".yaml")) if d], open(b + ".objects.json", "w"))' "${built[@]}"
 }
-kustomize base "$k8s_dir/base"
-kustomize example "$k8s_dir/examples/site"
+render base "$k8s_dir/base"
+render example "$k8s_dir/examples/site"
 # README's quick start turns examples/site to enforce mode with one sed: run it on a copy.
 tree=$out/tree/deploy/kubernetes
 mkdir -p "$tree/examples/site"
@@ -70,7 +84,7 @@ cp "$k8s_dir/examples/site/kustomization.yaml" "$tree/examples/site/"
 readme_sed=$(grep -m1 -E "^sed -i '.*components/enforce" "$root/README.md" || true)
 if [[ -n "$readme_sed" ]] && (cd "$out/tree" && bash -c "$readme_sed") &&
   ! cmp -s "$k8s_dir/examples/site/kustomization.yaml" "$tree/examples/site/kustomization.yaml"; then
-  kustomize example-enforce "$tree/examples/site"
+  render example-enforce "$tree/examples/site"
 else
   fail "README.md: no 'sed -i ... components/enforce' line that changes examples/site ($readme_sed)"
 fi
@@ -91,7 +105,7 @@ build_site() {
     for c in $components; do echo "- ../deploy/kubernetes/components/$c"; done
     printf '%s\n' "$extra"
   } >"$site/$name/kustomization.yaml"
-  kustomize "$name" "$site/$name"
+  render "$name" "$site/$name"
 }
 build_site kp kube-prometheus
 build_site kps kube-prometheus-stack
@@ -132,14 +146,15 @@ for d in "$site"/docs-*/my-site; do
   [[ -d "$d" ]] || continue
   cp "$k8s_dir/base/policy.yaml" "$d/policy.yaml"
   name=$(basename "$(dirname "$d")")
-  kustomize "$name" "$d"
+  render "$name" "$d"
   docs_sites+=("$name")
 done
+rendered
 ((${#docs_sites[@]} > 0)) && pass "docs/deployment.md has ${#docs_sites[@]} site overlay example(s)" ||
   fail "docs/deployment.md: no \`\`\`yaml block starting with '# my-site/kustomization.yaml'"
 # Every build that is a deployment (all but base itself, which a site never applies alone).
-# (enforce, lean, kps-release, site-observe are covered by their combinations and own checks.)
-deployments=(kp kps lean-enforce optics prio site-kp-enforce site-all example "${docs_sites[@]}")
+# (the single components are covered by their combinations and their own checks below.)
+deployments=(kp optics site-kp-enforce site-all example "${docs_sites[@]}")
 
 # images_are NAME IMAGE: every container and initContainer of every pod template, except
 # kube-rbac-proxy, runs IMAGE (and there is at least one).
@@ -171,13 +186,15 @@ if ! cmp -s "$tools/package-lock.json" "$tools/node_modules/.roceqos-lock" 2>/de
   (cd "$tools" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
   cp "$tools/package-lock.json" "$tools/node_modules/.roceqos-lock"
 fi
-for name in base kp kps lean-enforce optics prio site-all; do
-  if node "$tools/validate.mjs" --json "$out/$name.json" "$out/$name.yaml" >"$out/$name.validate" 2>&1; then
-    pass "schema + unknown fields ($name): $(tail -1 "$out/$name.validate")"
-  else
-    fail "schema validation ($name):"$'\n'"$(cat "$out/$name.validate")"
-  fi
-done
+# One node process for every build (loading the schemas is most of its time); errors name the file.
+validated=(base kp kps lean-enforce optics prio site-all example)
+files=()
+for name in "${validated[@]}"; do files+=("$out/$name.yaml"); done
+if node "$tools/validate.mjs" "${files[@]}" >"$out/validate.log" 2>&1; then
+  pass "schema + unknown fields (${validated[*]}): $(tail -1 "$out/validate.log")"
+else
+  fail "schema validation:"$'\n'"$(cat "$out/validate.log")"
+fi
 # The lean component's ServiceMonitor drops exactly what deploy/prometheus/lean-metric-relabel.yaml
 # drops (one profile, two spellings), alone and combined with enforce.
 for name in lean lean-enforce; do
@@ -214,12 +231,12 @@ fi
 
 # --- 4b. Built objects equal the sources; promtool accepts the PrometheusRule's groups.
 for name in base lean-enforce; do
-  [[ -s "$out/$name.json" ]] || continue
-  node "$tools/check-generated.mjs" "$root" "$out/$name.json" >"$out/gen.log" 2>&1 &&
+  [[ -s "$out/$name.objects.json" ]] || continue
+  node "$tools/check-generated.mjs" "$root" "$out/$name.objects.json" >"$out/gen.log" 2>&1 &&
     pass "$name: $(sed 's/^ok: //' "$out/gen.log" | paste -sd';')" || fail "$name: $(cat "$out/gen.log")"
 done
-if [[ -s "$out/base.json" ]]; then
-  jq '.[] | select(.kind == "PrometheusRule") | .spec' "$out/base.json" >"$out/rules.json"
+if [[ -s "$out/base.objects.json" ]]; then
+  jq '.[] | select(.kind == "PrometheusRule") | .spec' "$out/base.objects.json" >"$out/rules.json"
   promtool check rules "$out/rules.json" >"$out/promtool.log" 2>&1 &&
     pass "promtool check rules on the PrometheusRule: $(grep -o 'SUCCESS.*' "$out/promtool.log" | head -1)" ||
     fail "promtool check rules: $(cat "$out/promtool.log")"
@@ -237,6 +254,7 @@ if "$k8s_dir/generate" --runbook-base-url "$wiki/" --prometheusrule "$site/runbo
     fail "generate: --runbook-base-url and ROCEQOS_RUNBOOK_BASE_URL differ"
   build_site runbooks kube-prometheus-stack "patches:
 - path: prometheusrule.yaml"
+  rendered
   urls() { jq -r '[.[] | select(.kind == "PrometheusRule") | .spec.groups[].rules[] | select(.alert)] |
     (length | tostring), (.[] | .annotations.runbook_url // "MISSING")' "$1"; }
   public=$(urls "$out/base.objects.json")
@@ -268,6 +286,29 @@ assert() {
   else
     fail "$label"
   fi
+}
+# check LABEL JQ-EXPR queues an assertion; run_checks NAME FILE evaluates the queue over FILE in
+# one jq (hundreds of jq starts were most of this check's time) and reports each as "NAME: LABEL".
+# An expression passes when it yields exactly one value, true.
+q_labels=()
+q_exprs=()
+check() {
+  q_labels+=("$1")
+  q_exprs+=("$2")
+}
+run_checks() {
+  local name=$1 file=$2 prog="" i results
+  for i in "${!q_exprs[@]}"; do prog+="${prog:+, }([try (${q_exprs[$i]}) catch false] == [true])"; done
+  if [[ -s "$file" ]] && results=$(jq -r "[$prog] | .[] | tostring" "$file" 2>"$out/jq.err"); then
+    mapfile -t results <<<"$results"
+    for i in "${!q_labels[@]}"; do
+      if [[ "${results[$i]:-}" == true ]]; then pass "$name: ${q_labels[$i]}"; else fail "$name: ${q_labels[$i]}"; fi
+    done
+  else
+    fail "$name: ${#q_labels[@]} assertions not evaluated: $(cat "$out/jq.err" 2>/dev/null)"
+  fi
+  q_labels=()
+  q_exprs=()
 }
 ds='.[] | select(.kind == "DaemonSet") | .spec.template.spec'
 exporter="$ds | .containers[] | select(.name == \"exporter\")"
@@ -307,58 +348,58 @@ assert "examples/site: one monitoring stack (kube-prometheus-stack), the image s
 
 # 5b. Per deployment: posture, scrape authentication, token, priority.
 for name in base "${deployments[@]}"; do
-  f=$out/$name.objects.json
   # Guards against vacuous truth: every "[...] | all" below needs these objects to exist.
-  assert "$name: one DaemonSet with containers exporter + kube-rbac-proxy" "$f" \
+  check "one DaemonSet with containers exporter + kube-rbac-proxy" \
     "[$ds | [.containers[].name]] == [[\"exporter\", \"kube-rbac-proxy\"]]"
-  assert "$name: DaemonSet runs in the host network namespace, nodeSelector only kubernetes.io/os=linux" "$f" \
+  check "DaemonSet runs in the host network namespace, nodeSelector only kubernetes.io/os=linux" \
     "[$ds | .hostNetwork == true and .nodeSelector == {\"kubernetes.io/os\": \"linux\"}] == [true]"
   # Two nodeSelectorTerms are ORed: NFD configured with deviceLabelFields [vendor] (NVIDIA Network
   # Operator) or with its default [class, vendor] (0200 = Ethernet controller).
-  assert "$name: nodeAffinity: NFD label pci-15b3.present OR pci-0200_15b3.present" "$f" \
+  check "nodeAffinity: NFD label pci-15b3.present OR pci-0200_15b3.present" \
     "[$ds | .affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms | map(.matchExpressions)] == [[[{\"key\": \"feature.node.kubernetes.io/pci-15b3.present\", \"operator\": \"In\", \"values\": [\"true\"]}], [{\"key\": \"feature.node.kubernetes.io/pci-0200_15b3.present\", \"operator\": \"In\", \"values\": [\"true\"]}]]]"
-  assert "$name: tolerates every taint" "$f" "[$ds | .tolerations[] | select(.operator == \"Exists\" and .key == null)] | length == 1"
-  assert "$name: every container: read-only rootfs, no privilege escalation, drops ALL, not privileged" "$f" \
+  check "tolerates every taint" "[$ds | .tolerations[] | select(.operator == \"Exists\" and .key == null)] | length == 1"
+  check "every container: read-only rootfs, no privilege escalation, drops ALL, not privileged" \
     "[$ds | (.containers + (.initContainers // []))[] | .securityContext | .readOnlyRootFilesystem == true and .allowPrivilegeEscalation == false and (.capabilities.drop | index(\"ALL\")) != null and .privileged != true] | all"
-  assert "$name: every container has requests and a memory limit" "$f" \
+  check "every container has requests and a memory limit" \
     "[$ds | (.containers + (.initContainers // []))[] | .resources.requests.cpu != null and .resources.requests.memory != null and .resources.limits.memory != null] | all"
-  assert "$name: exporter listens on loopback only (kube-rbac-proxy is the network side)" "$f" \
+  check "exporter listens on loopback only (kube-rbac-proxy is the network side)" \
     "[$exporter | .args[] | select(startswith(\"--web.listen-address=\"))] == [\"--web.listen-address=127.0.0.1:9879\"]"
-  assert "$name: probes hit /-/healthy and /-/ready on the exporter's loopback port" "$f" \
+  check "probes hit /-/healthy and /-/ready on the exporter's loopback port" \
     "[$exporter | (.livenessProbe.httpGet | .host == \"127.0.0.1\" and .port == 9879 and .path == \"/-/healthy\"), (.readinessProbe.httpGet | .host == \"127.0.0.1\" and .port == 9879 and .path == \"/-/ready\")] | all"
   # Liveness runs only once the startupProbe passed, i.e. after the first sample (/-/ready); the
   # startup budget covers /-/healthy's start-up grace (2 min: exporter/app/health.h), the
   # liveness failure window outlasts a remediation pass (7 s: docs/remediation.md guard 3).
-  assert "$name: startupProbe on /-/ready allows >= 120 s for the first sample; liveness fails after >= 30 s" "$f" \
+  check "startupProbe on /-/ready allows >= 120 s for the first sample; liveness fails after >= 30 s" \
     "[$exporter | (.startupProbe.httpGet | .host == \"127.0.0.1\" and .port == 9879 and .path == \"/-/ready\"), (.startupProbe.periodSeconds * .startupProbe.failureThreshold >= 120), (.livenessProbe.periodSeconds * .livenessProbe.failureThreshold >= 30), (.livenessProbe.timeoutSeconds >= 2)] | all"
-  assert "$name: kube-rbac-proxy forwards to the exporter, /metrics only" "$f" \
+  check "kube-rbac-proxy forwards to the exporter, /metrics only" \
     "[$ds | .containers[] | select(.name == \"kube-rbac-proxy\") | .args | (index(\"--upstream=http://127.0.0.1:9879/\") != null) and (index(\"--allow-paths=/metrics\") != null)] == [true]"
-  assert "$name: Service and ServiceMonitor use the proxy's https port; instance = node name" "$f" \
+  check "Service and ServiceMonitor use the proxy's https port; instance = node name" \
     "([.[] | select(.kind == \"Service\") | .spec.ports[] | .targetPort] == [\"https\"]) and ([$sm | .spec.endpoints[] | .port == \"https\" and .scheme == \"https\" and (.relabelings | any(.sourceLabels == [\"__meta_kubernetes_pod_node_name\"] and .targetLabel == \"instance\"))] == [true]) and ([$ds | .containers[] | .ports[]? | select(.name == \"https\") | .containerPort] == [9880])"
-  assert "$name: the policy ConfigMap the DaemonSet mounts exists" "$f" \
+  check "the policy ConfigMap the DaemonSet mounts exists" \
     "([$ds | .volumes[] | .configMap.name // empty] - [.[] | select(.kind == \"ConfigMap\") | .metadata.name]) == []"
-  assert "$name: RBAC lets the proxy create tokenreviews and subjectaccessreviews" "$f" \
+  check "RBAC lets the proxy create tokenreviews and subjectaccessreviews" \
     "[.[] | select(.kind == \"ClusterRole\" and .metadata.name == \"roce-qos-exporter\") | .rules[] | .resources[]] | sort == [\"subjectaccessreviews\", \"tokenreviews\"]"
   # arbitraryFSAccessThroughSMs.deny refuses every endpoint field that names a file of the
   # Prometheus pod; the token comes from a Secret of the ServiceMonitor's namespace instead.
-  assert "$name: ServiceMonitor reads no file of the Prometheus pod (no bearerTokenFile, no tlsConfig *File)" "$f" \
+  check "ServiceMonitor reads no file of the Prometheus pod (no bearerTokenFile, no tlsConfig *File)" \
     "[$sm | .spec.endpoints[] | (has(\"bearerTokenFile\") or has(\"bearerTokenSecret\") or (.tlsConfig // {} | has(\"caFile\") or has(\"certFile\") or has(\"keyFile\")))] == [false]"
-  assert "$name: authorization Bearer from Secret/key token of a ServiceAccount of that namespace, which may only GET /metrics" "$f" \
+  check "authorization Bearer from Secret/key token of a ServiceAccount of that namespace, which may only GET /metrics" \
     "[$sm] as \$s | (\$s | length == 1) and (\$s[0].spec.endpoints[0].authorization | .type == \"Bearer\" and .credentials.key == \"token\") and
      ([.[] | select(.kind == \"Secret\" and .metadata.name == \$s[0].spec.endpoints[0].authorization.credentials.name and .metadata.namespace == \$s[0].metadata.namespace and .type == \"kubernetes.io/service-account-token\") | .metadata.annotations[\"kubernetes.io/service-account.name\"]] as \$sa |
       (\$sa | length == 1) and
       ([.[] | select(.kind == \"ServiceAccount\" and .metadata.name == \$sa[0] and .metadata.namespace == \$s[0].metadata.namespace)] | length == 1) and
       ([.[] | select((.kind == \"ClusterRoleBinding\" or .kind == \"RoleBinding\") and any(.subjects[]?; .kind == \"ServiceAccount\" and .name == \$sa[0] and .namespace == \$s[0].metadata.namespace)) | .roleRef.name] == [\"roce-qos-exporter-metrics-reader\"]) and
       ([.[] | select(.kind == \"ClusterRole\" and .metadata.name == \"roce-qos-exporter-metrics-reader\") | .rules] == [[{\"nonResourceURLs\": [\"/metrics\"], \"verbs\": [\"get\"]}]]))"
-  assert "$name: no API token in the exporter: automount off (pod and ServiceAccount), projected token only in kube-rbac-proxy" "$f" \
+  check "no API token in the exporter: automount off (pod and ServiceAccount), projected token only in kube-rbac-proxy" \
     "([$ds | .automountServiceAccountToken] == [false]) and
      ([.[] | select(.kind == \"ServiceAccount\") | .automountServiceAccountToken] | all(. == false)) and
      ([$ds | .volumes[] | select(.projected) | select(any(.projected.sources[]; .serviceAccountToken)) | .name] as \$tok |
       (\$tok | length == 1) and
       ([$ds | (.containers + (.initContainers // []))[] | .name as \$c | .volumeMounts[]? | select(.name == \$tok[0] or (.mountPath | startswith(\"/var/run/secrets\"))) | {c: \$c, mountPath, ro: .readOnly}] ==
        [{c: \"kube-rbac-proxy\", mountPath: \"/var/run/secrets/kubernetes.io/serviceaccount\", ro: true}]))"
-  assert "$name: no system-* priority class (system-cluster-critical preempts GPU jobs)" "$f" \
+  check "no system-* priority class (system-cluster-critical preempts GPU jobs)" \
     "[$ds | .priorityClassName // \"\" | startswith(\"system-\")] == [false]"
+  run_checks "$name" "$out/$name.objects.json"
 done
 f=$out/base.objects.json
 assert "base: no priorityClassName, no PriorityClass" "$f" \
@@ -392,39 +433,39 @@ state_dir=/var/lib/$(sed -n 's/^StateDirectory=//p' "$enforce_conf")
   pass "enforce.conf: RuntimeDirectory $run_dir, StateDirectory $state_dir" ||
   fail "enforce.conf: RuntimeDirectory/StateDirectory moved ($run_dir, $state_dir): update components/enforce and this check"
 for name in enforce lean-enforce site-all example-enforce; do
-  f=$out/$name.objects.json
-  assert "$name: exporter adds exactly NET_ADMIN and --remediation=enforce once" "$f" \
+  check "exporter adds exactly NET_ADMIN and --remediation=enforce once" \
     "[$exporter | (.securityContext.capabilities.add == [\"NET_ADMIN\"]), ([.args[] | select(startswith(\"--remediation\"))] == [\"--remediation=enforce\"])] | all"
   # runc refuses any mount inside /proc: the host's tcp_ecn is mounted under --path.procfs instead.
-  assert "$name: no mount inside /proc; tcp_ecn is the host's file under --path.procfs=/host/proc" "$f" \
+  check "no mount inside /proc; tcp_ecn is the host's file under --path.procfs=/host/proc" \
     "([$ds | (.containers + .initContainers)[] | .volumeMounts[]? | .mountPath | select(. == \"/proc\" or startswith(\"/proc/\"))] == []) and
      ([$exporter | [.args[] | select(startswith(\"--path.procfs\"))]] == [[\"--path.procfs=/host/proc\"]]) and
      ([$ds | .volumes[] | select(.hostPath.path == \"/proc/sys/net/ipv4/tcp_ecn\")] as \$v | (\$v | map(.hostPath.type)) == [\"File\"] and
       [$exporter | .volumeMounts[] | select(.name == \$v[0].name) | .mountPath] == [\"/host/proc/sys/net/ipv4/tcp_ecn\"])"
-  assert "$name: the exporter passes --config of the mounted policy (enforce refuses to start without it)" "$f" \
+  check "the exporter passes --config of the mounted policy (enforce refuses to start without it)" \
     "[$exporter | .args[] | select(startswith(\"--config\"))] == [\"--config=/etc/roce-qos-exporter/policy.yaml\"]"
-  assert "$name: only the other containers stay non-root without capabilities" "$f" \
+  check "only the other containers stay non-root without capabilities" \
     "[$ds | (.containers + .initContainers)[] | select(.name != \"exporter\") | (.securityContext.capabilities.add // []) == [] and .securityContext.runAsNonRoot == true] | all"
-  assert "$name: hostPath mounts are exactly the write paths, the lock and state directories + the driver sentinel" "$f" \
+  check "hostPath mounts are exactly the write paths, the lock and state directories + the driver sentinel" \
     "[$ds | .volumes[] | select(.hostPath) | .hostPath.path] | sort == [\"/proc/sys/net/ipv4/tcp_ecn\", \"/run/mellanox/drivers\", \"/run/roce-qos-exporter\", \"/sys/devices\", \"/sys/kernel/config\", \"/var/lib/roce-qos-exporter\"]"
   # The enforce lock and the remediation state live on the node, where the systemd unit keeps
   # them (enforce.conf's RuntimeDirectory=/StateDirectory=), so a pod and a host unit exclude
   # each other and a pod restart keeps give-up. The exporter's defaults must point into them:
   # no --remediation.lock-file/.state-file override and no STATE_DIRECTORY in the environment.
   for dir in "$run_dir" "$state_dir"; do
-    assert "$name: $dir is a hostPath DirectoryOrCreate mounted read-write at the same path in the exporter only" "$f" \
+    check "$dir is a hostPath DirectoryOrCreate mounted read-write at the same path in the exporter only" \
       "([$ds | .volumes[] | select(.hostPath.path == \"$dir\") | .hostPath.type] == [\"DirectoryOrCreate\"]) and
        ([$ds | .volumes[] | select(.hostPath.path == \"$dir\") | .name] as \$v |
         [$ds | (.containers + .initContainers)[] | .name as \$c | .volumeMounts[]? | select(.name == \$v[0]) | {c: \$c, mountPath, ro: (.readOnly // false), sub: (.subPath // \"\")}] ==
         [{c: \"exporter\", mountPath: \"$dir\", ro: false, sub: \"\"}])"
   done
-  assert "$name: the exporter keeps the default lock and state file (no override, no STATE_DIRECTORY)" "$f" \
+  check "the exporter keeps the default lock and state file (no override, no STATE_DIRECTORY)" \
     "[$exporter | ([.args[] | select(startswith(\"--remediation.lock-file\") or startswith(\"--remediation.state-file\"))] == []) and ([.env[]? | select(.name == \"STATE_DIRECTORY\")] == [])] == [true]"
   # Read-only root everywhere; the exporter's writable mounts are exactly what enforce writes.
-  assert "$name: the exporter's only writable mounts are the QoS write paths and the lock and state directories" "$f" \
+  check "the exporter's only writable mounts are the QoS write paths and the lock and state directories" \
     "[$exporter | [.volumeMounts[] | select(.readOnly != true) | .mountPath] | sort] == [[\"/host/proc/sys/net/ipv4/tcp_ecn\", \"/run/roce-qos-exporter\", \"/sys/devices\", \"/sys/kernel/config\", \"/var/lib/roce-qos-exporter\"]]"
-  assert "$name: the initContainer waits for /run/mellanox/drivers/.driver-ready (HostToContainer)" "$f" \
+  check "the initContainer waits for /run/mellanox/drivers/.driver-ready (HostToContainer)" \
     "[$ds | .initContainers[] | select(.name == \"wait-for-driver\") | ((.command | join(\" \")) | contains(\"/run/mellanox/drivers/.driver-ready\")) and (.volumeMounts[] | select(.mountPath == \"/run/mellanox/drivers\") | .mountPropagation == \"HostToContainer\" and .readOnly == true)] == [true]"
+  run_checks "$name" "$out/$name.objects.json"
 done
 help=$("$(exporter_binary)" --help 2>&1 || true)
 grep -qF "TEXT=$run_dir/enforce.lock" <<<"$help" &&
