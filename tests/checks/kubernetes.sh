@@ -273,6 +273,18 @@ if "$k8s_dir/generate" --runbook-base-url "$wiki/" --prometheusrule "$site/runbo
 else
   fail "generate --runbook-base-url: $(cat "$out/rb.log")"
 fi
+# A wiki page per runbook: {name} in the URL is the runbook's name, no .md.
+if "$k8s_dir/generate" --runbook-base-url 'https://wiki.example.com/display/SRE/{name}' \
+  --prometheusrule "$out/rb-page.yaml" >"$out/rb-page.log" 2>&1; then
+  pages=$(python3 -c 'import sys, yaml
+d = yaml.safe_load(open(sys.argv[1]))
+print("\n".join(r["annotations"]["runbook_url"] for g in d["spec"]["groups"] for r in g["rules"] if "alert" in r))' "$out/rb-page.yaml")
+  [[ "$(wc -l <<<"$pages")" == "$n" ]] && ! grep -qvE '^https://wiki\.example\.com/display/SRE/RoceQos[A-Za-z]+$' <<<"$pages" &&
+    pass "runbooks: {name} in the base URL makes every link a wiki page (https://wiki.example.com/display/SRE/<runbook>)" ||
+    fail "runbooks: {name} links: $(grep -vE '^https://wiki\.example\.com/display/SRE/RoceQos[A-Za-z]+$' <<<"$pages" | head -3 | paste -sd' ')"
+else
+  fail "generate --runbook-base-url with {name}: $(cat "$out/rb-page.log")"
+fi
 "$k8s_dir/generate" --runbook-base-url 'wiki.example.com/x' --prometheusrule "$out/bad.yaml" >"$out/bad.log" 2>&1 &&
   fail "generate accepted a runbook base URL without a scheme" ||
   pass "generate refuses a runbook base URL without a scheme: $(cat "$out/bad.log")"
