@@ -402,6 +402,10 @@ for name in base "${deployments[@]}"; do
       ([.[] | select(.kind == \"ServiceAccount\" and .metadata.name == \$sa[0] and .metadata.namespace == \$s[0].metadata.namespace)] | length == 1) and
       ([.[] | select((.kind == \"ClusterRoleBinding\" or .kind == \"RoleBinding\") and any(.subjects[]?; .kind == \"ServiceAccount\" and .name == \$sa[0] and .namespace == \$s[0].metadata.namespace)) | .roleRef.name] == [\"roce-qos-exporter-metrics-reader\"]) and
       ([.[] | select(.kind == \"ClusterRole\" and .metadata.name == \"roce-qos-exporter-metrics-reader\") | .rules] == [[{\"nonResourceURLs\": [\"/metrics\"], \"verbs\": [\"get\"]}]]))"
+  # kubectl applies in this order; the token controller fills a token Secret only for an
+  # existing ServiceAccount.
+  check "the scraper ServiceAccount comes before its token Secret in the output" \
+    "[to_entries[] | select(.value.kind == \"ServiceAccount\" and .value.metadata.name == \"roce-qos-exporter-scraper\" or .value.kind == \"Secret\" and .value.type == \"kubernetes.io/service-account-token\") | .value.kind] == [\"ServiceAccount\", \"Secret\"]"
   check "no API token in the exporter: automount off (pod and ServiceAccount), projected token only in kube-rbac-proxy" \
     "([$ds | .automountServiceAccountToken] == [false]) and
      ([.[] | select(.kind == \"ServiceAccount\") | .automountServiceAccountToken] | all(. == false)) and
