@@ -3,7 +3,7 @@
 # chroot isolation, base image rebuilt from deb.debian.org) and runs it:
 #  - image config: non-root numeric USER, ENTRYPOINT = the binary, no CMD left from the base, port;
 #  - runtime filesystem: no -dev/toolchain package or compiler, `ldd` inside the image resolves
-#    every library, the binary is stripped, /bin/sh exists (the enforce overlay's initContainer);
+#    every library, the binary is stripped, /bin/sh exists (the enforce component's initContainer);
 #  - `roce_qos_exporter --version` in the image reports the project version (and the checkout's
 #    git revision when the context holds a .git directory, as a CI clone does);
 #  - the ENTRYPOINT without arguments, in a private network namespace: serves /-/healthy and
@@ -93,7 +93,7 @@ if readelf -S --wide "$mnt$entrypoint" >"$work/sections" && ! grep -qE '\.symtab
 else
   fail "binary in the image has a symbol table or debug info (cmake --install --strip)"
 fi
-in_image /bin/sh -c 'exit 0' && pass "/bin/sh runs in the image (the enforce overlay's initContainer)" ||
+in_image /bin/sh -c 'exit 0' && pass "/bin/sh runs in the image (the enforce component's initContainer)" ||
   fail "no working /bin/sh in the image"
 
 # 4. --version.

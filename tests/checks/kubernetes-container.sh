@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Runs the exporter container exactly as deploy/kubernetes renders it, for base, lean and enforce:
+# Runs the exporter container exactly as deploy/kubernetes renders it, for the base alone and with
+# components/lean, components/enforce and components/optics (each a site overlay of base + that
+# component, as docs/deployment.md has them):
 # the image built by tests/checks/container-image.sh (never pulled), the rendered args, user,
 # capabilities, no-new-privileges, read-only root, memory limit and seccomp, its volumeMounts
 # (hostPath = a bind mount of a stand-in directory of the "node", configMap = its rendered data,
@@ -11,6 +13,8 @@
 #  - the startup/readiness probe's URL answers 200 (/-/ready), the liveness probe's (/-/healthy) too;
 #  - the process runs with the uid/gid and the only capabilities the manifest gives, no new
 #    privileges, a read-only root, and exactly the manifest's writable mounts;
+#  - no API token reaches the exporter (kubelet's automatic token mount is modelled: a manifest
+#    that leaves automountServiceAccountToken on would put one at its path);
 #  - enforce: the lock is held on the node's /run/roce-qos-exporter (flock -n fails there), a
 #    second instance started the same way reports roce_qos_remediation_enforce_held_elsewhere 1,
 #    the state file appears in the node's /var/lib/roce-qos-exporter, and the lock is free once
@@ -157,6 +161,12 @@ check_process() {
   want_rw=$(jq -r "$path.writable_mounts | sort | join(\" \")" "$plan")
   [[ "$rw" == "$want_rw" ]] && pass "$variant: writable mounts exactly: ${want_rw:-none}" ||
     fail "$variant: writable mounts '$rw', the manifest has '$want_rw'"
+  # Only kube-rbac-proxy talks to the API server; the exporter must not hold a token.
+  local token
+  token=$(awk '$5 ~ /secrets\/kubernetes\.io\/serviceaccount/ {print $5}' "/proc/$pid/mountinfo")
+  [[ -z "$token" && "$(jq -r .token_automount "$plan")" == false ]] &&
+    pass "$variant: no service account token in the exporter" ||
+    fail "$variant: the exporter has a service account token (${token:-automount on})"
 }
 
 # cap_names HEX: the capability names of a /proc/PID/status mask, sorted, comma-separated
@@ -179,7 +189,7 @@ metric() { ip netns exec "$1" curl -sf --max-time 2 "$2" | awk -v m="$3" '$1 == 
 
 run_variant() {
   local variant=$1 dir=$2 node=$work/node-$1 plan=$work/$1.plan.json ns name url_ready url_healthy grace
-  if ! "$kubectl" kustomize "$k8s_dir/$dir" >"$work/$variant.yaml" 2>"$work/$variant.err"; then
+  if ! "$kubectl" kustomize "$dir" >"$work/$variant.yaml" 2>"$work/$variant.err"; then
     fail "$variant: kustomize: $(cat "$work/$variant.err")"
     return
   fi
@@ -296,11 +306,18 @@ check_enforce() {
     fail "enforce: the lock is still held after both instances stopped"
 }
 
-for variant in base lean enforce; do
+# Each variant is a site overlay of base + one component, with deploy/ linked beside it as a
+# site repository has it (kustomize refuses absolute paths to bases and components).
+ln -s "$(cd "$k8s_dir/../.." && pwd)/deploy" "$work/deploy"
+for variant in base lean enforce optics; do
   started=$SECONDS
-  dir=overlays/$variant
-  [[ "$variant" == base ]] && dir=base
-  run_variant "$variant" "$dir"
+  mkdir -p "$work/site-$variant"
+  {
+    printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n'
+    printf 'resources:\n- ../deploy/kubernetes/base\n'
+    [[ "$variant" == base ]] || printf 'components:\n- ../deploy/kubernetes/components/%s\n' "$variant"
+  } >"$work/site-$variant/kustomization.yaml"
+  run_variant "$variant" "$work/site-$variant"
   echo "kubernetes-container: $variant took $((SECONDS - started)) s"
 done
 finish kubernetes-container

@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
 # Checks deploy/kubernetes/ offline, with real tools:
-#  1. kustomize (kubectl v1.33.9's, v5.6.0) builds base, overlays/enforce and site overlays that
-#     set a custom image the documented way (docs/deployment.md "Setting the image"), without a
-#     warning (a deprecated kustomization field is one); the docs' site overlays are rendered as
-#     written; every container and initContainer of every build runs the image that was set;
+#  1. kustomize (kubectl v1.33.9's, v5.6.0) builds base, base + each component and combinations
+#     of them (lean + enforce, both monitoring stacks, all at once), examples/site as committed,
+#     site overlays that set a custom image the documented way and the site overlays of
+#     docs/deployment.md as written, without a warning (a deprecated kustomization field is one);
+#     every container and initContainer of every build runs the image that was set;
 #  2. every object validates against the Kubernetes / prometheus-operator schemas (npm
 #     kubernetes-models, versions pinned in tests/checks/k8s/package-lock.json) and carries no
 #     field the schema does not define;
 #  3. yamllint (.yamllint) on every YAML under deploy/;
 #  4. generated/ is current (deploy/kubernetes/generate --check) and the built PrometheusRule and
 #     dashboard ConfigMaps equal alerts/ and dashboards/grafana/; promtool accepts the rules;
-#  5. the security posture, scheduling and RBAC the docs promise (jq over the built objects);
+#     generate --runbook-base-url points every runbook_url of a site's rules at the site's wiki;
+#  5. what each monitoring stack discovers (labels, RBAC, dashboards) and nothing of the other;
+#     the scrape's authorization from a Secret (no file of the Prometheus pod); the API token in
+#     kube-rbac-proxy only; the priority class; the security posture, scheduling and RBAC the
+#     docs promise (jq over the built objects);
 #  6. every exporter flag in the DaemonSets exists in `roce_qos_exporter --help`.
 # ROCEQOS_K8S_DIR=DIR checks another deploy/kubernetes tree (e.g. an older one) with these checks.
 set -euo pipefail
@@ -38,48 +43,92 @@ else
   fail "deploy/kubernetes/generate --check"
 fi
 
-# --- 1. Build. kustomize NAME DIR: builds DIR into $out/NAME.yaml; any output on stderr (kustomize
-# prints "# Warning: 'bases' is deprecated ..." there) fails the check.
-kustomize() {
+# --- 1. Build. render NAME DIR starts building DIR into $out/NAME.yaml (up to 4 at once: each
+# build is a second of CPU); rendered waits for them and judges each: any output on stderr
+# (kustomize prints "# Warning: 'bases' is deprecated ..." there) fails the check, and every
+# build is converted to $out/NAME.objects.json for the jq assertions.
+pending=()
+render() {
   local name=$1 dir=$2
-  if "$kubectl" kustomize "$dir" >"$out/$name.yaml" 2>"$out/$name.err"; then
-    if [[ -s "$out/$name.err" ]]; then
+  pending+=("$name")
+  while (($(jobs -rp | wc -l) >= 4)); do wait -n || true; done
+  ("$kubectl" kustomize "$dir" >"$out/$name.yaml" 2>"$out/$name.err"; echo $? >"$out/$name.rc") &
+}
+rendered() {
+  local name built=()
+  wait
+  for name in "${pending[@]}"; do
+    if [[ "$(cat "$out/$name.rc")" != 0 ]]; then
+      fail "kustomize $name: $(cat "$out/$name.err")"
+    elif [[ -s "$out/$name.err" ]]; then
       fail "kustomize $name: warnings:"$'\n'"$(cat "$out/$name.err")"
     else
       pass "kustomize $name: $(grep -c '^kind:' "$out/$name.yaml") objects, no warning"
     fi
-    python3 -c 'import json, sys, yaml; json.dump([d for d in yaml.safe_load_all(open(sys.argv[1])) if d], open(sys.argv[2], "w"))' \
-      "$out/$name.yaml" "$out/$name.objects.json"
-  else
-    fail "kustomize $name: $(cat "$out/$name.err")"
-  fi
+    [[ "$(cat "$out/$name.rc")" == 0 ]] && built+=("$out/$name")
+  done
+  pending=()
+  ((${#built[@]})) || return 0
+  python3 -c 'import json, sys, yaml
+for b in sys.argv[1:]:
+    json.dump([d for d in yaml.safe_load_all(open(b + ".yaml")) if d], open(b + ".objects.json", "w"))' "${built[@]}"
 }
-kustomize base "$k8s_dir/base"
-kustomize enforce "$k8s_dir/overlays/enforce"
-kustomize lean "$k8s_dir/overlays/lean"
+render base "$k8s_dir/base"
+render example "$k8s_dir/examples/site"
+# README's quick start turns examples/site to enforce mode with one sed: run it on a copy.
+tree=$out/tree/deploy/kubernetes
+mkdir -p "$tree/examples/site"
+ln -s "$k8s_dir/base" "$tree/base"
+ln -s "$k8s_dir/components" "$tree/components"
+cp "$k8s_dir/examples/site/kustomization.yaml" "$tree/examples/site/"
+readme_sed=$(grep -m1 -E "^sed -i '.*components/enforce" "$root/README.md" || true)
+if [[ -n "$readme_sed" ]] && (cd "$out/tree" && bash -c "$readme_sed") &&
+  ! cmp -s "$k8s_dir/examples/site/kustomization.yaml" "$tree/examples/site/kustomization.yaml"; then
+  render example-enforce "$tree/examples/site"
+else
+  fail "README.md: no 'sed -i ... components/enforce' line that changes examples/site ($readme_sed)"
+fi
 
-# Site overlays, the documented way to set the image: images: in the kustomization applied, on top
-# of base, overlays/enforce or overlays/lean. deploy/ is linked beside them, as a site repository
-# would have it.
+# Site overlays the way a site repository has them: deploy/ linked beside them. build_site NAME
+# COMPONENTS [EXTRA]: base + the components (names under components/, space-separated) + EXTRA
+# (more kustomization YAML), built into NAME.
 site=$out/site
 mkdir -p "$site"
 ln -s "$(cd "$k8s_dir/../.." && pwd)/deploy" "$site/deploy"
-custom_image=registry.example.com/site/roce-qos-exporter:9.9.9-check
-for variant in base overlays/enforce overlays/lean; do
-  name=site-$(basename "$variant")
+build_site() {
+  local name=$1 components=$2 extra=${3:-} c
   mkdir -p "$site/$name"
-  cat >"$site/$name/kustomization.yaml" <<YAML
-apiVersion: kustomize.config.k8s.io/v1beta1
-kind: Kustomization
-resources:
-- ../deploy/kubernetes/$variant
-images:
+  {
+    printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n'
+    printf 'resources:\n- ../deploy/kubernetes/base\n'
+    [[ -n "$components" ]] && echo "components:"
+    for c in $components; do echo "- ../deploy/kubernetes/components/$c"; done
+    printf '%s\n' "$extra"
+  } >"$site/$name/kustomization.yaml"
+  render "$name" "$site/$name"
+}
+build_site kp kube-prometheus
+build_site kps kube-prometheus-stack
+build_site enforce enforce
+build_site lean lean
+build_site lean-enforce "lean enforce"
+build_site optics optics
+build_site prio priority-class
+# The Helm release name, changed with the one patch docs/deployment.md shows.
+build_site kps-release kube-prometheus-stack "patches:
+- target: {group: monitoring.coreos.com, labelSelector: release}
+  patch: |-
+    - {op: replace, path: /metadata/labels/release, value: monitoring-prod}"
+# The documented way to set the image: images: in the kustomization that is applied.
+custom_image=registry.example.com/site/roce-qos-exporter:9.9.9-check
+images="images:
 - name: roce-qos-exporter
   newName: ${custom_image%:*}
-  newTag: ${custom_image##*:}
-YAML
-  kustomize "$name" "$site/$name"
-done
+  newTag: ${custom_image##*:}"
+build_site site-observe kube-prometheus-stack "$images"
+build_site site-kp-enforce "kube-prometheus enforce" "$images"
+build_site site-all "kube-prometheus-stack enforce lean optics priority-class" "$images"
+
 # The site overlays of docs/deployment.md as written (```yaml blocks whose first line is
 # "# my-site/kustomization.yaml"), with base/policy.yaml as the site's policy.yaml.
 python3 - "$root/docs/deployment.md" "$site" <<'PY'
@@ -91,18 +140,21 @@ for i, b in enumerate(blocks):
     os.makedirs(d)
     open(os.path.join(d, "kustomization.yaml"), "w").write(b)
     os.symlink(os.path.join(sys.argv[2], "deploy"), os.path.join(sys.argv[2], f"docs-{i}", "deploy"))
-print(len(blocks))
 PY
 docs_sites=()
 for d in "$site"/docs-*/my-site; do
   [[ -d "$d" ]] || continue
   cp "$k8s_dir/base/policy.yaml" "$d/policy.yaml"
   name=$(basename "$(dirname "$d")")
-  kustomize "$name" "$d"
+  render "$name" "$d"
   docs_sites+=("$name")
 done
+rendered
 ((${#docs_sites[@]} > 0)) && pass "docs/deployment.md has ${#docs_sites[@]} site overlay example(s)" ||
   fail "docs/deployment.md: no \`\`\`yaml block starting with '# my-site/kustomization.yaml'"
+# Every build that is a deployment (all but base itself, which a site never applies alone).
+# (the single components are covered by their combinations and their own checks below.)
+deployments=(kp optics site-kp-enforce site-all example "${docs_sites[@]}")
 
 # images_are NAME IMAGE: every container and initContainer of every pod template, except
 # kube-rbac-proxy, runs IMAGE (and there is at least one).
@@ -119,14 +171,13 @@ images_are() {
 }
 version=$(sed -nE 's/^project\(roce_qos_exporter VERSION ([0-9.]+).*/\1/p' "$root/CMakeLists.txt")
 images_are base "roce-qos-exporter:$version"
-images_are enforce "roce-qos-exporter:$version"
-images_are site-base "$custom_image"
-images_are site-enforce "$custom_image"
-images_are site-lean "$custom_image"
-for name in "${docs_sites[@]}"; do
+images_are lean-enforce "roce-qos-exporter:$version"
+for name in site-observe site-kp-enforce site-all; do images_are "$name" "$custom_image"; done
+# examples/site and the docs' examples are applied as they are: each must set a qualified image.
+for name in example example-enforce "${docs_sites[@]}"; do
   docs_image=$(jq -r '.[] | select(.kind == "DaemonSet") | .spec.template.spec.containers[] | select(.name == "exporter") | .image' \
     "$out/$name.objects.json" 2>/dev/null || true)
-  [[ "$docs_image" == roce-qos-exporter* ]] && fail "$name: the docs example does not set the image ($docs_image)"
+  [[ "$docs_image" == roce-qos-exporter* ]] && fail "$name: the example does not set the image ($docs_image)"
   images_are "$name" "$docs_image"
 done
 
@@ -135,16 +186,19 @@ if ! cmp -s "$tools/package-lock.json" "$tools/node_modules/.roceqos-lock" 2>/de
   (cd "$tools" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
   cp "$tools/package-lock.json" "$tools/node_modules/.roceqos-lock"
 fi
-for name in base enforce lean; do
-  if node "$tools/validate.mjs" --json "$out/$name.json" "$out/$name.yaml" >"$out/$name.validate" 2>&1; then
-    pass "schema + unknown fields ($name): $(tail -1 "$out/$name.validate")"
-  else
-    fail "schema validation ($name):"$'\n'"$(cat "$out/$name.validate")"
-  fi
-done
-# The lean overlay's ServiceMonitor drops exactly what deploy/prometheus/lean-metric-relabel.yaml
-# drops (one profile, two spellings).
-if python3 - "$out/lean.yaml" "$root/deploy/prometheus/lean-metric-relabel.yaml" <<'PY'
+# One node process for every build (loading the schemas is most of its time); errors name the file.
+validated=(base kp kps lean-enforce optics prio site-all example)
+files=()
+for name in "${validated[@]}"; do files+=("$out/$name.yaml"); done
+if node "$tools/validate.mjs" "${files[@]}" >"$out/validate.log" 2>&1; then
+  pass "schema + unknown fields (${validated[*]}): $(tail -1 "$out/validate.log")"
+else
+  fail "schema validation:"$'\n'"$(cat "$out/validate.log")"
+fi
+# The lean component's ServiceMonitor drops exactly what deploy/prometheus/lean-metric-relabel.yaml
+# drops (one profile, two spellings), alone and combined with enforce.
+for name in lean lean-enforce; do
+  if python3 - "$out/$name.yaml" "$root/deploy/prometheus/lean-metric-relabel.yaml" <<'PY'
 import sys, yaml
 sm = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d.get("kind") == "ServiceMonitor"]
 got = sm[0]["spec"]["endpoints"][0]["metricRelabelings"]
@@ -152,11 +206,12 @@ want = [{("sourceLabels" if k == "source_labels" else k): v for k, v in r.items(
         for r in yaml.safe_load(open(sys.argv[2]))]
 sys.exit(0 if got == want and len(sm) == 1 else 1)
 PY
-then
-  pass "overlays/lean: ServiceMonitor metricRelabelings equal deploy/prometheus/lean-metric-relabel.yaml"
-else
-  fail "overlays/lean: the ServiceMonitor's metricRelabelings differ from deploy/prometheus/lean-metric-relabel.yaml"
-fi
+  then
+    pass "$name: ServiceMonitor metricRelabelings equal deploy/prometheus/lean-metric-relabel.yaml"
+  else
+    fail "$name: the ServiceMonitor's metricRelabelings differ from deploy/prometheus/lean-metric-relabel.yaml"
+  fi
+done
 # The validator must reject what it is there to reject.
 sed '0,/readOnlyRootFilesystem: true/s//readOnlyRootFilesytem: true/' "$out/base.yaml" >"$out/typo.yaml"
 typo=$(node "$tools/validate.mjs" "$out/typo.yaml" 2>&1 || true)
@@ -175,19 +230,66 @@ else
 fi
 
 # --- 4b. Built objects equal the sources; promtool accepts the PrometheusRule's groups.
-for name in base enforce; do
-  [[ -s "$out/$name.json" ]] || continue
-  node "$tools/check-generated.mjs" "$root" "$out/$name.json" >"$out/gen.log" 2>&1 &&
+for name in base lean-enforce; do
+  [[ -s "$out/$name.objects.json" ]] || continue
+  node "$tools/check-generated.mjs" "$root" "$out/$name.objects.json" >"$out/gen.log" 2>&1 &&
     pass "$name: $(sed 's/^ok: //' "$out/gen.log" | paste -sd';')" || fail "$name: $(cat "$out/gen.log")"
 done
-if [[ -s "$out/base.json" ]]; then
-  jq '.[] | select(.kind == "PrometheusRule") | .spec' "$out/base.json" >"$out/rules.json"
+if [[ -s "$out/base.objects.json" ]]; then
+  jq '.[] | select(.kind == "PrometheusRule") | .spec' "$out/base.objects.json" >"$out/rules.json"
   promtool check rules "$out/rules.json" >"$out/promtool.log" 2>&1 &&
     pass "promtool check rules on the PrometheusRule: $(grep -o 'SUCCESS.*' "$out/promtool.log" | head -1)" ||
     fail "promtool check rules: $(cat "$out/promtool.log")"
 fi
 
-# --- 5. Security posture and wiring (jq assertions over the built objects).
+# --- 4c. Runbook links of a site's own wiki: generate --prometheusrule writes the rules with the
+# site's base, the site overlay lists the file as a patch; every alert of the build must then
+# link there, to the same runbook file names as the public links of base.
+wiki=https://wiki.example.com/sre/roce-runbooks
+mkdir -p "$site/runbooks"
+if "$k8s_dir/generate" --runbook-base-url "$wiki/" --prometheusrule "$site/runbooks/prometheusrule.yaml" >"$out/rb.log" 2>&1 &&
+  ROCEQOS_RUNBOOK_BASE_URL=$wiki "$k8s_dir/generate" --prometheusrule "$out/rb-env.yaml" >>"$out/rb.log" 2>&1; then
+  cmp -s "$site/runbooks/prometheusrule.yaml" "$out/rb-env.yaml" &&
+    pass "generate: --runbook-base-url and ROCEQOS_RUNBOOK_BASE_URL write the same rules" ||
+    fail "generate: --runbook-base-url and ROCEQOS_RUNBOOK_BASE_URL differ"
+  build_site runbooks kube-prometheus-stack "patches:
+- path: prometheusrule.yaml"
+  rendered
+  urls() { jq -r '[.[] | select(.kind == "PrometheusRule") | .spec.groups[].rules[] | select(.alert)] |
+    (length | tostring), (.[] | .annotations.runbook_url // "MISSING")' "$1"; }
+  public=$(urls "$out/base.objects.json")
+  mine=$(urls "$out/runbooks.objects.json")
+  n=$(head -1 <<<"$mine")
+  if ((n > 0)) && [[ "$n" == "$(head -1 <<<"$public")" ]] && ! tail -n +2 <<<"$mine" | grep -qv "^$wiki/[A-Za-z]*\.md\$" &&
+    [[ "$(tail -n +2 <<<"$mine" | sed 's|.*/||')" == "$(tail -n +2 <<<"$public" | sed 's|.*/||')" ]]; then
+    pass "runbooks: all $n alerts link to $wiki/<runbook>.md, the runbooks of the public links"
+  else
+    fail "runbooks: not every alert links to $wiki/ (got: $(tail -n +2 <<<"$mine" | grep -v "^$wiki/" | head -3 | paste -sd' '))"
+  fi
+  assert_labels_kept=$(jq -r '[.[] | select(.kind == "PrometheusRule") | .metadata.labels.release] == ["kube-prometheus-stack"]' \
+    "$out/runbooks.objects.json")
+  [[ "$assert_labels_kept" == true ]] && pass "runbooks: the patched PrometheusRule keeps the component's release label" ||
+    fail "runbooks: the patch lost the PrometheusRule's release label"
+else
+  fail "generate --runbook-base-url: $(cat "$out/rb.log")"
+fi
+# A wiki page per runbook: {name} in the URL is the runbook's name, no .md.
+if "$k8s_dir/generate" --runbook-base-url 'https://wiki.example.com/display/SRE/{name}' \
+  --prometheusrule "$out/rb-page.yaml" >"$out/rb-page.log" 2>&1; then
+  pages=$(python3 -c 'import sys, yaml
+d = yaml.safe_load(open(sys.argv[1]))
+print("\n".join(r["annotations"]["runbook_url"] for g in d["spec"]["groups"] for r in g["rules"] if "alert" in r))' "$out/rb-page.yaml")
+  [[ "$(wc -l <<<"$pages")" == "$n" ]] && ! grep -qvE '^https://wiki\.example\.com/display/SRE/RoceQos[A-Za-z]+$' <<<"$pages" &&
+    pass "runbooks: {name} in the base URL makes every link a wiki page (https://wiki.example.com/display/SRE/<runbook>)" ||
+    fail "runbooks: {name} links: $(grep -vE '^https://wiki\.example\.com/display/SRE/RoceQos[A-Za-z]+$' <<<"$pages" | head -3 | paste -sd' ')"
+else
+  fail "generate --runbook-base-url with {name}: $(cat "$out/rb-page.log")"
+fi
+"$k8s_dir/generate" --runbook-base-url 'wiki.example.com/x' --prometheusrule "$out/bad.yaml" >"$out/bad.log" 2>&1 &&
+  fail "generate accepted a runbook base URL without a scheme" ||
+  pass "generate refuses a runbook base URL without a scheme: $(cat "$out/bad.log")"
+
+# --- 5. Wiring and security posture (jq assertions over the built objects).
 # assert NAME FILE JQ-EXPR: the expression must evaluate to true.
 assert() {
   local label=$1 file=$2 expr=$3
@@ -197,87 +299,190 @@ assert() {
     fail "$label"
   fi
 }
+# check LABEL JQ-EXPR queues an assertion; run_checks NAME FILE evaluates the queue over FILE in
+# one jq (hundreds of jq starts were most of this check's time) and reports each as "NAME: LABEL".
+# An expression passes when it yields exactly one value, true.
+q_labels=()
+q_exprs=()
+check() {
+  q_labels+=("$1")
+  q_exprs+=("$2")
+}
+run_checks() {
+  local name=$1 file=$2 prog="" i results
+  for i in "${!q_exprs[@]}"; do prog+="${prog:+, }([try (${q_exprs[$i]}) catch false] == [true])"; done
+  if [[ -s "$file" ]] && results=$(jq -r "[$prog] | .[] | tostring" "$file" 2>"$out/jq.err"); then
+    mapfile -t results <<<"$results"
+    for i in "${!q_labels[@]}"; do
+      if [[ "${results[$i]:-}" == true ]]; then pass "$name: ${q_labels[$i]}"; else fail "$name: ${q_labels[$i]}"; fi
+    done
+  else
+    fail "$name: ${#q_labels[@]} assertions not evaluated: $(cat "$out/jq.err" 2>/dev/null)"
+  fi
+  q_labels=()
+  q_exprs=()
+}
 ds='.[] | select(.kind == "DaemonSet") | .spec.template.spec'
 exporter="$ds | .containers[] | select(.name == \"exporter\")"
-for name in base enforce lean; do
-  f=$out/$name.json
+sm='.[] | select(.kind == "ServiceMonitor")'
+pr='.[] | select(.kind == "PrometheusRule")'
+dash='[.[] | select(.kind == "ConfigMap" and .metadata.labels["app.kubernetes.io/component"] == "grafana-dashboard")]'
+n_dash=$(find "$root/dashboards/grafana" -name '*.json' | wc -l)
+
+# 5a. Each monitoring stack: what it selects by, and nothing of the other.
+f=$out/base.objects.json
+assert "base: no stack's selection label (release, prometheus, role, grafana_dashboard) on any object" "$f" \
+  "[.[] | .metadata.labels // {} | keys[] | select(. == \"release\" or . == \"prometheus\" or . == \"role\" or . == \"grafana_dashboard\")] == []"
+assert "base: no RBAC for a particular Prometheus ServiceAccount" "$f" \
+  "[.[] | .subjects[]? | select(.namespace != \"roce-qos-exporter\")] == []"
+assert "base: $n_dash dashboard ConfigMaps (app.kubernetes.io/component: grafana-dashboard)" "$f" "$dash | length == $n_dash"
+f=$out/kp.objects.json
+assert "kube-prometheus: PrometheusRule labelled prometheus: k8s, role: alert-rules, no release" "$f" \
+  "[$pr | .metadata.labels | .prometheus == \"k8s\" and .role == \"alert-rules\" and has(\"release\") == false] == [true]"
+assert "kube-prometheus: no release or grafana_dashboard label anywhere; no dashboard ConfigMap (its Grafana mounts its own)" "$f" \
+  "([.[] | .metadata.labels // {} | keys[] | select(. == \"release\" or . == \"grafana_dashboard\")] == []) and ($dash == [])"
+assert "kube-prometheus: monitoring/prometheus-k8s may get/list/watch services, endpoints, pods in roce-qos-exporter" "$f" \
+  "([.[] | select(.kind == \"Role\" and .metadata.name == \"roce-qos-exporter-prometheus\" and .metadata.namespace == \"roce-qos-exporter\") | .rules[] | (.resources | sort) == [\"endpoints\", \"pods\", \"services\"] and (.verbs | sort) == [\"get\", \"list\", \"watch\"] and .apiGroups == [\"\"]] == [true]) and ([.[] | select(.kind == \"RoleBinding\" and .metadata.name == \"roce-qos-exporter-prometheus\" and .metadata.namespace == \"roce-qos-exporter\") | .roleRef.name == \"roce-qos-exporter-prometheus\" and .subjects == [{\"kind\": \"ServiceAccount\", \"name\": \"prometheus-k8s\", \"namespace\": \"monitoring\"}] and .metadata.labels[\"roce-qos-exporter/subject\"] == \"prometheus\"] == [true])"
+for name in kps kps-release; do
+  f=$out/$name.objects.json
+  release=kube-prometheus-stack
+  [[ "$name" == kps-release ]] && release=monitoring-prod
+  assert "$name: ServiceMonitor and PrometheusRule (and nothing else) labelled release: $release" "$f" \
+    "[.[] | select(.metadata.labels.release) | {kind, r: .metadata.labels.release}] | sort_by(.kind) == [{kind: \"PrometheusRule\", r: \"$release\"}, {kind: \"ServiceMonitor\", r: \"$release\"}]"
+done
+f=$out/kps.objects.json
+assert "kube-prometheus-stack: all $n_dash dashboard ConfigMaps labelled grafana_dashboard: \"1\", folder RoCE" "$f" \
+  "($dash | length == $n_dash) and ($dash | map(.metadata.labels.grafana_dashboard == \"1\" and .metadata.annotations.grafana_folder == \"RoCE\") | all)"
+assert "kube-prometheus-stack: no kube-prometheus label or RBAC (prometheus, role, monitoring/prometheus-k8s)" "$f" \
+  "([.[] | .metadata.labels // {} | keys[] | select(. == \"prometheus\" or . == \"role\")] == []) and ([.[] | .subjects[]? | select(.namespace == \"monitoring\")] == [])"
+assert "examples/site: one monitoring stack (kube-prometheus-stack), the image set" "$out/example.objects.json" \
+  "[.[] | select(.metadata.labels.release) | .kind] | sort == [\"PrometheusRule\", \"ServiceMonitor\"]"
+
+# 5b. Per deployment: posture, scrape authentication, token, priority.
+for name in base "${deployments[@]}"; do
   # Guards against vacuous truth: every "[...] | all" below needs these objects to exist.
-  assert "$name: one DaemonSet with containers exporter + kube-rbac-proxy" "$f" \
+  check "one DaemonSet with containers exporter + kube-rbac-proxy" \
     "[$ds | [.containers[].name]] == [[\"exporter\", \"kube-rbac-proxy\"]]"
-  assert "$name: DaemonSet runs in the host network namespace, nodeSelector only kubernetes.io/os=linux" "$f" \
+  check "DaemonSet runs in the host network namespace, nodeSelector only kubernetes.io/os=linux" \
     "[$ds | .hostNetwork == true and .nodeSelector == {\"kubernetes.io/os\": \"linux\"}] == [true]"
   # Two nodeSelectorTerms are ORed: NFD configured with deviceLabelFields [vendor] (NVIDIA Network
   # Operator) or with its default [class, vendor] (0200 = Ethernet controller).
-  assert "$name: nodeAffinity: NFD label pci-15b3.present OR pci-0200_15b3.present" "$f" \
+  check "nodeAffinity: NFD label pci-15b3.present OR pci-0200_15b3.present" \
     "[$ds | .affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms | map(.matchExpressions)] == [[[{\"key\": \"feature.node.kubernetes.io/pci-15b3.present\", \"operator\": \"In\", \"values\": [\"true\"]}], [{\"key\": \"feature.node.kubernetes.io/pci-0200_15b3.present\", \"operator\": \"In\", \"values\": [\"true\"]}]]]"
-  assert "$name: tolerates every taint" "$f" "[$ds | .tolerations[] | select(.operator == \"Exists\" and .key == null)] | length == 1"
-  assert "$name: every container: read-only rootfs, no privilege escalation, drops ALL, not privileged" "$f" \
+  check "tolerates every taint" "[$ds | .tolerations[] | select(.operator == \"Exists\" and .key == null)] | length == 1"
+  check "every container: read-only rootfs, no privilege escalation, drops ALL, not privileged" \
     "[$ds | (.containers + (.initContainers // []))[] | .securityContext | .readOnlyRootFilesystem == true and .allowPrivilegeEscalation == false and (.capabilities.drop | index(\"ALL\")) != null and .privileged != true] | all"
-  assert "$name: every container has requests and a memory limit" "$f" \
+  check "every container has requests and a memory limit" \
     "[$ds | (.containers + (.initContainers // []))[] | .resources.requests.cpu != null and .resources.requests.memory != null and .resources.limits.memory != null] | all"
-  assert "$name: exporter listens on loopback only (kube-rbac-proxy is the network side)" "$f" \
+  check "exporter listens on loopback only (kube-rbac-proxy is the network side)" \
     "[$exporter | .args[] | select(startswith(\"--web.listen-address=\"))] == [\"--web.listen-address=127.0.0.1:9879\"]"
-  assert "$name: probes hit /-/healthy and /-/ready on the exporter's loopback port" "$f" \
+  check "probes hit /-/healthy and /-/ready on the exporter's loopback port" \
     "[$exporter | (.livenessProbe.httpGet | .host == \"127.0.0.1\" and .port == 9879 and .path == \"/-/healthy\"), (.readinessProbe.httpGet | .host == \"127.0.0.1\" and .port == 9879 and .path == \"/-/ready\")] | all"
   # Liveness runs only once the startupProbe passed, i.e. after the first sample (/-/ready); the
   # startup budget covers /-/healthy's start-up grace (2 min: exporter/app/health.h), the
   # liveness failure window outlasts a remediation pass (7 s: docs/remediation.md guard 3).
-  assert "$name: startupProbe on /-/ready allows >= 120 s for the first sample; liveness fails after >= 30 s" "$f" \
+  check "startupProbe on /-/ready allows >= 120 s for the first sample; liveness fails after >= 30 s" \
     "[$exporter | (.startupProbe.httpGet | .host == \"127.0.0.1\" and .port == 9879 and .path == \"/-/ready\"), (.startupProbe.periodSeconds * .startupProbe.failureThreshold >= 120), (.livenessProbe.periodSeconds * .livenessProbe.failureThreshold >= 30), (.livenessProbe.timeoutSeconds >= 2)] | all"
-  assert "$name: kube-rbac-proxy forwards to the exporter, /metrics only" "$f" \
+  check "kube-rbac-proxy forwards to the exporter, /metrics only" \
     "[$ds | .containers[] | select(.name == \"kube-rbac-proxy\") | .args | (index(\"--upstream=http://127.0.0.1:9879/\") != null) and (index(\"--allow-paths=/metrics\") != null)] == [true]"
-  assert "$name: Service and ServiceMonitor use the proxy's https port; instance = node name" "$f" \
-    "([.[] | select(.kind == \"Service\") | .spec.ports[] | .targetPort] == [\"https\"]) and ([.[] | select(.kind == \"ServiceMonitor\") | .spec.endpoints[] | .port == \"https\" and .scheme == \"https\" and (.relabelings | any(.sourceLabels == [\"__meta_kubernetes_pod_node_name\"] and .targetLabel == \"instance\"))] == [true]) and ([$ds | .containers[] | .ports[]? | select(.name == \"https\") | .containerPort] == [9880])"
-  assert "$name: the policy ConfigMap the DaemonSet mounts exists" "$f" \
+  check "Service and ServiceMonitor use the proxy's https port; instance = node name" \
+    "([.[] | select(.kind == \"Service\") | .spec.ports[] | .targetPort] == [\"https\"]) and ([$sm | .spec.endpoints[] | .port == \"https\" and .scheme == \"https\" and (.relabelings | any(.sourceLabels == [\"__meta_kubernetes_pod_node_name\"] and .targetLabel == \"instance\"))] == [true]) and ([$ds | .containers[] | .ports[]? | select(.name == \"https\") | .containerPort] == [9880])"
+  check "the policy ConfigMap the DaemonSet mounts exists" \
     "([$ds | .volumes[] | .configMap.name // empty] - [.[] | select(.kind == \"ConfigMap\") | .metadata.name]) == []"
-  assert "$name: RBAC lets the proxy create tokenreviews and subjectaccessreviews" "$f" \
+  check "RBAC lets the proxy create tokenreviews and subjectaccessreviews" \
     "[.[] | select(.kind == \"ClusterRole\" and .metadata.name == \"roce-qos-exporter\") | .rules[] | .resources[]] | sort == [\"subjectaccessreviews\", \"tokenreviews\"]"
-  assert "$name: Prometheus (monitoring/prometheus-k8s) may get/list/watch services, endpoints, pods here" "$f" \
-    "([.[] | select(.kind == \"Role\" and .metadata.name == \"roce-qos-exporter-prometheus\" and .metadata.namespace == \"roce-qos-exporter\") | .rules[] | (.resources | sort) == [\"endpoints\", \"pods\", \"services\"] and (.verbs | sort) == [\"get\", \"list\", \"watch\"] and .apiGroups == [\"\"]] == [true]) and ([.[] | select(.kind == \"RoleBinding\" and .metadata.name == \"roce-qos-exporter-prometheus\" and .metadata.namespace == \"roce-qos-exporter\") | .roleRef.name == \"roce-qos-exporter-prometheus\" and .subjects == [{\"kind\": \"ServiceAccount\", \"name\": \"prometheus-k8s\", \"namespace\": \"monitoring\"}]] == [true])"
-  assert "$name: the same ServiceAccount may get /metrics through kube-rbac-proxy" "$f" \
-    "[.[] | select(.kind == \"ClusterRoleBinding\" and .roleRef.name == \"roce-qos-exporter-metrics-reader\") | .subjects] == [[{\"kind\": \"ServiceAccount\", \"name\": \"prometheus-k8s\", \"namespace\": \"monitoring\"}]]"
+  # arbitraryFSAccessThroughSMs.deny refuses every endpoint field that names a file of the
+  # Prometheus pod; the token comes from a Secret of the ServiceMonitor's namespace instead.
+  check "ServiceMonitor reads no file of the Prometheus pod (no bearerTokenFile, no tlsConfig *File)" \
+    "[$sm | .spec.endpoints[] | (has(\"bearerTokenFile\") or has(\"bearerTokenSecret\") or (.tlsConfig // {} | has(\"caFile\") or has(\"certFile\") or has(\"keyFile\")))] == [false]"
+  check "authorization Bearer from Secret/key token of a ServiceAccount of that namespace, which may only GET /metrics" \
+    "[$sm] as \$s | (\$s | length == 1) and (\$s[0].spec.endpoints[0].authorization | .type == \"Bearer\" and .credentials.key == \"token\") and
+     ([.[] | select(.kind == \"Secret\" and .metadata.name == \$s[0].spec.endpoints[0].authorization.credentials.name and .metadata.namespace == \$s[0].metadata.namespace and .type == \"kubernetes.io/service-account-token\") | .metadata.annotations[\"kubernetes.io/service-account.name\"]] as \$sa |
+      (\$sa | length == 1) and
+      ([.[] | select(.kind == \"ServiceAccount\" and .metadata.name == \$sa[0] and .metadata.namespace == \$s[0].metadata.namespace)] | length == 1) and
+      ([.[] | select((.kind == \"ClusterRoleBinding\" or .kind == \"RoleBinding\") and any(.subjects[]?; .kind == \"ServiceAccount\" and .name == \$sa[0] and .namespace == \$s[0].metadata.namespace)) | .roleRef.name] == [\"roce-qos-exporter-metrics-reader\"]) and
+      ([.[] | select(.kind == \"ClusterRole\" and .metadata.name == \"roce-qos-exporter-metrics-reader\") | .rules] == [[{\"nonResourceURLs\": [\"/metrics\"], \"verbs\": [\"get\"]}]]))"
+  # kubectl applies in this order; the token controller fills a token Secret only for an
+  # existing ServiceAccount.
+  check "the scraper ServiceAccount comes before its token Secret in the output" \
+    "[to_entries[] | select(.value.kind == \"ServiceAccount\" and .value.metadata.name == \"roce-qos-exporter-scraper\" or .value.kind == \"Secret\" and .value.type == \"kubernetes.io/service-account-token\") | .value.kind] == [\"ServiceAccount\", \"Secret\"]"
+  check "no API token in the exporter: automount off (pod and ServiceAccount), projected token only in kube-rbac-proxy" \
+    "([$ds | .automountServiceAccountToken] == [false]) and
+     ([.[] | select(.kind == \"ServiceAccount\") | .automountServiceAccountToken] | all(. == false)) and
+     ([$ds | .volumes[] | select(.projected) | select(any(.projected.sources[]; .serviceAccountToken)) | .name] as \$tok |
+      (\$tok | length == 1) and
+      ([$ds | (.containers + (.initContainers // []))[] | .name as \$c | .volumeMounts[]? | select(.name == \$tok[0] or (.mountPath | startswith(\"/var/run/secrets\"))) | {c: \$c, mountPath, ro: .readOnly}] ==
+       [{c: \"kube-rbac-proxy\", mountPath: \"/var/run/secrets/kubernetes.io/serviceaccount\", ro: true}]))"
+  check "no system-* priority class (system-cluster-critical preempts GPU jobs)" \
+    "[$ds | .priorityClassName // \"\" | startswith(\"system-\")] == [false]"
+  run_checks "$name" "$out/$name.objects.json"
 done
-f=$out/base.json
+f=$out/base.objects.json
+assert "base: no priorityClassName, no PriorityClass" "$f" \
+  "([$ds | has(\"priorityClassName\")] == [false]) and ([.[] | select(.kind == \"PriorityClass\")] == [])"
+for name in prio site-all; do
+  assert "$name: priorityClassName roce-qos-exporter, a class that never preempts, below system classes" "$out/$name.objects.json" \
+    "([$ds | .priorityClassName] == [\"roce-qos-exporter\"]) and ([.[] | select(.kind == \"PriorityClass\" and .metadata.name == \"roce-qos-exporter\") | .preemptionPolicy == \"Never\" and .value > 0 and .value <= 1000000000 and .globalDefault == false] == [true])"
+done
+
+f=$out/base.objects.json
 assert "base: no capability added, runs as non-root, no hostPath volume" "$f" \
   "[$ds | (.securityContext.runAsNonRoot == true), ([.containers[] | .securityContext.capabilities.add // []] | flatten == []), ([.volumes[] | select(.hostPath)] == [])] | all"
 assert "base: every mount is read-only" "$f" \
   "[$ds | (.containers + (.initContainers // []))[] | .volumeMounts[]? | .readOnly == true] | all"
 assert "base: no --remediation flag (observe mode is the default)" "$f" \
   "[$exporter | .args[] | select(startswith(\"--remediation\"))] == []"
-f=$out/enforce.json
-assert "enforce: exporter adds exactly NET_ADMIN and --remediation=enforce once" "$f" \
-  "[$exporter | (.securityContext.capabilities.add == [\"NET_ADMIN\"]), ([.args[] | select(startswith(\"--remediation\"))] == [\"--remediation=enforce\"])] | all"
-# runc refuses any mount inside /proc: the host's tcp_ecn is mounted under --path.procfs instead.
-assert "enforce: no mount inside /proc; tcp_ecn is the host's file under --path.procfs=/host/proc" "$f" \
-  "([$ds | (.containers + .initContainers)[] | .volumeMounts[]? | .mountPath | select(. == \"/proc\" or startswith(\"/proc/\"))] == []) and
-   ([$exporter | [.args[] | select(startswith(\"--path.procfs\"))]] == [[\"--path.procfs=/host/proc\"]]) and
-   ([$ds | .volumes[] | select(.hostPath.path == \"/proc/sys/net/ipv4/tcp_ecn\")] as \$v | (\$v | map(.hostPath.type)) == [\"File\"] and
-    [$exporter | .volumeMounts[] | select(.name == \$v[0].name) | .mountPath] == [\"/host/proc/sys/net/ipv4/tcp_ecn\"])"
-assert "enforce: the exporter passes --config of the mounted policy (enforce refuses to start without it)" "$f" \
-  "[$exporter | .args[] | select(startswith(\"--config\"))] == [\"--config=/etc/roce-qos-exporter/policy.yaml\"]"
-assert "enforce: only the other containers stay non-root without capabilities" "$f" \
-  "[$ds | (.containers + .initContainers)[] | select(.name != \"exporter\") | (.securityContext.capabilities.add // []) == [] and .securityContext.runAsNonRoot == true] | all"
-assert "enforce: hostPath mounts are exactly the write paths, the lock and state directories + the driver sentinel" "$f" \
-  "[$ds | .volumes[] | select(.hostPath) | .hostPath.path] | sort == [\"/proc/sys/net/ipv4/tcp_ecn\", \"/run/mellanox/drivers\", \"/run/roce-qos-exporter\", \"/sys/devices\", \"/sys/kernel/config\", \"/var/lib/roce-qos-exporter\"]"
-# The enforce lock and the remediation state live on the node, where the systemd unit keeps them
-# (enforce.conf's RuntimeDirectory=/StateDirectory=), so a pod and a host unit exclude each other
-# and a pod restart keeps give-up. The exporter's defaults must point into them: no --remediation
-# .lock-file/.state-file override and no STATE_DIRECTORY in the environment.
+# Optics: CAP_NET_ADMIN and nothing else of enforce (systemd's optics.conf, in a pod).
+f=$out/optics.objects.json
+assert "optics: the exporter adds exactly NET_ADMIN (as uid 0: no ambient capabilities in a pod), drops ALL" "$f" \
+  "[$exporter | .securityContext | .capabilities == {\"drop\": [\"ALL\"], \"add\": [\"NET_ADMIN\"]} and .runAsUser == 0] == [true]"
+assert "optics: no hostPath, every mount read-only, no --remediation, kube-rbac-proxy unchanged (non-root, no capability)" "$f" \
+  "([$ds | .volumes[] | select(.hostPath)] == []) and ([$ds | .containers[] | .volumeMounts[]? | .readOnly == true] | all) and
+   ([$exporter | .args[] | select(startswith(\"--remediation\"))] == []) and
+   ([$ds | .containers[] | select(.name != \"exporter\") | .securityContext | .runAsNonRoot == true and (.capabilities.add // []) == []] | all)"
+
+# Enforce, alone and composed with lean (and everything, with a custom image).
 enforce_conf=$root/deploy/systemd/roce-qos-exporter.service.d/enforce.conf
 run_dir=/run/$(sed -n 's/^RuntimeDirectory=//p' "$enforce_conf")
 state_dir=/var/lib/$(sed -n 's/^StateDirectory=//p' "$enforce_conf")
 [[ "$run_dir" == /run/roce-qos-exporter && "$state_dir" == /var/lib/roce-qos-exporter ]] &&
   pass "enforce.conf: RuntimeDirectory $run_dir, StateDirectory $state_dir" ||
-  fail "enforce.conf: RuntimeDirectory/StateDirectory moved ($run_dir, $state_dir): update the enforce overlay and this check"
-for dir in "$run_dir" "$state_dir"; do
-  assert "enforce: $dir is a hostPath DirectoryOrCreate mounted read-write at the same path in the exporter only" "$f" \
-    "([$ds | .volumes[] | select(.hostPath.path == \"$dir\") | .hostPath.type] == [\"DirectoryOrCreate\"]) and
-     ([$ds | .volumes[] | select(.hostPath.path == \"$dir\") | .name] as \$v |
-      [$ds | (.containers + .initContainers)[] | .name as \$c | .volumeMounts[]? | select(.name == \$v[0]) | {c: \$c, mountPath, ro: (.readOnly // false), sub: (.subPath // \"\")}] ==
-      [{c: \"exporter\", mountPath: \"$dir\", ro: false, sub: \"\"}])"
+  fail "enforce.conf: RuntimeDirectory/StateDirectory moved ($run_dir, $state_dir): update components/enforce and this check"
+for name in enforce lean-enforce site-all example-enforce; do
+  check "exporter adds exactly NET_ADMIN and --remediation=enforce once" \
+    "[$exporter | (.securityContext.capabilities.add == [\"NET_ADMIN\"]), ([.args[] | select(startswith(\"--remediation\"))] == [\"--remediation=enforce\"])] | all"
+  # runc refuses any mount inside /proc: the host's tcp_ecn is mounted under --path.procfs instead.
+  check "no mount inside /proc; tcp_ecn is the host's file under --path.procfs=/host/proc" \
+    "([$ds | (.containers + .initContainers)[] | .volumeMounts[]? | .mountPath | select(. == \"/proc\" or startswith(\"/proc/\"))] == []) and
+     ([$exporter | [.args[] | select(startswith(\"--path.procfs\"))]] == [[\"--path.procfs=/host/proc\"]]) and
+     ([$ds | .volumes[] | select(.hostPath.path == \"/proc/sys/net/ipv4/tcp_ecn\")] as \$v | (\$v | map(.hostPath.type)) == [\"File\"] and
+      [$exporter | .volumeMounts[] | select(.name == \$v[0].name) | .mountPath] == [\"/host/proc/sys/net/ipv4/tcp_ecn\"])"
+  check "the exporter passes --config of the mounted policy (enforce refuses to start without it)" \
+    "[$exporter | .args[] | select(startswith(\"--config\"))] == [\"--config=/etc/roce-qos-exporter/policy.yaml\"]"
+  check "only the other containers stay non-root without capabilities" \
+    "[$ds | (.containers + .initContainers)[] | select(.name != \"exporter\") | (.securityContext.capabilities.add // []) == [] and .securityContext.runAsNonRoot == true] | all"
+  check "hostPath mounts are exactly the write paths, the lock and state directories + the driver sentinel" \
+    "[$ds | .volumes[] | select(.hostPath) | .hostPath.path] | sort == [\"/proc/sys/net/ipv4/tcp_ecn\", \"/run/mellanox/drivers\", \"/run/roce-qos-exporter\", \"/sys/devices\", \"/sys/kernel/config\", \"/var/lib/roce-qos-exporter\"]"
+  # The enforce lock and the remediation state live on the node, where the systemd unit keeps
+  # them (enforce.conf's RuntimeDirectory=/StateDirectory=), so a pod and a host unit exclude
+  # each other and a pod restart keeps give-up. The exporter's defaults must point into them:
+  # no --remediation.lock-file/.state-file override and no STATE_DIRECTORY in the environment.
+  for dir in "$run_dir" "$state_dir"; do
+    check "$dir is a hostPath DirectoryOrCreate mounted read-write at the same path in the exporter only" \
+      "([$ds | .volumes[] | select(.hostPath.path == \"$dir\") | .hostPath.type] == [\"DirectoryOrCreate\"]) and
+       ([$ds | .volumes[] | select(.hostPath.path == \"$dir\") | .name] as \$v |
+        [$ds | (.containers + .initContainers)[] | .name as \$c | .volumeMounts[]? | select(.name == \$v[0]) | {c: \$c, mountPath, ro: (.readOnly // false), sub: (.subPath // \"\")}] ==
+        [{c: \"exporter\", mountPath: \"$dir\", ro: false, sub: \"\"}])"
+  done
+  check "the exporter keeps the default lock and state file (no override, no STATE_DIRECTORY)" \
+    "[$exporter | ([.args[] | select(startswith(\"--remediation.lock-file\") or startswith(\"--remediation.state-file\"))] == []) and ([.env[]? | select(.name == \"STATE_DIRECTORY\")] == [])] == [true]"
+  # Read-only root everywhere; the exporter's writable mounts are exactly what enforce writes.
+  check "the exporter's only writable mounts are the QoS write paths and the lock and state directories" \
+    "[$exporter | [.volumeMounts[] | select(.readOnly != true) | .mountPath] | sort] == [[\"/host/proc/sys/net/ipv4/tcp_ecn\", \"/run/roce-qos-exporter\", \"/sys/devices\", \"/sys/kernel/config\", \"/var/lib/roce-qos-exporter\"]]"
+  check "the initContainer waits for /run/mellanox/drivers/.driver-ready (HostToContainer)" \
+    "[$ds | .initContainers[] | select(.name == \"wait-for-driver\") | ((.command | join(\" \")) | contains(\"/run/mellanox/drivers/.driver-ready\")) and (.volumeMounts[] | select(.mountPath == \"/run/mellanox/drivers\") | .mountPropagation == \"HostToContainer\" and .readOnly == true)] == [true]"
+  run_checks "$name" "$out/$name.objects.json"
 done
-assert "enforce: the exporter keeps the default lock and state file (no override, no STATE_DIRECTORY)" "$f" \
-  "[$exporter | ([.args[] | select(startswith(\"--remediation.lock-file\") or startswith(\"--remediation.state-file\"))] == []) and ([.env[]? | select(.name == \"STATE_DIRECTORY\")] == [])] == [true]"
 help=$("$(exporter_binary)" --help 2>&1 || true)
 grep -qF "TEXT=$run_dir/enforce.lock" <<<"$help" &&
   pass "--help: the default --remediation.lock-file is under $run_dir" ||
@@ -285,23 +490,11 @@ grep -qF "TEXT=$run_dir/enforce.lock" <<<"$help" &&
 grep -qF "$state_dir/remediation.json" <<<"$help" &&
   pass "--help: the default --remediation.state-file is under $state_dir" ||
   fail "--help does not show $state_dir/remediation.json as the default --remediation.state-file"
-# Read-only root everywhere; the exporter's writable mounts are exactly what enforce writes.
-assert "enforce: the exporter's only writable mounts are the QoS write paths and the lock and state directories" "$f" \
-  "[$exporter | [.volumeMounts[] | select(.readOnly != true) | .mountPath] | sort] == [[\"/host/proc/sys/net/ipv4/tcp_ecn\", \"/run/roce-qos-exporter\", \"/sys/devices\", \"/sys/kernel/config\", \"/var/lib/roce-qos-exporter\"]]"
-assert "enforce: the initContainer waits for /run/mellanox/drivers/.driver-ready (HostToContainer)" "$f" \
-  "[$ds | .initContainers[] | select(.name == \"wait-for-driver\") | ((.command | join(\" \")) | contains(\"/run/mellanox/drivers/.driver-ready\")) and (.volumeMounts[] | select(.mountPath == \"/run/mellanox/drivers\") | .mountPropagation == \"HostToContainer\" and .readOnly == true)] == [true]"
-
-# The Prometheus ServiceAccount is changed with one patch on both bindings (docs/deployment.md
-# "Prometheus"): they must always name the same subject, in every build.
-for name in base enforce lean site-base site-enforce site-lean "${docs_sites[@]}"; do
-  assert "$name: both roce-qos-exporter/subject=prometheus bindings name the same ServiceAccount" "$out/$name.objects.json" \
-    "[.[] | select(.metadata.labels[\"roce-qos-exporter/subject\"] == \"prometheus\") | {kind, subjects}] | (map(.kind) | sort) == [\"ClusterRoleBinding\", \"RoleBinding\"] and (map(.subjects) | unique | length) == 1"
-done
 
 # --- 6. Flags.
-for name in base enforce; do
-  [[ -s "$out/$name.json" ]] || continue
-  mapfile -t flags < <(jq -r "$exporter | .args[]" "$out/$name.json")
+for name in base lean-enforce optics; do
+  [[ -s "$out/$name.objects.json" ]] || continue
+  mapfile -t flags < <(jq -r "$exporter | .args[]" "$out/$name.objects.json")
   check_flags "kubernetes $name" "${flags[@]}"
 done
 

@@ -1,7 +1,8 @@
 // Semantic check that the built manifests carry exactly the repository's sources:
 //  - PrometheusRule roce-qos-exporter: spec.groups == the groups of every rule file under alerts/
 //    (files whose top-level key is `groups:`), in file-name order;
-//  - one ConfigMap per dashboards/grafana/*.json, labelled grafana_dashboard: "1", whose data is
+//  - one ConfigMap per dashboards/grafana/*.json, labelled app.kubernetes.io/component:
+//    grafana-dashboard (base; components/kube-prometheus-stack adds the sidecar's label), whose data is
 //    that JSON (parsed, so only whitespace may differ), and small enough for client-side apply.
 // Usage: node check-generated.mjs REPO_ROOT BUILT.json   (BUILT.json from validate.mjs --json)
 import { readFileSync, readdirSync, statSync } from "node:fs";
@@ -53,7 +54,7 @@ try {
 } catch (e) {
   if (e.code !== "ENOENT") throw e;
 }
-const maps = objects.filter((o) => o.kind === "ConfigMap" && o.metadata?.labels?.grafana_dashboard === "1");
+const maps = objects.filter((o) => o.kind === "ConfigMap" && o.metadata?.labels?.["app.kubernetes.io/component"] === "grafana-dashboard");
 if (maps.length !== dashboards.length) {
   errors.push(`${maps.length} dashboard ConfigMaps for ${dashboards.length} files in dashboards/grafana`);
 }

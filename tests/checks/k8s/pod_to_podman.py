@@ -5,12 +5,15 @@ containers the way a kubelet with containerd/runc would (tests/checks/kubernetes
 It plays kubelet's part for the volumes: a hostPath is a directory or file under --host-root (the
 stand-in for the node's filesystem; DirectoryOrCreate is created there with mode 0755, Directory
 and File must already exist, as kubelet demands), a configMap is its rendered data written to
-files and bound read-only, an emptyDir is a tmpfs. Every field of the pod spec, container and
+files and bound read-only, an emptyDir is a tmpfs, a projected volume (service account token,
+configMap, downwardAPI) is stand-in files bound read-only. Where the pod (or else its
+ServiceAccount) does not set automountServiceAccountToken: false, every container gets kubelet's
+token mount, /var/run/secrets/kubernetes.io/serviceaccount, with stand-in files. Every field of the pod spec, container and
 security context is either translated, deliberately ignored (listed below, with why) or refused:
 a manifest change the harness does not model fails the check instead of being run differently.
 
 Prints JSON: {"host_network": bool, "grace_seconds": int, "containers": [...], "init": [...],
-"skipped": [names of containers whose image is not built here]},
+"skipped": [names of containers whose image is not built here], "token_automount": bool},
 each container {"name", "image", "run": [podman run arguments, without --name and --network],
 "uid", "gid", "caps": [...], "probes": {"startup"|"readiness"|"liveness": {"host", "port",
 "path", "scheme"}}, "writable_mounts": [...]}.
@@ -24,12 +27,13 @@ import sys
 import yaml
 
 # Pod spec fields that do not change how the container runs on one node: scheduling, identity,
-# DNS (the harness has no cluster DNS), service links (env of cluster services), and the API
-# token, which nothing in this image reads.
+# DNS (the harness has no cluster DNS) and service links (env of cluster services).
+# automountServiceAccountToken is handled (token_mount), not ignored.
 POD_IGNORED = {
     "nodeSelector", "affinity", "tolerations", "priorityClassName", "serviceAccountName",
     "dnsPolicy", "enableServiceLinks", "automountServiceAccountToken",
 }
+TOKEN_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
 POD_HANDLED = {
     "hostNetwork", "hostPID", "hostIPC", "securityContext", "containers", "initContainers",
     "volumes", "terminationGracePeriodSeconds",
@@ -113,6 +117,8 @@ def prepare_volumes(spec, configmaps, host_root, work):
                     f.write(data[item["key"]])
                 os.chmod(target, item.get("mode", cm.get("defaultMode", 0o644)))
             volumes[name] = ("configmap", src)
+        elif kinds == {"projected"}:
+            volumes[name] = ("configmap", projected_stand_in(name, vol["projected"], work))
         elif kinds == {"emptyDir"}:
             refuse_unknown(f"volume {name} emptyDir", vol["emptyDir"] or {},
                            {"medium", "sizeLimit"})
@@ -120,6 +126,57 @@ def prepare_volumes(spec, configmaps, host_root, work):
         else:
             raise Unsupported(f"volume {name}: {', '.join(sorted(kinds))} not modelled")
     return volumes
+
+
+def projected_stand_in(name, projected, work):
+    """Writes stand-in files for a projected volume (no API server here: the token is not a
+    token), so a container that mounts it sees the paths it would; returns the directory."""
+    refuse_unknown(f"volume {name} projected", projected, {"sources", "defaultMode"})
+    src = os.path.join(work, "projected", name)
+    os.makedirs(src, exist_ok=True)
+    files = {}
+    for source in projected["sources"]:
+        kinds = set(source)
+        if kinds == {"serviceAccountToken"}:
+            tok = source["serviceAccountToken"]
+            refuse_unknown(f"volume {name} serviceAccountToken", tok,
+                           {"path", "expirationSeconds", "audience"})
+            files[tok["path"]] = "stand-in-service-account-token\n"
+        elif kinds == {"configMap"}:
+            cm = source["configMap"]
+            refuse_unknown(f"volume {name} projected configMap", cm, {"name", "items"})
+            for item in cm.get("items", []):
+                files[item["path"]] = f"stand-in {cm['name']}/{item['key']}\n"
+        elif kinds == {"downwardAPI"}:
+            for item in source["downwardAPI"].get("items", []):
+                files[item["path"]] = f"stand-in {item.get('fieldRef', {}).get('fieldPath')}\n"
+        else:
+            raise Unsupported(f"volume {name}: projected source {', '.join(sorted(kinds))} "
+                              "not modelled")
+    for path, text in files.items():
+        target = os.path.join(src, path)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target, "w") as f:
+            f.write(text)
+        os.chmod(target, projected.get("defaultMode", 0o644))
+    return src
+
+
+def token_mount(spec, docs, work):
+    """kubelet's automatic token mount: the source directory when the pod gets one, else None.
+    The pod's automountServiceAccountToken wins over its ServiceAccount's; the default is on."""
+    automount = spec.get("automountServiceAccountToken")
+    if automount is None:
+        sa_name = spec.get("serviceAccountName", "default")
+        for d in docs:
+            if d["kind"] == "ServiceAccount" and d["metadata"]["name"] == sa_name:
+                automount = d.get("automountServiceAccountToken")
+    if automount is False:
+        return None
+    return projected_stand_in("kube-api-access-auto", {"sources": [
+        {"serviceAccountToken": {"path": "token"}},
+        {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+        {"downwardAPI": {"items": [{"path": "namespace"}]}}]}, work)
 
 
 def resolve_probe(probe, ports):
@@ -137,7 +194,7 @@ def resolve_probe(probe, ports):
             "scheme": get.get("scheme", "HTTP").lower()}
 
 
-def container_plan(c, spec, volumes, image_map, image_user, init, host_sysfs):
+def container_plan(c, spec, volumes, image_map, image_user, init, host_sysfs, token_src):
     name = c["name"]
     refuse_unknown(f"container {name}", c, CONTAINER_HANDLED | CONTAINER_IGNORED)
     pod_sc = spec.get("securityContext", {})
@@ -227,6 +284,9 @@ def container_plan(c, spec, volumes, image_map, image_user, init, host_sysfs):
         if not ro:
             writable.append(m["mountPath"])
         run.append(f"--mount={opt}")
+    # kubelet adds its token mount to every container that does not mount that path itself.
+    if token_src and TOKEN_PATH not in [m["mountPath"] for m in c.get("volumeMounts", [])]:
+        run.append(f"--mount=type=bind,src={token_src},dst={TOKEN_PATH},ro=true")
 
     ports = {p["name"]: p["containerPort"] for p in c.get("ports", []) if "name" in p}
     for e in c.get("env", []):
@@ -269,18 +329,20 @@ def main():
         raise Unsupported("hostPID/hostIPC not modelled")
     configmaps = {d["metadata"]["name"]: d.get("data", {}) for d in docs if d["kind"] == "ConfigMap"}
     volumes = prepare_volumes(spec, configmaps, args.host_root, args.work)
+    token_src = token_mount(spec, docs, args.work)
     # Every initContainer runs (the pod waits for each), the containers that run an image built
     # here do; the others (the kube-rbac-proxy sidecar, from a registry) are listed as skipped.
     plan = {
         "host_network": bool(spec.get("hostNetwork")),
         "grace_seconds": spec.get("terminationGracePeriodSeconds", 30),
         "init": [container_plan(c, spec, volumes, image_map, args.image_user, True,
-                                args.host_sysfs)
+                                args.host_sysfs, token_src)
                  for c in spec.get("initContainers", [])],
         "containers": [container_plan(c, spec, volumes, image_map, args.image_user, False,
-                                      args.host_sysfs)
+                                      args.host_sysfs, token_src)
                        for c in spec["containers"] if c["image"] in image_map],
         "skipped": [c["name"] for c in spec["containers"] if c["image"] not in image_map],
+        "token_automount": token_src is not None,
     }
     json.dump(plan, sys.stdout, indent=1)
 
