@@ -6,7 +6,7 @@
 # that plain install; CPack installs both components into one package.
 #
 # Generated files (target deb-files, not part of `all`: it needs help2man and runs the binary):
-#   roce_qos_exporter.8.gz  help2man from --help/--version, plus packaging/deb/man.h2m
+#   roce_qos_exporter.8.gz  help2man from --help, plus packaging/deb/man.h2m
 #   changelog.gz            one entry for the project version (native package)
 #   policy-default.yaml     `roce_qos_exporter policy show-default`
 #   docs/*.md.gz, README.md.gz  the project's docs, which --help and the man page cite as docs/NAME.md
@@ -74,6 +74,10 @@ foreach(doc README.md ${ROCEQOS_DEB_DOCS})
             ${gz}
     DEPENDS ${CMAKE_SOURCE_DIR}/${doc} VERBATIM)
   list(APPEND ROCEQOS_DEB_DOCS_GZ ${gz})
+  # One install() per file, not the directory: a doc deleted from the tree leaves its .gz behind
+  # in the build directory, which must not be packaged.
+  get_filename_component(reldir ${doc} DIRECTORY)
+  install(FILES ${gz} DESTINATION ${ROCEQOS_DEB_DOC}/${reldir} COMPONENT system EXCLUDE_FROM_ALL)
 endforeach()
 add_custom_target(deb-files DEPENDS ${ROCEQOS_DEB_OUT}/roce_qos_exporter.8.gz
                   ${ROCEQOS_DEB_OUT}/changelog.gz ${ROCEQOS_DEB_OUT}/policy-default.yaml
@@ -92,8 +96,6 @@ install(FILES ${ROCEQOS_DEB_OUT}/roce_qos_exporter.8.gz DESTINATION share/man/ma
         COMPONENT system EXCLUDE_FROM_ALL)
 install(FILES ${ROCEQOS_DEB_SRC}/copyright ${ROCEQOS_DEB_OUT}/changelog.gz
         DESTINATION ${ROCEQOS_DEB_DOC} COMPONENT system EXCLUDE_FROM_ALL)
-install(DIRECTORY ${ROCEQOS_DEB_OUT}/doc/ DESTINATION ${ROCEQOS_DEB_DOC}
-        COMPONENT system EXCLUDE_FROM_ALL FILES_MATCHING PATTERN "*.md.gz")
 install(FILES ${ROCEQOS_DEB_OUT}/policy-default.yaml
               ${CMAKE_SOURCE_DIR}/deploy/policy/policy.example.yaml
         DESTINATION ${ROCEQOS_DEB_DOC}/examples COMPONENT system EXCLUDE_FROM_ALL)
