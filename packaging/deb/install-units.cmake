@@ -3,13 +3,16 @@
 # /usr/local, where a plain `cmake --install` puts the binary).
 # Inputs: ROCEQOS_SYSTEMD_SRC (deploy/systemd), ROCEQOS_STAGE (a scratch directory).
 set(exe "${CMAKE_INSTALL_PREFIX}/bin/roce_qos_exporter")
+set(doc "${CMAKE_INSTALL_PREFIX}/share/doc/roce-qos-exporter")
 file(MAKE_DIRECTORY "${ROCEQOS_STAGE}")
 
 function(rewrite src dst)
   file(READ "${src}" text)
   string(REPLACE "/usr/local/bin/roce_qos_exporter" "${exe}" text "${text}")
-  # The packaged docs are the man page and /usr/share/doc/roce-qos-exporter.
-  string(REGEX REPLACE "\nDocumentation=[^\n]*" "\nDocumentation=man:roce_qos_exporter(8)" text
+  # The packaged docs: the man page and the deployment guide under /usr/share/doc (one
+  # Documentation= line; the source unit's second URI is the project's web copy).
+  string(REGEX REPLACE "\nDocumentation=[^\n]*"
+         "\nDocumentation=man:roce_qos_exporter(8) file:${doc}/docs/deployment.md.gz" text
          "${text}")
   string(REPLACE " (cmake --install), this file in\n# /etc/systemd/system/"
          ", this file in\n# /lib/systemd/system/" text "${text}")

@@ -5,7 +5,8 @@
 #  - a planted typo in the drop-in must be reported (proves the drop-in is really loaded);
 #  - `systemd-analyze security --offline` exposure: observe <= 1.5, enforce <= 2.5, and the
 #    privilege-relevant settings are what docs/operations.md claims;
-#  - every flag in the unit, the drop-in and the /etc/default example exists in the binary.
+#  - every flag in the unit, the drop-in and the /etc/default example exists in the binary;
+#  - one Documentation= line.
 set -euo pipefail
 source "$(dirname "$0")/lib/common.bash"
 
@@ -65,6 +66,10 @@ stage "$work/optics" optics.conf
 verify_clean "$work/observe" observe
 verify_clean "$work/enforce" "observe + enforce.conf"
 verify_clean "$work/optics" "observe + optics.conf"
+# verify accepts a repeated Documentation= (the lists add up); one line is the readable form, and
+# packaging/deb/install-units.cmake rewrites that one line for the package.
+doc_lines=$(grep -c '^Documentation=' "$src/$unit" || true)
+((doc_lines == 1)) && pass "$unit: one Documentation= line" || fail "$unit: $doc_lines Documentation= lines"
 
 # The checker itself must notice a broken drop-in, or the line above proves nothing.
 stage "$work/broken" enforce.conf
