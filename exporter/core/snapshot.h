@@ -22,9 +22,9 @@ namespace roceqos {
 // Extension points, defined by their owners in their own headers (exporter/qos/qos_state.h,
 // exporter/signals/derived_signals.h) and rendered by metrics_qos.cc / metrics_derived.cc. A
 // std::shared_ptr to an incomplete type is fine to hold and destroy here.
-struct QosDeviceState;        // QoS engineer: observed DCB state + drift for one netdev
-struct QosGlobalState;        // QoS engineer: policy source/reload, monitor, host-wide state
-struct DerivedDeviceSignals;  // signals engineer: windowed rates/peaks + storm state of one netdev
+struct QosDeviceState;        // exporter/qos: observed DCB state + drift for one netdev
+struct QosGlobalState;        // exporter/qos: policy source/reload, monitor, host-wide state
+struct DerivedDeviceSignals;  // exporter/signals: windowed rates/peaks + storm state of a netdev
 struct TransceiverState;      // exporter/sampling/transceiver_poller.h: modules of all netdevs
 
 /// ETHTOOL_GSTATS of one netdev with the name mapping of its string-set generation.

@@ -233,7 +233,7 @@ inline constexpr MetricDef kMetricTable[] = {
    "Renders of the exposition; at most one per published sample, whatever the number of scrapes.",
    {}, "self", "exposition cache"},
 
-  // ---- QoS state and drift (QoS engineer: metrics_qos.cc) ----------------------------------------
+  // ---- QoS state and drift (rendered in metrics_qos.cc) ------------------------------------------
   {"roce_qos_trust", MetricKind::kGauge,
    "Priority trust mode of a netdev: 1 on the current mode (dscp or pcp), 0 on the other.",
    {"netdev", "mode"}, "qos",
@@ -377,7 +377,7 @@ inline constexpr MetricDef kMetricTable[] = {
   {"roce_qos_remediation_apply_stuck_total", MetricKind::kCounter,
    "Times a remediation pass ran past its deadline.", {}, "qos",
    "remediation worker (docs/remediation.md)"},
-  // ---- Derived windowed signals and storms (signals engineer: metrics_derived.cc) ----------------
+  // ---- Derived windowed signals and storms (rendered in metrics_derived.cc) ----------------------
   {"roce_pfc_pause_rate_peak", MetricKind::kGauge,
    "Highest PFC pause frame rate, in frames per second, of any sampling interval in the window.",
    {"netdev", "prio", "direction", "window"}, "derived",

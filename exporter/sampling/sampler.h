@@ -70,8 +70,8 @@ struct StageContext {
 };
 
 /// Extension point for work that belongs to every sample but not to the counter sources: the
-/// QoS engineer's DCB poll + drift (fills DeviceSnapshot::qos), the signals engineer's windowed
-/// rates and storm state machine (fills DeviceSnapshot::derived). Stages run on the sampler
+/// QoS engine's DCB poll + drift (fills DeviceSnapshot::qos), the derivation's windowed rates and
+/// storm state machine (fills DeviceSnapshot::derived). Stages run on the sampler
 /// thread, in the order added, after the counters of the sample were read and before it is
 /// published; their wall time is roce_exporter_collect_duration_seconds{source=Source()}.
 class SampleStage {

@@ -382,5 +382,5 @@ _metric_lines() {
 }
 _AWK_LABELS='{ split("", L); for (i = 2; i < NF; i++) { e = index($i, "="); if (e) L[substr($i, 1, e - 1)] = substr($i, e + 1) } }'
 
-# Helpers the simnic engineer ships with the module (tests/testbed/simnic/guest-lib.sh), if any.
+# Helpers shipped with the simnic module (tests/testbed/simnic/guest-lib.sh), if any.
 [ -f /testbed/simnic-lib.sh ] && . /testbed/simnic-lib.sh

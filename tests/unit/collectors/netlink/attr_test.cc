@@ -293,7 +293,7 @@ TEST(ForEachAttr, VisitsRepeatedTypesInOrderAndStopsAtTheFirstError) {
   EXPECT_THAT(walked.error().message, HasSubstr("list ctx"));
 }
 
-// The QoS engineer's DCB replies: struct dcbmsg (4-byte family header), DCB_ATTR_IFNAME, a nested
+// DCB (RTM_GETDCB) replies: struct dcbmsg (4-byte family header), DCB_ATTR_IFNAME, a nested
 // DCB_ATTR_IEEE with structs and an APP table list, then DCB_ATTR_DCBX
 // (docs/kernel-interfaces.md §1.6).
 TEST(DcbReplyShape, IsParseableWithTheGenericLayer) {
