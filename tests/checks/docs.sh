@@ -2,8 +2,10 @@
 # Docs that cannot rot (docs/contributing.md): flags, policy examples, metric names, repository
 # paths and links in README.md, docs/, runbooks, alerts and dashboards exist, and no doc contradicts
 # the tool in the ways docs_rot.py can see (an absent source called drift, a runbook query the lean
-# profile drops, "no state on disk" without the mode) (tests/checks/lib/docs_rot.py; a scratch tree
-# with one planted instance of each proves it reports them), and every README block marked
+# profile drops, "no state on disk" without the mode), states session history ("run A", "this
+# session", load narratives, "flaky") or reports a measured figure whose section names no command
+# (tests/checks/lib/docs_rot.py; a scratch tree with one planted instance of each proves it reports
+# them, and a planted clean section that it does not), and every README block marked
 # `<!-- docs-check: run -->` runs to exit 0 in a private network namespace holding veth0 and veth1,
 # with the built exporter on PATH.
 set -uo pipefail
@@ -19,7 +21,8 @@ fi
 
 # The checker reports each kind of contradiction (a passing run above means something).
 planted=$(mktemp -d)
-mkdir -p "$planted/docs/runbooks" "$planted/alerts" "$planted/deploy/prometheus"
+mkdir -p "$planted/docs/runbooks" "$planted/alerts" "$planted/deploy/prometheus" "$planted/bench"
+touch "$planted/bench/scrape_compare.sh"
 cp "$root/deploy/prometheus/lean-metric-relabel.yaml" "$planted/deploy/prometheus/"
 printf '# x\n' >"$planted/README.md"
 printf 'Tested in `tests/recording_test.yaml`.\n' >"$planted/alerts/README.md"
@@ -27,17 +30,35 @@ printf '# RoceQosX\n\n**Fires when** `roce_qos_drift == 1` (or a field whose sou
   'Read `roce_pfc_paused_ratio{window="15s"}` and see docs/nowhere.md or [policy](../gone.md).' \
   '- **Absent counts as drift, unreadable does not.**' >"$planted/docs/runbooks/RoceQosX.md"
 printf 'The exporter keeps no state on disk: an upgrade is a restart.\n' >"$planted/docs/operations.md"
+# A lab notebook (lines 5-8) and a clean section (lines 10-11: a figure with its command; "run a").
+printf '%s\n' '# Notebook' '' '## Lab notes' '' 'Run A: the scrape took 3.2 ms.' \
+  'In this session the median was 4 ms.' 'The p99 was 9 ms, load average 12.' 'A flaky test.' \
+  '## Reproducible' \
+  '`bench/scrape_compare.sh build/roce_qos_exporter 300 60`, 2026-11-26, the 2-core VM: median 0.5 ms.' \
+  'We run a check every 250 ms.' >"$planted/docs/notebook.md"
 python3 "$root/tests/checks/lib/docs_rot.py" "$planted" "$exe" >"$planted/out.log" 2>&1
 for expected in "alerts/README.md:1: tests/recording_test.yaml does not exist" \
   "RoceQosX.md:5: docs/nowhere.md does not exist" "RoceQosX.md:5: link ../gone.md does not resolve" \
   "RoceQosX.md: says an absent source is drift (it is roce_qos_observed_absent, never drift): **Fires" \
   "RoceQosX.md: says an absent source is drift (it is roce_qos_observed_absent, never drift): - **Absent" \
   'RoceQosX.md:5: roce_pfc_paused_ratio{window="15s"} is dropped by the lean profile' \
-  "docs/operations.md: claims no state on disk without naming the mode"; do
+  "docs/operations.md: claims no state on disk without naming the mode" \
+  'docs/notebook.md:5: states session history ("Run A"' \
+  'docs/notebook.md:6: states session history ("this session"' \
+  'docs/notebook.md:7: states session history ("load average"' \
+  'docs/notebook.md:8: states session history ("flaky"' \
+  'docs/notebook.md:3: the section "Lab notes" reports measured figures (3.2 ms, 4 ms, 9 ms)'; do
   if grep -qF -- "$expected" "$planted/out.log"; then
     pass "docs_rot reports: $expected"
   else
     fail "docs_rot did not report: $expected"$'\n'"$(cat "$planted/out.log")"
+  fi
+done
+for clean in "docs/notebook.md:10" "docs/notebook.md:11" '"Reproducible"'; do
+  if grep -qF -- "$clean" "$planted/out.log"; then
+    fail "docs_rot reported a clean line ($clean):"$'\n'"$(grep -F -- "$clean" "$planted/out.log")"
+  else
+    pass "docs_rot leaves clean alone: $clean"
   fi
 done
 rm -rf "$planted"

@@ -16,7 +16,12 @@ Usage: docs_rot.py REPO EXPORTER   Prints one line per problem, then a summary; 
  - every PromQL selector in a runbook survives the lean scrape profile
    (deploy/prometheus/lean-metric-relabel.yaml): a runbook must work on both profiles;
  - no doc says the exporter keeps no state on disk without naming the mode, while --help offers
-   --remediation.state-file (enforce keeps one).
+   --remediation.state-file (enforce keeps one);
+ - README.md and docs/ state the present: no dated session history ("run A", "runs A to E", "this
+   session", machine-load narratives, "flaky"); git keeps the history;
+ - every measured figure in docs/ (a number with a unit: ms, s, %, MiB, ×, ... in a paragraph or
+   table that says measured/median/p99/took/wall) has its reproducing command nearby: the same
+   section (heading to heading) names a command in backquotes or holds a shell code block.
 """
 import pathlib
 import re
@@ -247,6 +252,78 @@ def check_state_claims(repo, exporter, problems):
     return seen
 
 
+# Session history: what a lab notebook says and a doc of the present does not. A capital letter
+# names a run ("run A", "runs A to E"); "run a" is prose.
+HISTORY_RE = re.compile(
+    r"\b(?-i:[Rr]uns? [A-E](?: to [A-E])?)\b(?![\w'-])"
+    r"|\b(?:this|last|previous|earlier|that) session\b"
+    r"|\bload average\b|\bat load\b|\bload [~≈]?\d|\(load\b"
+    r"|\bflak(?:y|iness|es)\b"
+    r"|\byesterday\b|\bthe first attempt\b", re.I)
+
+
+def check_session_history(repo, problems):
+    seen = 0
+    for path in doc_files(repo, "README.md", "docs/**/*.md"):
+        text = re.sub(r"^```.*?^```", lambda m: "\n" * m.group(0).count("\n"), path.read_text(),
+                      flags=re.M | re.S)
+        for lineno, line in enumerate(text.splitlines(), 1):
+            seen += 1
+            m = HISTORY_RE.search(line)
+            if m:
+                problems.append(f"{path.relative_to(repo)}:{lineno}: states session history "
+                                f"(\"{m.group(0)}\"; git keeps it, a doc states the present): "
+                                f"{line.strip()[:120]}")
+    return seen
+
+
+# A figure: a number with a unit, outside backquotes (`250ms` in backquotes is a value to type).
+FIGURE_RE = re.compile(r"(?<![\w.`/=-])\d[\d,.]*(?:[–-]\d[\d,.]*)?\s?"
+                       r"(?:ms|µs|us|ns|s|min|%|MiB|KiB|GiB|MB|KB|kB|GB|TB|×)(?!\w)")
+# A paragraph that reports a measurement (not a default or a range of a flag).
+MEASURED_RE = re.compile(r"(?<!not )(?<!never )\b(?:measured|median|p99|took|wall)\b(?! from\b)",
+                         re.I)
+# A command in backquotes: a program of the tree or a tool, optionally after VAR=value.
+COMMAND_RE = re.compile(
+    r"`(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:nice -n -?\d+ )?(?:scripts/|tests/|bench/|build/|fuzz/|\.ci/"
+    r"|alerts/alerttool|deploy/kubernetes/generate|(?:roce_qos_exporter|ctest|cmake|promtool|kubectl"
+    r"|curl|bash|python3|sudo)\b)[^`]*`")
+SHELL_BLOCK_RE = re.compile(r"^```(?:sh|bash|console)?\n", re.M)
+
+
+def sections(text):
+    """(first line number, text) of each part of a Markdown file from one heading to the next."""
+    start, lines = 1, []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if re.match(r"#{1,6} ", line) and lines:
+            yield start, "\n".join(lines)
+            start, lines = lineno, []
+        lines.append(line)
+    yield start, "\n".join(lines)
+
+
+def check_figures(repo, problems):
+    seen = 0
+    for path in doc_files(repo, "docs/**/*.md"):
+        if path.name == "metrics.md":
+            continue  # generated from the metric table: no measurement in it
+        for start, body in sections(path.read_text()):
+            has_command = COMMAND_RE.search(body) or SHELL_BLOCK_RE.search(body)
+            prose = re.sub(r"^```.*?^```", "", body, flags=re.M | re.S)
+            for paragraph in re.split(r"\n\s*\n", prose):
+                bare = re.sub(r"`[^`]*`", "", paragraph)
+                figures = FIGURE_RE.findall(bare)
+                if not (figures and MEASURED_RE.search(bare)):
+                    continue
+                seen += len(figures)
+                if not has_command:
+                    heading = body.splitlines()[0].lstrip("# ").strip()
+                    problems.append(f"{path.relative_to(repo)}:{start}: the section \"{heading}\" "
+                                    f"reports measured figures ({', '.join(figures[:3])}) but names no "
+                                    f"command that reproduces them")
+    return seen
+
+
 def main():
     repo, exporter = pathlib.Path(sys.argv[1]), sys.argv[2]
     problems = []
@@ -257,11 +334,14 @@ def main():
     absent = check_absent_drift(repo, problems)
     lean = check_lean_safe(repo, problems)
     state = check_state_claims(repo, exporter, problems)
+    history = check_session_history(repo, problems)
+    figures = check_figures(repo, problems)
     for p in problems:
         print(p)
     print(f"docs: {flags} flags, {policies} policy examples, {metrics} metric mentions, "
           f"{paths} repository paths and links, {absent} absent/drift sentences, {lean} runbook "
-          f"selectors (lean profile), {state} state claims checked; {len(problems)} problem(s)")
+          f"selectors (lean profile), {state} state claims, {history} lines for session history, "
+          f"{figures} measured figures checked; {len(problems)} problem(s)")
     return 1 if problems else 0
 
 
