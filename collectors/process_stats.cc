@@ -60,6 +60,7 @@ Result<uint64_t> KilobytesField(std::string_view content, std::string_view key) 
 }
 
 Result<std::string> ReadWhole(const std::string& path) {
+  constexpr size_t kMaxBytes = size_t{64} * 1024;
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return MakeError(errno, fmt::format("open {}: {}", path, std::strerror(errno)));
   std::string content;
@@ -74,7 +75,7 @@ Result<std::string> ReadWhole(const std::string& path) {
     }
     if (n == 0) break;
     content.append(buf.data(), static_cast<size_t>(n));
-    if (content.size() > 64 * 1024) break;  // procfs files of a process are far smaller
+    if (content.size() > kMaxBytes) break;  // procfs files of a process are far smaller
   }
   close(fd);
   return content;
