@@ -47,7 +47,7 @@ Result<double> ParseMaxOpenFiles(std::string_view content);
 Result<uint64_t> ParseBootTime(std::string_view content);
 
 /// Reads the calling process's figures from `procfs` (the process's own /proc: self/stat,
-/// self/status, self/limits, self/fd and stat). Five small reads and one directory listing.
+/// self/status, self/limits, self/fd and stat). Four small reads and one directory listing.
 Result<ProcessStats> ReadProcessStats(const std::string& procfs = "/proc");
 
 }  // namespace roceqos
