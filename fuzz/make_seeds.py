@@ -94,6 +94,15 @@ def text_seeds():
                        'rpg_byte_reset': '32767\n', 'u64_max': '18446744073709551615\n',
                        'u64_over': '18446744073709551616\n'}.items():
         put('sysfs_fuzz', name, text.encode())
+    # /proc/self/{stat,status,limits} and /proc/stat (process_stats)
+    for name, text in {
+            'proc_stat': '4242 (roce qos) x) S 1 4242 4242 0 -1 4194560 2113 0 0 0 137 42 0 0 20 0 '
+                         '5 0 987654 187654144 2361 18446744073709551615 1 1 0 0 0 0 0 4096\n',
+            'proc_status': 'Name:\troce\nVmSize:\t  183256 kB\nVmRSS:\t    9444 kB\n',
+            'proc_limits': 'Max open files            1024                 524288               '
+                           'files     \n',
+            'proc_btime': 'cpu  1 2 3\nbtime 1764288000\n'}.items():
+        put('sysfs_fuzz', name, text.encode())
     shutil.copy(ROOT / 'deploy/kubernetes/base/policy.yaml', CORPUS / 'policy_fuzz' / 'seed-default')
     # CNP marking and every DCQCN parameter key (dcqcn_params)
     shutil.copy(ROOT / 'deploy/policy/policy.example.yaml', CORPUS / 'policy_fuzz' / 'seed-example')

@@ -1,8 +1,10 @@
-// Parsers of sysfs / configfs / debugfs file contents (host.cc, dcqcn_params.cc).
+// Parsers of sysfs / configfs / debugfs / procfs file contents (host.cc, dcqcn_params.cc,
+// process_stats.cc).
 #include <string_view>
 
 #include "collectors/dcqcn_params.h"
 #include "collectors/host.h"
+#include "collectors/process_stats.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view content(reinterpret_cast<const char*>(data), size);
@@ -10,5 +12,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)roceqos::ParseSmallInt(content, 0, 7);
   (void)roceqos::ParseMofedTrafficClass(content);
   (void)roceqos::ParseDcqcnParam(content);
+  (void)roceqos::ParseProcStat(content);
+  (void)roceqos::ParseProcStatus(content);
+  (void)roceqos::ParseMaxOpenFiles(content);
+  (void)roceqos::ParseBootTime(content);
   return 0;
 }

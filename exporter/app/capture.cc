@@ -1,11 +1,14 @@
 #include "exporter/app/capture.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <ctime>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <thread>
@@ -103,16 +106,46 @@ void FillManifest(const Config& config, const CaptureOptions& options, tape::Bun
   meta.emplace_back("count.fs", std::to_string(bundle.fs.size()));
 }
 
-Result<void> WriteBundle(const std::string& path, const std::string& text, std::ostream& out) {
-  if (path == "-") {
+// Opened before the capture runs, so a wrong --output fails at once with its reason rather than
+// after the samples. -1 for "-" (standard output).
+Result<int> OpenOutput(const std::string& path) {
+  if (path == "-") return -1;
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return MakeError(errno, fmt::format("--output {}: {}", path, std::strerror(errno)));
+  return fd;
+}
+
+Result<void> WriteBundle(int fd, const std::string& path, const std::string& text,
+                         std::ostream& out) {
+  if (fd < 0) {
     out << text;
     return {};
   }
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  file << text;
-  file.close();
-  if (!file) return MakeError(EIO, fmt::format("writing {} failed", path));
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return MakeError(errno, fmt::format("write {}: {}", path, std::strerror(errno)));
+    done += static_cast<size_t>(n);
+  }
+  if (::close(fd) != 0) {
+    return MakeError(errno, fmt::format("close {}: {}", path, std::strerror(errno)));
+  }
   return {};
+}
+
+// The selection flags of the capture run, so a replay selects the devices that were captured
+// (the default rule would select none of a test node's veths). Absent when the flag was not given.
+void RecordSelection(const Config& config, tape::Bundle& bundle) {
+  if (config.device_include) bundle.meta.emplace_back(kMetaDeviceInclude, *config.device_include);
+  if (config.device_exclude) bundle.meta.emplace_back(kMetaDeviceExclude, *config.device_exclude);
+}
+
+const std::string* MetaValue(const tape::Bundle& bundle, std::string_view key) {
+  for (const auto& [k, v] : bundle.meta) {
+    if (k == key) return &v;
+  }
+  return nullptr;
 }
 
 }  // namespace
@@ -128,12 +161,18 @@ int RunCapture(const Config& config, const CaptureOptions& options, std::ostream
     err << "roce_qos_exporter capture: " << check_options.error().message << "\n";
     return kCaptureError;
   }
+  Result<int> output = OpenOutput(options.output);
+  if (!output) {
+    err << "roce_qos_exporter capture: " << output.error().message << "\n";
+    return kCaptureError;
+  }
   tape::StartRecording();
   Result<std::string> metrics = SampleAndRender(config, options.samples);
   std::ostringstream check_out, check_err;
   const int check_status = RunCheck(*check_options, check_out, check_err);
   tape::Bundle bundle = tape::StopRecording();
   if (!metrics) {
+    if (*output >= 0) ::close(*output);
     err << "roce_qos_exporter capture: " << metrics.error().message << "\n";
     return kCaptureError;
   }
@@ -143,7 +182,9 @@ int RunCapture(const Config& config, const CaptureOptions& options, std::ostream
   bundle.meta.emplace_back("live.check_stderr", check_err.str());
   bundle.meta.emplace_back("live.check_exit", std::to_string(check_status));
   FillManifest(config, options, bundle);
-  if (Result<void> written = WriteBundle(options.output, tape::Serialize(bundle), out); !written) {
+  RecordSelection(config, bundle);
+  if (Result<void> written = WriteBundle(*output, options.output, tape::Serialize(bundle), out);
+      !written) {
     err << "roce_qos_exporter capture: " << written.error().message << "\n";
     return kCaptureError;
   }
@@ -155,7 +196,7 @@ int RunCapture(const Config& config, const CaptureOptions& options, std::ostream
   return 0;
 }
 
-int StartReplayFrom(const Config& config, std::ostream& err) {
+int StartReplayFrom(Config& config, std::ostream& err) {
   if (config.remediation == "enforce") {
     err << "roce_qos_exporter: --replay cannot be combined with --remediation=enforce (a replay "
            "never writes)\n";
@@ -171,6 +212,15 @@ int StartReplayFrom(const Config& config, std::ostream& err) {
     err << "roce_qos_exporter: --replay " << config.replay_path << ": " << bundle.error().message
         << "\n";
     return kCaptureError;
+  }
+  // The capture's selection, unless this command line names its own.
+  if (const std::string* include = MetaValue(*bundle, kMetaDeviceInclude);
+      include != nullptr && !config.device_include) {
+    config.device_include = *include;
+  }
+  if (const std::string* exclude = MetaValue(*bundle, kMetaDeviceExclude);
+      exclude != nullptr && !config.device_exclude) {
+    config.device_exclude = *exclude;
   }
   tape::StartReplay(std::move(*bundle));
   return 0;

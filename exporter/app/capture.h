@@ -6,6 +6,7 @@
 
 #include <iosfwd>
 #include <string>
+#include <string_view>
 
 #include "exporter/app/config.h"
 
@@ -22,8 +23,15 @@ struct CaptureOptions {
 int RunCapture(const Config& config, const CaptureOptions& options, std::ostream& out,
                std::ostream& err);
 
-/// Loads `path` and switches every collector to answer from it. Refuses --remediation=enforce
-/// (a replay never writes). Returns 0, or 2 with a message on `err`.
-int StartReplayFrom(const Config& config, std::ostream& err);
+/// Manifest keys of the capture run's --collector.device-include/-exclude (present only when the
+/// flag was given; bundles written before they existed have neither).
+inline constexpr std::string_view kMetaDeviceInclude = "capture.device_include";
+inline constexpr std::string_view kMetaDeviceExclude = "capture.device_exclude";
+
+/// Loads `config.replay_path` and switches every collector to answer from it. Refuses
+/// --remediation=enforce (a replay never writes). Takes the bundle's device selection into
+/// `config` where the command line gives none, so a replay selects what was captured. Returns 0,
+/// or 2 with a message on `err`.
+int StartReplayFrom(Config& config, std::ostream& err);
 
 }  // namespace roceqos

@@ -81,28 +81,39 @@ CheckItem RdmaPortItem(const RdmaPort& port) {
   return item;
 }
 
-// Counts of one device's items, and the verdict they give.
+// Counts of one device's items, and the verdict they give. A device whose effective policy
+// checks no field (rule "none": the defaults do not apply to it) is "not checked", never "in
+// sync": nothing was compared. Its RDMA port items still count (a port that is down is drift).
 struct Tally {
   int drift = 0, failed = 0, unverified = 0;
-  explicit Tally(const std::vector<CheckItem>& items) {
+  bool policy_checked = true;
+  Tally(const std::vector<CheckItem>& items, bool policy_checks_fields)
+      : policy_checked(policy_checks_fields) {
     for (const auto& i : items) {
       drift += i.status == FieldStatus::kDrift;
       failed += i.status == FieldStatus::kFailed;
       unverified += i.status == FieldStatus::kAbsent;
     }
   }
-  std::string_view Verdict() const { return drift ? "drift" : failed ? "unknown" : "in_sync"; }
+  std::string_view Verdict() const {
+    if (drift) return "drift";
+    if (failed) return "unknown";
+    return policy_checked ? "in_sync" : "not_checked";
+  }
 };
 
-// The summary counts and the exit code over all devices.
+// The summary counts and the exit code over all devices. `checked` counts every selected device
+// reported; the other four split it by verdict.
 struct Summary {
-  int checked = 0, in_sync = 0, drift = 0, unknown = 0;
+  int checked = 0, in_sync = 0, drift = 0, unknown = 0, not_checked = 0;
   void Add(const Tally& t) {
     ++checked;
     if (t.drift)
       ++drift;
     else if (t.failed)
       ++unknown;
+    else if (!t.policy_checked)
+      ++not_checked;
     else
       ++in_sync;
   }
@@ -133,6 +144,7 @@ std::string TextVerdict(const Style& style, const Tally& t, size_t items) {
     return style.Paint(fmt::format("DRIFT in {} of {} fields", t.drift, items), "1;31") +
            UnverifiedNote(t.unverified);
   if (t.failed) return style.Paint(fmt::format("UNKNOWN ({} unreadable)", t.failed), "1;33");
+  if (!t.policy_checked) return style.Paint("not checked (no policy field applies)", "33");
   return style.Paint("in sync", "32") + UnverifiedNote(t.unverified);
 }
 
@@ -192,10 +204,22 @@ CheckItem UnresolvedItem(const PolicyResolution& resolution) {
           "chosen; no field is checked until the RDMA ports are listed again"};
 }
 
-std::vector<CheckItem> ResolvedChecklist(const PolicyResolution& resolution,
-                                         const CheckDevice& checked) {
-  if (!resolution.resolved) return {UnresolvedItem(resolution)};
-  return DeviceChecklist(EvaluateDrift(*resolution.policy, checked.observed), checked.device);
+// One device's items and its tally.
+struct DeviceReport {
+  std::vector<CheckItem> items;
+  Tally tally;
+};
+
+DeviceReport ReportDevice(const PolicyResolution& resolution, const CheckDevice& checked) {
+  if (!resolution.resolved) {
+    std::vector<CheckItem> items{UnresolvedItem(resolution)};
+    Tally tally(items, true);
+    return {std::move(items), tally};
+  }
+  const DeviceDrift drift = EvaluateDrift(*resolution.policy, checked.observed);
+  std::vector<CheckItem> items = DeviceChecklist(drift, checked.device);
+  Tally tally(items, !drift.fields.empty());
+  return {std::move(items), tally};
 }
 
 }  // namespace
@@ -217,8 +241,7 @@ int RenderCheckReport(const PolicySet& policy, const std::vector<CheckDevice>& d
   for (const CheckDevice& checked : devices) {
     const auto& [device, observed] = checked;
     const PolicyResolution resolution = policy.ResolveChecked(device);
-    std::vector<CheckItem> items = ResolvedChecklist(resolution, checked);
-    Tally tally(items);
+    const auto [items, tally] = ReportDevice(resolution, checked);
     summary.Add(tally);
     out << fmt::format("\n{}: {}\n", DeviceHeadline(device),
                        TextVerdict(style, tally, items.size()));
@@ -228,9 +251,10 @@ int RenderCheckReport(const PolicySet& policy, const std::vector<CheckDevice>& d
     if (items.empty()) out << "  (the policy checks no field of this device)\n";
     for (const auto& v : items) RenderItem(style, v, out);
   }
-  out << fmt::format("\n{} device{} checked: {} in sync, {} with drift, {} unknown\n",
-                     summary.checked, summary.checked == 1 ? "" : "s", summary.in_sync,
-                     summary.drift, summary.unknown);
+  out << fmt::format(
+      "\n{} device{} checked: {} in sync, {} with drift, {} unknown, {} not checked\n",
+      summary.checked, summary.checked == 1 ? "" : "s", summary.in_sync, summary.drift,
+      summary.unknown, summary.not_checked);
   return summary.ExitCode();
 }
 
@@ -240,17 +264,16 @@ int RenderCheckJson(const PolicySet& policy, const std::vector<CheckDevice>& dev
   std::string list;
   for (const CheckDevice& checked : devices) {
     const PolicyResolution resolution = policy.ResolveChecked(checked.device);
-    std::vector<CheckItem> items = ResolvedChecklist(resolution, checked);
-    Tally tally(items);
+    const auto [items, tally] = ReportDevice(resolution, checked);
     summary.Add(tally);
     list += (list.empty() ? "" : ",") + JsonDevice(checked.device, resolution.rule, tally, items);
   }
   const int code = summary.ExitCode();
   out << fmt::format(
       "{{\"schema_version\":1,\"policy\":{},\"devices\":[{}],\"summary\":{{\"checked\":{},"
-      "\"in_sync\":{},\"drift\":{},\"unknown\":{}}},\"exit_code\":{}}}\n",
+      "\"in_sync\":{},\"drift\":{},\"unknown\":{},\"not_checked\":{}}},\"exit_code\":{}}}\n",
       Json(policy.source), list, summary.checked, summary.in_sync, summary.drift, summary.unknown,
-      code);
+      summary.not_checked, code);
   return code;
 }
 

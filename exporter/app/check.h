@@ -22,7 +22,7 @@ namespace roceqos {
 
 /// Exit codes (documented in docs/policy.md).
 inline constexpr int kCheckInSync = 0;  // every checked field of every device matches
-inline constexpr int kCheckDrift = 1;   // at least one field differs or is absent
+inline constexpr int kCheckDrift = 1;   // at least one field differs (absent fields are not drift)
 inline constexpr int kCheckError = 2;   // bad policy, discovery failure, unreadable fields only,
                                         // or no device selected
 

@@ -29,6 +29,7 @@ struct FlagText {
   CLI::Option* include = nullptr;
   CLI::Option* exclude = nullptr;
   CLI::Option* raw = nullptr;
+  CLI::Option* log_level = nullptr;
   bool print_metrics_doc = false;
   double storm_threshold = 0;
   std::string storm_detection, storm_restoration, derive_windows;
@@ -246,9 +247,12 @@ void AddWebFlags(CLI::App& app, Config& config, FlagText& text) {
                  "/-/healthy answers 503 once the latest sample is older than this (before the "
                  "first sample: once max(2m, this) passed since start); Prometheus duration, at "
                  "least 1s and twice --sampler.period (default: max(30s, 32 x --sampler.period))");
-  app.add_option("--log.level", config.log_level, "Minimum level logged")
-      ->check(CLI::IsMember({"debug", "info", "warn", "error"}))
-      ->capture_default_str();
+  text.log_level =
+      app.add_option("--log.level", config.log_level,
+                     "Minimum level logged (subcommands: warn unless given, so a one-shot run's "
+                     "stderr carries only warnings and errors)")
+          ->check(CLI::IsMember({"debug", "info", "warn", "error"}))
+          ->capture_default_str();
   app.add_option("--log.format", config.log_format, "Log line format on stderr")
       ->check(CLI::IsMember({"logfmt", "json"}))
       ->capture_default_str();
@@ -437,6 +441,9 @@ CliOutcome ParseCommandLine(std::span<const char* const> args, std::ostream& out
   }
   outcome.kind =
       outcome.subcommand ? CliOutcome::Kind::kSubcommand : CliOutcome::Kind::kRunExporter;
+  // A subcommand is a one-shot run read by a person or a script: the daemon's info lines
+  // (discovery, RDMA netlink absent) would be noise on its stderr every time.
+  if (outcome.subcommand && text.log_level->count() == 0) config.log_level = "warn";
   return outcome;
 }
 

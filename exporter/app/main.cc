@@ -26,6 +26,7 @@
 #include "exporter/qos/remediate.h"
 #include "exporter/render/exposition_cache.h"
 #include "exporter/render/metrics.h"
+#include "exporter/sampling/process_stage.h"
 #include "exporter/sampling/sampler.h"
 #include "exporter/sampling/transceiver_poller.h"
 #include "exporter/signals/derive_stage.h"
@@ -186,6 +187,7 @@ Result<std::unique_ptr<QosEngine>> MakeQosEngine(const Config& config, EnforcerL
 void WireSampler(const Config& config, Sampler& sampler, QosEngine& qos, SystemdNotifier& notifier,
                  FaultLog& notify_log) {
   sampler.AddStage(std::make_unique<DeriveStage>(config.derive));
+  sampler.AddStage(std::make_unique<ProcessStage>());
   sampler.SetPublishHook([&notifier, &notify_log](const Snapshot&) {
     if (Result<void> sent = notifier.SnapshotPublished(); !sent) {
       notify_log.Fault("sd_notify", "failed", sent.error().message);

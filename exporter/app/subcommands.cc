@@ -1,5 +1,6 @@
 #include "exporter/app/subcommands.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -72,7 +73,19 @@ void RegisterSubcommands(CLI::App& app, SubcommandRun& selected) {
 
   CLI::App* policy = app.add_subcommand("policy", "Policy helpers");
   policy->fallthrough();
-  policy->require_subcommand(1);
+  // A word that is not a policy subcommand lands here (hidden), so the error can name it; CLI11's
+  // require_subcommand would only say "A subcommand is required" for a typo.
+  auto unknown = std::make_shared<std::string>();
+  policy->add_option("unknown", *unknown)->group("");
+  policy->callback([policy, unknown] {
+    if (!unknown->empty()) {
+      throw CLI::ValidationError(
+          "policy", fmt::format("unknown subcommand \"{}\" (known: show-default)", *unknown));
+    }
+    if (policy->get_subcommands().empty()) {
+      throw CLI::ValidationError("policy", "a subcommand is required (known: show-default)");
+    }
+  });
   CLI::App* show_default =
       policy->add_subcommand("show-default", "Print the embedded default policy as YAML");
   show_default->fallthrough();

@@ -16,6 +16,7 @@
 
 #include "collectors/device.h"
 #include "collectors/ethtool_map.h"
+#include "collectors/process_stats.h"
 
 namespace roceqos {
 
@@ -88,6 +89,9 @@ struct Snapshot {
   /// The transceiver poller's latest state (its own thread and cadence), attached as published;
   /// null with --transceiver.interval=0 and before its first round. Rendered only for `devices`.
   std::shared_ptr<const TransceiverState> transceivers;
+  /// The exporter's own process_* figures, read by the process stage (exporter/sampling/
+  /// process_stage.h) on the sampler thread; absent before its first good read.
+  std::optional<ProcessStats> process;
 
   const DeviceSnapshot* FindDevice(std::string_view netdev) const {
     for (const DeviceSnapshot& d : devices) {

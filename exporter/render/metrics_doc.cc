@@ -36,6 +36,11 @@ constexpr Area kAreas[] = {
      "(QSFP-DD/OSFP) diagnostics as `ethtool -m` shows them, in base units, with the module's own "
      "flags and thresholds. A netdev without a module EEPROM, or whose last read failed, has no "
      "series. Needs `CAP_NET_ADMIN`. Details: [transceiver.md](transceiver.md)."},
+    {"process", "Process",
+     "The standard `process_*` families every Prometheus client library exports, with the same "
+     "names and meaning, for the exporter process itself: read from its own `/proc/self` (not "
+     "`--path.procfs`, which names the host's procfs for `tcp_ecn`) by the `process` sample stage "
+     "on the sampler thread, so a scrape reads no file. No series until the first good read."},
     {"derived", "Derived signals (sampler)",
      "Computed on the sampler thread from consecutive samples (`--sampler.period`), which a "
      "scrape cannot see: per-interval peaks over sliding windows (`window` label, "

@@ -241,7 +241,9 @@ void RenderDrift(std::string_view netdev, const QosDeviceState& q, RemediationMo
     f.absent.Add({netdev, field}, v.status == FieldStatus::kAbsent ? 1 : 0);
     f.unreadable.Add({netdev, field}, v.status == FieldStatus::kFailed ? 1 : 0);
   }
-  f.in_sync.Add({netdev}, q.drift.InSync() ? 1 : 0);
+  // A netdev whose effective policy checks no field (rule "none") is not checked, not in sync:
+  // no series, as `check` reports it "not checked" (docs/check.md).
+  if (!q.drift.fields.empty()) f.in_sync.Add({netdev}, q.drift.InSync() ? 1 : 0);
   for (const DcqcnParamVerdict& p : q.drift.dcqcn_params)
     if (p.status == FieldStatus::kInSync || p.status == FieldStatus::kDrift)
       f.dcqcn_param_drift.Add({netdev, p.role, p.name}, p.status == FieldStatus::kDrift ? 1 : 0);

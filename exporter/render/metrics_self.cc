@@ -17,6 +17,26 @@ namespace roceqos {
 static_assert(kRdmaPortsKeep == std::chrono::seconds(60),
               "the help of roce_exporter_rdma_ports_stale (metric_table.h) names the bound");
 
+namespace {
+
+void RenderProcess(const ProcessStats& p, Families& out) {
+  const std::pair<const MetricDef*, double> values[] = {
+      {&FindMetric("process_cpu_seconds_total"), p.cpu_seconds},
+      {&FindMetric("process_resident_memory_bytes"), p.resident_bytes},
+      {&FindMetric("process_virtual_memory_bytes"), p.virtual_bytes},
+      {&FindMetric("process_open_fds"), p.open_fds},
+      {&FindMetric("process_max_fds"), p.max_fds},
+      {&FindMetric("process_start_time_seconds"), p.start_time_seconds},
+  };
+  for (const auto& [def, value] : values) {
+    FamilyBuilder family(*def);
+    family.Add({}, value);
+    family.AppendTo(out);
+  }
+}
+
+}  // namespace
+
 void RenderSelf(const Snapshot* snapshot, Families& out) {
   FamilyBuilder build(FindMetric("roce_exporter_build_info"));
   build.Add({kVersion, kGitRevision}, 1);
@@ -64,6 +84,7 @@ void RenderSelf(const Snapshot* snapshot, Families& out) {
                            &overruns, &stale, &selected, &samples, &taken}) {
     f->AppendTo(out);
   }
+  if (snapshot->process) RenderProcess(*snapshot->process, out);
 }
 
 void RenderServing(const ServingStats& stats, Families& out) {

@@ -125,6 +125,9 @@ void RenderTransceivers(const Snapshot& snapshot, Families& out) {
   FamilyBuilder round(FindMetric("roce_exporter_transceiver_round_duration_seconds"));
   round.Add({}, state.last_round_seconds);
   round.AppendTo(out);
+  FamilyBuilder denied(FindMetric("roce_exporter_transceiver_permission_denied"));
+  denied.Add({}, state.permission_denied ? 1 : 0);
+  denied.AppendTo(out);
   FamilyBuilder interval(FindMetric("roce_exporter_transceiver_interval_seconds"));
   interval.Add({}, state.interval_seconds);
   interval.AppendTo(out);

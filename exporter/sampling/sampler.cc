@@ -51,16 +51,18 @@ void Sampler::CountError(std::string_view source, ErrorReason reason) {
 
 // An empty selection serves no device series at all, which looks like a healthy idle host: say it
 // at start and again at most once per discovery interval while it lasts.
-void Sampler::WarnIfNothingSelected(nanoseconds now, size_t candidates) {
+void Sampler::WarnIfNothingSelected(size_t candidates) {
+  // On transition only: a node that has no RoCE device keeps it that way, and a line per
+  // discovery interval for ever says nothing new; roce_exporter_selected_devices 0 stays.
   if (!selected_.empty()) {
-    last_nothing_selected_warning_.reset();
+    if (nothing_selected_) {
+      LogEvent(spdlog::level::info, "devices selected", {{"selected", selected_.size()}});
+    }
+    nothing_selected_ = false;
     return;
   }
-  if (last_nothing_selected_warning_ &&
-      now - *last_nothing_selected_warning_ < options_.discovery_interval) {
-    return;
-  }
-  last_nothing_selected_warning_ = now;
+  if (nothing_selected_) return;
+  nothing_selected_ = true;
   LogEvent(spdlog::level::warn, "no device selected",
            {{"include", options_.device_include_text.empty() ? "(default: Mellanox PFs, RDMA-bound "
                                                                "netdevs)"
@@ -104,7 +106,7 @@ void Sampler::Discover(nanoseconds now) {
   }
   const size_t candidates = inventory->devices.size();
   Select(std::move(inventory->devices));
-  WarnIfNothingSelected(now, candidates);
+  WarnIfNothingSelected(candidates);
   EnsureRdma();
 }
 

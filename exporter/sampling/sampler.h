@@ -149,8 +149,8 @@ class Sampler {
   /// Stamps sequence, time and status onto the finished draft.
   std::shared_ptr<const Snapshot> Finish(std::shared_ptr<Snapshot> snapshot,
                                          std::chrono::nanoseconds kernel_time);
-  /// Warns that nothing is selected, at most once per discovery interval while it lasts.
-  void WarnIfNothingSelected(std::chrono::nanoseconds now, size_t candidates);
+  /// Warns when the selection becomes empty, and says so (info) when it is not empty again.
+  void WarnIfNothingSelected(size_t candidates);
   void EnsureRdma();
   void SampleEthtool(DeviceSnapshot& out, bool& device_gone, std::chrono::nanoseconds& spent);
   void SampleRdma(DeviceSnapshot& out, std::vector<std::pair<std::string, uint32_t>>& seen,
@@ -179,7 +179,7 @@ class Sampler {
   std::vector<std::shared_ptr<const Device>> selected_;  // sorted by name
   bool discovered_once_ = false;
   std::chrono::nanoseconds last_discovery_{};
-  std::optional<std::chrono::nanoseconds> last_nothing_selected_warning_;
+  bool nothing_selected_ = false;  // the last discovery selected nothing (and it was logged)
   std::unique_ptr<RdmaCollector> rdma_;
   bool rdma_netlink_available_ = true;
   bool rdma_ports_stale_ = false;  // the last discovery published its kept RDMA port list

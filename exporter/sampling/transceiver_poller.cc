@@ -41,6 +41,7 @@ void TransceiverPoller::PollOnce() {
   state->serial_numbers = options_.serial_numbers;
   const std::vector<std::string> netdevs = netdevs_ ? netdevs_() : std::vector<std::string>{};
   const nanoseconds round_start = clock_();
+  bool permission_denied = false;
   for (const std::string& netdev : std::set<std::string>(netdevs.begin(), netdevs.end())) {
     const nanoseconds start = clock_();
     ModuleAccess access;
@@ -57,6 +58,7 @@ void TransceiverPoller::PollOnce() {
       fault_log_.Ok(key);
     } else {
       const ErrorReason reason = ReasonOf(read.error());
+      if (reason == ErrorReason::kPermission) permission_denied = true;
       ++errors_[std::string(ReasonName(reason))];
       fault_log_.Fault(key, ReasonName(reason), read.error().message);
     }
@@ -64,6 +66,8 @@ void TransceiverPoller::PollOnce() {
   state->last_round_seconds = Seconds(clock_() - round_start);
   state->reads = reads_;
   state->errors = errors_;
+  state->permission_denied = permission_denied;
+  NotePermission(permission_denied);
   latest_.Store(std::move(state));
 }
 
@@ -83,6 +87,23 @@ void TransceiverPoller::NoteAccess(const std::string& netdev, const ModuleAccess
            {{"netdev", netdev},
             {"reason", access.fallback_reason},
             {"unread_pages", unread.empty() ? "none" : unread}});
+}
+
+void TransceiverPoller::NotePermission(bool denied) {
+  if (denied == permission_denied_) return;
+  permission_denied_ = denied;
+  if (!denied) {
+    LogEvent(spdlog::level::info, "transceiver reads permitted", {});
+    return;
+  }
+  // Observe mode runs without CAP_NET_ADMIN, which module EEPROM reads need (docs/transceiver.md):
+  // without this line the optics metrics are silently empty while the poller keeps trying.
+  LogEvent(spdlog::level::warn, "transceiver reads refused for permission",
+           {{"needs", "CAP_NET_ADMIN"},
+            {"fix",
+             "systemd: deploy/systemd/roce-qos-exporter.service.d/optics.conf; Kubernetes: "
+             "deploy/kubernetes/components/optics; or --transceiver.interval=0 to turn the "
+             "poller off"}});
 }
 
 void TransceiverPoller::Start() {

@@ -45,7 +45,10 @@ struct TransceiverState {
   std::map<std::string, uint64_t> errors;
   double interval_seconds = 0;    // --transceiver.interval
   double last_round_seconds = 0;  // wall time of the last round (every netdev)
-  bool serial_numbers = false;    // --transceiver.serial: the info metric carries the serial
+  /// At least one read of the last round was refused for lack of permission (EPERM/EACCES: the
+  /// process has no CAP_NET_ADMIN), so optics are missing for a reason the operator can fix.
+  bool permission_denied = false;
+  bool serial_numbers = false;  // --transceiver.serial: the info metric carries the serial
 };
 
 struct TransceiverPollerOptions {
@@ -79,6 +82,9 @@ class TransceiverPoller {
   void Run();
   /// Logs a netdev's ioctl fallback once (and again when its unread pages change).
   void NoteAccess(const std::string& netdev, const ModuleAccess& access);
+  /// Logs one warning naming the fix when a round starts being refused for permission, and one
+  /// info line when reads are permitted again: once per transition, not per round or netdev.
+  void NotePermission(bool denied);
 
   TransceiverPollerOptions options_;
   std::unique_ptr<ModuleEepromIo> io_;
@@ -91,6 +97,7 @@ class TransceiverPoller {
   /// netdev -> the unread pages last logged for its ioctl fallback: logged once per netdev (and
   /// again only if what it cannot read changes), not every round.
   std::map<std::string, std::string> fallback_logged_;
+  bool permission_denied_ = false;  // the last round's, for logging on transition only
   Published<TransceiverState> latest_;
 
   std::mutex mu_;

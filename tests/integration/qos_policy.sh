@@ -96,7 +96,7 @@ set +e
 rc=$?
 set -e
 [[ $rc == 0 ]] || fail "check --json on lo: exit $rc, want 0"$'\n'"$(cat out.txt err.txt)"
-grep -q '"summary":{"checked":1,"in_sync":1,"drift":0,"unknown":0},"exit_code":0}' out.txt ||
+grep -q '"summary":{"checked":1,"in_sync":1,"drift":0,"unknown":0,"not_checked":0},"exit_code":0}' out.txt ||
   fail "check --json twice lo: $(cat out.txt)"
 
 echo "== bad policies are refused with file, line and reason"

@@ -26,10 +26,12 @@ meta() {
   [[ $v == - ]] && v=
   printf '%b' "${v//%/\\x}"
 }
-# series FILE: "name{labels}" per sample line, without self metrics and timestamps.
+# series FILE: "name{labels}" per sample line, without self metrics (the exporter's and its
+# process's) and timestamps.
 series() { comparable "$1" | awk '{ print $1 }'; }
 comparable() {
-  grep -v '^#' "$1" | grep -v '^roce_exporter_' | grep -Ev '^[a-z_]+_timestamp_seconds[{ ]' |
+  grep -v '^#' "$1" | grep -Ev '^(roce_exporter_|process_)' |
+    grep -Ev '^[a-z_]+_timestamp_seconds[{ ]' |
     LC_ALL=C sort
 }
 ready() { [[ -n ${port:-} ]] && curl -sf -o /dev/null "http://127.0.0.1:$port/-/ready"; }

@@ -14,11 +14,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <future>
 #include <sstream>
 #include <string>
 
 #include "collectors/tape.h"
+#include "collectors/tape_bundle.h"
 
 namespace roceqos {
 namespace {
@@ -42,7 +44,7 @@ class ReplayFileTest : public ::testing::Test {
   int ReplayWithin(const std::string& path) {
     Config config;
     config.replay_path = path;
-    auto starting = std::async(std::launch::async, [this, config] {
+    auto starting = std::async(std::launch::async, [this, config]() mutable {
       std::ostringstream err;
       const int code = StartReplayFrom(config, err);
       err_ = err.str();
@@ -101,6 +103,65 @@ TEST_F(ReplayFileTest, TheCommittedCapturesAreWellWithinTheBound) {
   std::filesystem::create_symlink(fixtures / "6.12/bundle.txt", link);
   EXPECT_EQ(ReplayWithin(link), 0) << err_;
   EXPECT_EQ(tape::CurrentMode(), tape::Mode::kReplay);
+}
+
+// A bundle whose manifest holds the capture's selection flags, and none of the kernel's answers.
+std::string BundleWithSelection(const std::string& dir, bool with_selection) {
+  tape::Bundle bundle;
+  bundle.meta.emplace_back("format", "roce-qos-capture 1");
+  if (with_selection) {
+    bundle.meta.emplace_back(std::string(kMetaDeviceInclude), "veth[0-9]+");
+    bundle.meta.emplace_back(std::string(kMetaDeviceExclude), "veth9");
+  }
+  const std::string path = dir + (with_selection ? "/selection.capture" : "/old.capture");
+  std::ofstream(path) << tape::Serialize(bundle);
+  return path;
+}
+
+TEST_F(ReplayFileTest, TheCapturedSelectionSelectsOnReplay) {
+  Config config;
+  config.replay_path = BundleWithSelection(dir_, true);
+  std::ostringstream err;
+  ASSERT_EQ(StartReplayFrom(config, err), 0) << err.str();
+  EXPECT_EQ(config.device_include, "veth[0-9]+");
+  EXPECT_EQ(config.device_exclude, "veth9");
+}
+
+TEST_F(ReplayFileTest, TheCommandLineSelectionWinsOverTheCaptured) {
+  Config config;
+  config.replay_path = BundleWithSelection(dir_, true);
+  config.device_include = "ens.*";
+  std::ostringstream err;
+  ASSERT_EQ(StartReplayFrom(config, err), 0) << err.str();
+  EXPECT_EQ(config.device_include, "ens.*");
+  EXPECT_EQ(config.device_exclude, "veth9");  // not given here: the capture's
+}
+
+TEST_F(ReplayFileTest, ABundleWithoutSelectionKeepsTheDefault) {
+  Config config;
+  config.replay_path = BundleWithSelection(dir_, false);
+  std::ostringstream err;
+  ASSERT_EQ(StartReplayFrom(config, err), 0) << err.str();
+  EXPECT_FALSE(config.device_include.has_value());
+  EXPECT_FALSE(config.device_exclude.has_value());
+  // The committed captures predate the keys: they still load, with the default selection.
+  const std::filesystem::path fixtures =
+      std::filesystem::path(ROCEQOS_SOURCE_DIR) / "tests/fixtures/replay";
+  Config old;
+  old.replay_path = fixtures / "6.12/bundle.txt";
+  ASSERT_EQ(StartReplayFrom(old, err), 0) << err.str();
+  EXPECT_FALSE(old.device_include.has_value());
+}
+
+// A wrong --output fails at once, before any sample, with the path and the reason.
+TEST_F(ReplayFileTest, CaptureToAMissingDirectoryNamesThePathAndReason) {
+  CaptureOptions options;
+  options.output = dir_ + "/nonexistent/x";
+  std::ostringstream out, err;
+  EXPECT_EQ(RunCapture(Config{}, options, out, err), 2);
+  EXPECT_EQ(err.str(), "roce_qos_exporter capture: --output " + options.output +
+                           ": No such file or directory\n");
+  EXPECT_EQ(tape::CurrentMode(), tape::Mode::kLive) << "nothing was recorded";
 }
 
 TEST_F(ReplayFileTest, AMissingBundleNamesThePath) {

@@ -107,7 +107,8 @@ TEST(Check, AllInSyncExitsZeroAndListsEveryCheckedField) {
        {"trust", "pfc", "dscp_prio", "roce_tos", "dcqcn_np", "dcqcn_rp", "tcp_ecn"})
     EXPECT_NE(r.out.find(std::string("  ") + field), std::string::npos) << field;
   EXPECT_EQ(r.out.find("veth0"), std::string::npos) << "veth is not a RoCE device";
-  EXPECT_NE(r.out.find("2 devices checked: 2 in sync, 0 with drift, 0 unknown"), std::string::npos);
+  EXPECT_NE(r.out.find("2 devices checked: 2 in sync, 0 with drift, 0 unknown, 0 not checked"),
+            std::string::npos);
   EXPECT_LT(r.out.find("ens1f0np0"), r.out.find("ens1f1np1")) << "sorted by name";
   EXPECT_EQ(reader.tcp_ecn_reads, 1) << "host-wide sysctl read once, not per device";
 }
@@ -160,6 +161,22 @@ TEST(Check, DevicesTheDefaultsDoNotCoverAreReportedButNotChecked) {
   EXPECT_EQ(r.code, kCheckInSync) << r.out;
   EXPECT_NE(r.out.find("policy rule \"none\""), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("(the policy checks no field of this device)"), std::string::npos);
+  // Nothing was compared: "not checked", never "in sync" (text and JSON, docs/check.md).
+  EXPECT_NE(r.out.find("veth0 (other, ?): not checked (no policy field applies)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("2 devices checked: 1 in sync, 0 with drift, 0 unknown, 1 not checked"),
+            std::string::npos)
+      << r.out;
+  options.json = true;
+  CheckRun j = Check(reader, options);
+  EXPECT_EQ(j.code, kCheckInSync) << j.out;
+  EXPECT_NE(j.out.find("\"policy_rule\":\"none\",\"verdict\":\"not_checked\""), std::string::npos)
+      << j.out;
+  EXPECT_NE(j.out.find("\"summary\":{\"checked\":2,\"in_sync\":1,\"drift\":0,\"unknown\":0,"
+                       "\"not_checked\":1},\"exit_code\":0}"),
+            std::string::npos)
+      << j.out;
 }
 
 TEST(Check, UnreadableOnlyIsAnErrorNotInSync) {
@@ -353,8 +370,8 @@ TEST(Check, JsonFollowsSchemaVersionOne) {
                    "\"ACTIVE\",\"actual\":\"ACTIVE\",\"why\":\"\"}"),
             std::string::npos)
       << j;
-  EXPECT_NE(j.find("\"summary\":{\"checked\":2,\"in_sync\":1,\"drift\":1,\"unknown\":0},"
-                   "\"exit_code\":1}\n"),
+  EXPECT_NE(j.find("\"summary\":{\"checked\":2,\"in_sync\":1,\"drift\":1,\"unknown\":0,"
+                   "\"not_checked\":0},\"exit_code\":1}\n"),
             std::string::npos)
       << j;
   EXPECT_EQ(j.find('\033'), std::string::npos);
@@ -394,10 +411,10 @@ TEST(Check, JsonEscapesStringsAndReportsNothingSelected) {
   policy.source = "a \"quoted\"\\path\n";
   std::ostringstream out;
   EXPECT_EQ(RenderCheckJson(policy, {}, out), kCheckError);
-  EXPECT_EQ(
-      out.str(),
-      "{\"schema_version\":1,\"policy\":\"a \\\"quoted\\\"\\\\path\\u000a\",\"devices\":[],"
-      "\"summary\":{\"checked\":0,\"in_sync\":0,\"drift\":0,\"unknown\":0},\"exit_code\":2}\n");
+  EXPECT_EQ(out.str(),
+            "{\"schema_version\":1,\"policy\":\"a \\\"quoted\\\"\\\\path\\u000a\",\"devices\":[],"
+            "\"summary\":{\"checked\":0,\"in_sync\":0,\"drift\":0,\"unknown\":0,\"not_checked\":0},"
+            "\"exit_code\":2}\n");
 }
 
 TEST(Check, ColourOnlyWhenAsked) {

@@ -185,6 +185,20 @@ TEST(Cli, SubcommandsParseWithGlobalFlags) {
   EXPECT_THAT(yaml.str(), HasSubstr("pfc: [3]"));
   ExpectUsageError(Parse({"policy"}), "roce_qos_exporter: ");
   ExpectUsageError(Parse({"policy", "bogus"}), "subcommand");
+  // A typo names the word it did not know, not only that a subcommand is required.
+  ExpectUsageError(Parse({"policy", "show-defaults"}),
+                   "policy: unknown subcommand \"show-defaults\" (known: show-default)");
+  ExpectUsageError(Parse({"policy"}), "policy: a subcommand is required (known: show-default)");
+}
+
+// A one-shot subcommand logs warnings and errors only, unless --log.level says otherwise; the
+// daemon keeps info.
+TEST(Cli, SubcommandsLogWarningsUnlessTheLevelIsGiven) {
+  EXPECT_EQ(Parse({}).outcome.config.log_level, "info");
+  EXPECT_EQ(Parse({"check"}).outcome.config.log_level, "warn");
+  EXPECT_EQ(Parse({"policy", "show-default"}).outcome.config.log_level, "warn");
+  EXPECT_EQ(Parse({"--log.level=info", "check"}).outcome.config.log_level, "info");
+  EXPECT_EQ(Parse({"check", "--log.level=debug"}).outcome.config.log_level, "debug");
 }
 
 TEST(Cli, QosFlags) {

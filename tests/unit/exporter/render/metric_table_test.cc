@@ -18,11 +18,17 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
 
 TEST(MetricTable, NamesFollowPrometheusConventions) {
   const std::regex name_re("roce_[a-z0-9_]*[a-z0-9]");
+  // The process_* families keep the names every Prometheus client library gives them.
+  const std::regex process_re("process_[a-z0-9_]*[a-z0-9]");
   std::set<std::string_view> names;
   for (const MetricDef& def : AllMetrics()) {
     const std::string name(def.name);
     SCOPED_TRACE(name);
-    EXPECT_TRUE(std::regex_match(name, name_re)) << "prefix roce_, snake_case";
+    if (def.area == "process") {
+      EXPECT_TRUE(std::regex_match(name, process_re)) << "process area: prefix process_";
+    } else {
+      EXPECT_TRUE(std::regex_match(name, name_re)) << "prefix roce_, snake_case";
+    }
     EXPECT_TRUE(names.insert(def.name).second) << "declared twice";
     EXPECT_EQ(name.find("__"), std::string::npos);
     if (def.kind == MetricKind::kCounter) {

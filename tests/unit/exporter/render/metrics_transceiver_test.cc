@@ -172,6 +172,15 @@ TEST(RenderTransceivers, SelfMetricsOfTheReadCost) {
   EXPECT_DOUBLE_EQ(Value(f, "roce_exporter_transceiver_interval_seconds", {}), 60);
 }
 
+TEST(RenderTransceivers, PermissionDeniedFollowsTheLastRound) {
+  Snapshot s = WithModules({"sim0"});
+  EXPECT_EQ(Value(RenderSnapshot(&s), "roce_exporter_transceiver_permission_denied", {}), 0);
+  auto denied = std::make_shared<TransceiverState>(*s.transceivers);
+  denied->permission_denied = true;
+  s.transceivers = denied;
+  EXPECT_EQ(Value(RenderSnapshot(&s), "roce_exporter_transceiver_permission_denied", {}), 1);
+}
+
 TEST(RenderTransceivers, AccessInfoSaysNetlinkOrIoctlAndWhatIsMissing) {
   const Snapshot s = WithModules({"sim0", "sim1"});
   const Families f = RenderSnapshot(&s);

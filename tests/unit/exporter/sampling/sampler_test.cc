@@ -342,7 +342,7 @@ TEST_F(SamplerTest, DiscoveryRunsAtItsOwnCadence) {
   EXPECT_EQ(inventory_->calls, 3) << "on demand";
 }
 
-TEST_F(SamplerTest, NothingSelectedIsWarnedOncePerDiscoveryIntervalAndExported) {
+TEST_F(SamplerTest, NothingSelectedIsWarnedOnTransitionOnlyAndExported) {
   CapturedLog log;
   SamplerOptions options;
   options.discovery_interval = seconds(5);
@@ -363,14 +363,22 @@ TEST_F(SamplerTest, NothingSelectedIsWarnedOncePerDiscoveryIntervalAndExported) 
   EXPECT_EQ(inventory_->calls, 2);
   EXPECT_THAT(log.Take(), Not(HasSubstr("no device selected")));
 
-  for (int i = 0; i < 20; ++i) Sample();  // the next scheduled discovery, 5 s later
-  EXPECT_EQ(inventory_->calls, 3);
-  EXPECT_THAT(log.Take(), HasSubstr("no device selected"));
+  for (int i = 0; i < 80; ++i) Sample();  // four more scheduled discoveries, 5 s apart
+  EXPECT_EQ(inventory_->calls, 6);
+  EXPECT_THAT(log.Take(), Not(HasSubstr("no device selected")));  // still empty: nothing new
 
   AddDevice(MakeDevice("ens9f0np0", 6), {"a"});
   sampler_->RequestDiscovery();
   EXPECT_THAT(Render(*Sample()), HasSubstr("roce_exporter_selected_devices 1\n"));
-  EXPECT_THAT(log.Take(), Not(HasSubstr("no device selected")));
+  std::string recovered = log.Take();
+  EXPECT_THAT(recovered, Not(HasSubstr("no device selected")));
+  EXPECT_THAT(recovered, HasSubstr("devices selected"));
+  EXPECT_THAT(recovered, HasSubstr("selected=1"));
+
+  inventory_->inventory.devices.pop_back();  // ens9f0np0 gone: empty again, warned again
+  sampler_->RequestDiscovery();
+  Sample();
+  EXPECT_THAT(log.Take(), HasSubstr("no device selected"));
 }
 
 TEST_F(SamplerTest, FailedDiscoveryKeepsTheDevicesFoundBefore) {

@@ -212,6 +212,37 @@ TEST(TransceiverPoller, FailedReadCountsItsReasonAndLeavesNoStaleValues) {
   EXPECT_EQ(h.poller->Latest()->errors.at("other"), 1u);  // totals since start
 }
 
+// Observe mode has no CAP_NET_ADMIN: every module read is refused. The operator gets one line
+// naming the fix and a gauge an alert reads, not a log line per netdev per round.
+TEST(TransceiverPoller, PermissionRefusalIsFlaggedAndLoggedOncePerTransition) {
+  LogCapture log;
+  Harness h;
+  h.poller->PollOnce();
+  EXPECT_FALSE(h.poller->Latest()->permission_denied);
+  h.io->failures["sim0"] = EPERM;
+  h.io->failures["sim1"] = EACCES;
+  for (int round = 0; round < 3; ++round) {
+    h.poller->PollOnce();
+    EXPECT_TRUE(h.poller->Latest()->permission_denied);
+  }
+  auto warned = log.With("transceiver reads refused for permission");
+  ASSERT_EQ(warned.size(), 1u);
+  EXPECT_EQ(warned[0]["level"], "warning");
+  EXPECT_EQ(warned[0]["needs"], "CAP_NET_ADMIN");
+  EXPECT_NE(warned[0]["fix"].find("optics.conf"), std::string::npos);
+  EXPECT_NE(warned[0]["fix"].find("--transceiver.interval=0"), std::string::npos);
+
+  // Another failure reason is not a permission problem: the flag follows the last round only.
+  h.io->failures = {{"sim0", EIO}};
+  h.poller->PollOnce();
+  EXPECT_FALSE(h.poller->Latest()->permission_denied);
+  EXPECT_EQ(log.With("transceiver reads permitted").size(), 1u);
+  h.io->failures = {{"sim1", EPERM}};
+  h.poller->PollOnce();
+  EXPECT_TRUE(h.poller->Latest()->permission_denied);
+  EXPECT_EQ(log.With("transceiver reads refused for permission").size(), 2u);
+}
+
 TEST(TransceiverPoller, NetdevThatLeftTheSelectionIsDroppedAtTheNextRound) {
   Harness h;
   h.poller->PollOnce();
