@@ -48,9 +48,14 @@ NOT_METRICS = {
 METRIC_SUFFIXES = ("_bucket", "_sum", "_count")
 
 
+# Trees that hold other projects' files: npm packages the Kubernetes check installs.
+FOREIGN_PARTS = {"node_modules"}
+
+
 def doc_files(repo, *globs):
     for pattern in globs:
-        yield from sorted(p for p in repo.glob(pattern) if p.is_file())
+        yield from sorted(p for p in repo.glob(pattern)
+                          if p.is_file() and not FOREIGN_PARTS.intersection(p.relative_to(repo).parts))
 
 
 # Flags of other tools that share a namespace with ours (node_exporter's --collector.*).
