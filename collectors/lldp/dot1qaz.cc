@@ -11,7 +11,7 @@ namespace {
 
 // Length of each TLV's OUI-info (the TLV information string minus the 3-byte OUI and the
 // subtype), per IEEE Std 802.1Q-2018 Annex D. A TLV information string holds at most 511 bytes
-// (IEEE Std 802.1AB-2016 8.6.1), so an OUI-info holds at most 507.
+// (IEEE Std 802.1AB: a 9-bit length), so an OUI-info holds at most 507.
 struct TlvPolicy {
   Dot1QazSubtype subtype;
   std::string_view name;

@@ -22,7 +22,7 @@ namespace roceqos::lldp {
 
 using Bytes = std::span<const std::byte>;
 
-/// IEEE 802.1 OUI (IEEE Std 802.1Q-2018 D.1).
+/// IEEE 802.1 OUI (IEEE Std 802.1Q-2018 Annex D).
 inline constexpr std::array<uint8_t, 3> kIeee8021Oui = {0x00, 0x80, 0xC2};
 
 /// The 802.1 subtypes decoded here (IEEE Std 802.1Q-2018 Table D-1).
@@ -98,7 +98,7 @@ Result<ApplicationPriority> DecodeApplicationPriority(Bytes info, std::string_vi
 
 /// Folds one custom TLV of a neighbour into `state`. Returns true when the TLV was an 802.1Qaz
 /// one and was decoded, false when it is some other OUI or 802.1 subtype (left to others). An
-/// Error for a malformed TLV or a second TLV of the same subtype (D.2: at most one per LLDPDU);
+/// Error for a malformed TLV or a second TLV of the same subtype (a DCBX peer sends each once);
 /// `state` is unchanged then. `context` names the neighbour in messages ("lldp eth2").
 Result<bool> AddCustomTlv(Dot1QazState& state, std::span<const uint8_t> oui, uint8_t subtype,
                           Bytes info, std::string_view context);
