@@ -117,6 +117,18 @@ def text_seeds():
         put('http_fuzz', name, req.encode())
 
 
+def lldp_seeds():
+    """lldp_tlv_fuzz: [OUI choice][subtype, u16 length, OUI info]...; the TLVs lldpd handed over."""
+    tlvs = []
+    for line in (FIX / 'lldp' / 'lldpd-1.0.16-custom-tlvs.txt').read_text().splitlines():
+        if line and not line.startswith('#'):
+            _, subtype, info = line.split()
+            tlvs.append(struct.pack('>BH', int(subtype), len(info) // 2) + bytes.fromhex(info))
+    put('lldp_tlv_fuzz', 'lldpd', b'\0' + b''.join(tlvs))
+    put('lldp_tlv_fuzz', 'cee_oui', b'\1' + tlvs[2])
+    put('lldp_tlv_fuzz', 'app_dup', b'\0' + tlvs[3] + tlvs[3])
+
+
 def capture_seeds():
     """Bundles (collectors/tape_bundle.h): a hand-made one and a slice of each committed capture."""
     put('capture_fuzz', 'small', b'roce-qos-capture 1\nmeta kernel.release 6.1.0\n'
@@ -137,4 +149,4 @@ def capture_seeds():
 if __name__ == '__main__':
     (CORPUS / 'policy_fuzz').mkdir(parents=True, exist_ok=True)
     netlink_seeds(); dcb_seeds(); rdma_seeds(); module_seeds(); ethtool_seeds(); text_seeds()
-    capture_seeds()
+    capture_seeds(); lldp_seeds()
