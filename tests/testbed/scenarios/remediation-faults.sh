@@ -59,6 +59,13 @@ in_progress() { grep -Eq "${entry}[^}]*\"apply_in_progress\": true" "$state" 2>/
 # An attempt was counted and its apply ended (the count and the mark are saved together).
 done_apply() { grep -Eq "${entry}[^}]*\"attempts\": [1-9][^}]*\"apply_in_progress\": false" "$state" 2>/dev/null; }
 count() { metric roce_qos_remediations_total netdev="$sim" field="$1" result="$2" || echo 0; }
+# The apply runs on the remediation worker: its counts reach /metrics with the snapshot after the
+# one that shows the device in sync. A count that must grow is waited for, then asserted.
+count_is() { num_eq "$3" "$(count "$1" "$2")"; }
+assert_count() {  # field result n message
+  wait_for 10 count_is "$1" "$2" "$3" || true
+  assert_num_eq "$3" "$(count "$1" "$2")" "$4"
+}
 # Starts an enforcer without waiting for /-/ready: its first pass is the apply to interrupt.
 spawn() {
   # shellcheck disable=SC2086
@@ -113,7 +120,7 @@ grep "the previous process ended in the middle of an apply" "$EXPORTER_LOG" | gr
 wait_for 10 in_sync || fail "not converged within the back-off and one poll after the restart"
 # The figure docs/remediation.md quotes (start to in sync, including the exporter's start-up).
 echo "REMEDIATION_FAULTS converged_after_restart_s=$(awk -v t="$t0" '{ printf "%.1f", $1 - t }' /proc/uptime)"
-assert_num_eq 1 "$(count dcqcn_np success)" "the restart wrote the missing ecn enable"
+assert_count dcqcn_np success 1 "the restart wrote the missing ecn enable"
 assert_num_eq 0 "$(count pfc success)" "and not the PFC part that had been applied"
 stop_exporter
 
@@ -133,7 +140,7 @@ pfc3_is off || fail "killed in the held PFC write, yet PFC changed"
 # shellcheck disable=SC2086
 start_exporter $enforce_flags
 wait_for 10 in_sync || fail "not converged within the back-off and one poll after a kill at the start of an apply"
-assert_num_eq 1 "$(count pfc success)" "the restart made the PFC write the kill prevented"
+assert_count pfc success 1 "the restart made the PFC write the kill prevented"
 stop_exporter
 rm -f "$state"
 dcb pfc set dev "$sim" prio-pfc 3:off
