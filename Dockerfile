@@ -13,7 +13,7 @@ RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       build-essential cmake pkg-config git \
       libmnl-dev prometheus-cpp-dev libcivetweb-dev libspdlog-dev libfmt-dev libyaml-cpp-dev \
-      libsystemd-dev libcap-dev libcli11-dev zlib1g-dev \
+      libsystemd-dev libcap-dev libcli11-dev zlib1g-dev liblldpctl-dev \
       libgtest-dev libgmock-dev googletest libbenchmark-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
@@ -29,8 +29,12 @@ RUN apt-get update \
       libmnl0 libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 libcivetweb1 \
       libspdlog1.10 libfmt9 libyaml-cpp0.7 libsystemd0 libcap2 zlib1g \
       libgcrypt20 libgpg-error0 liblzma5 libzstd1 liblz4-1 \
+      libbsd0 \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /out/bin/roce_qos_exporter /usr/local/bin/roce_qos_exporter
+# liblldpctl, which the exporter loads at run time to read the host's lldpd (docs/lldp.md). Debian
+# ships it inside the lldpd package; the daemon itself has no place in this image.
+COPY --from=build /usr/lib/x86_64-linux-gnu/liblldpctl.so.4* /usr/lib/x86_64-linux-gnu/
 # nobody: observe mode needs no privilege. The Kubernetes enforce overlay runs it as uid 0 with
 # CAP_NET_ADMIN only (docs/operations.md "Privilege analysis").
 USER 65534:65534

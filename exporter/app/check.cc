@@ -3,10 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <ctime>
 #include <ostream>
 
 #include "collectors/enum_names.h"
+#include "exporter/qos/switch_compare.h"
 #include "exporter/sampling/device_selector.h"
+#include "exporter/sampling/lldp_poller.h"
 
 namespace roceqos {
 namespace {
@@ -218,11 +221,69 @@ DeviceReport ReportDevice(const PolicyResolution& resolution, const CheckDevice&
   }
   const DeviceDrift drift = EvaluateDrift(*resolution.policy, checked.observed);
   std::vector<CheckItem> items = DeviceChecklist(drift, checked.device);
+  items.insert(items.end(), checked.switch_items.begin(), checked.switch_items.end());
   Tally tally(items, !drift.fields.empty());
   return {std::move(items), tally};
 }
 
+std::string_view AbsenceText(LldpAbsence absence) {
+  switch (absence) {
+    case LldpAbsence::kPermissionDenied:
+      return "lldpd refused the query: this user is not in group _lldpd";
+    case LldpAbsence::kLldpdError:
+      return "lldpd did not answer in time or answered garbage";
+    case LldpAbsence::kNotManaged:
+      return "lldpd does not handle this interface (its -I pattern or the interface type)";
+    case LldpAbsence::kLinkDown:
+      return "the link is down";
+    case LldpAbsence::kNoFrame:
+      return "no LLDP frame received on a link that is up (on mlx5, firmware LLDP/DCBX may "
+             "consume the frames: mlxconfig LLDP_NB_RX_MODE, LLDP_NB_DCBX; docs/lldp.md)";
+    default:
+      return "lldpd is not available";
+  }
+}
+
+std::vector<CheckItem> UnverifiedSwitchItems(LldpAbsence absence) {
+  std::vector<CheckItem> items{{"switch", FieldStatus::kAbsent, "an LLDP neighbour",
+                                std::string(AbsenceText(absence)), ""}};
+  for (const auto& field : kSwitchFieldNames)
+    items.push_back({fmt::format("switch {}", field.name), FieldStatus::kAbsent, "-",
+                     "no LLDP neighbour", ""});
+  return items;
+}
+
+// Every selected netdev's lldpd answer, once (RunCheck's LldpLookup).
+LldpState QueryLldpdOnce(const lldp::LldpdQuery& query, const std::vector<std::string>& netdevs) {
+  LldpState state;
+  Result<lldp::LldpdView> answer = lldp::QueryLldpd(query, netdevs);
+  state.read_at_unix = std::time(nullptr);
+  if (answer) {
+    state.view = std::move(*answer);
+  } else {
+    state.failure = LldpQueryFailure(answer.error());
+    state.failure_message = answer.error().message;
+  }
+  return state;
+}
+
 }  // namespace
+
+std::vector<CheckItem> SwitchChecklist(const LldpState& lldp, const Device& device,
+                                       const ObservedQos& observed) {
+  const std::optional<LldpAbsence> absence =
+      LldpNeighborAbsence(lldp, device.name, device.oper_state == "up");
+  if (absence == LldpAbsence::kLldpdNotInstalled || absence == LldpAbsence::kLldpdNotRunning)
+    return {};
+  if (absence) return UnverifiedSwitchItems(*absence);
+  const lldp::Neighbor& neighbor = *FindLldpNeighbor(lldp, device.name);
+  std::vector<CheckItem> items{
+      {"switch", FieldStatus::kInSync, "an LLDP neighbour", DescribeNeighbor(neighbor), ""}};
+  for (const SwitchVerdict& v : CompareWithSwitch(observed, neighbor))
+    items.push_back({fmt::format("switch {}", SwitchFieldName(v.field)), v.status, v.switch_side,
+                     v.host, v.why});
+  return items;
+}
 
 std::vector<CheckItem> DeviceChecklist(const DeviceDrift& drift, const Device& device) {
   std::vector<CheckItem> items;
@@ -239,7 +300,7 @@ int RenderCheckReport(const PolicySet& policy, const std::vector<CheckDevice>& d
   out << fmt::format("policy: {}\n", policy.source);
   Summary summary;
   for (const CheckDevice& checked : devices) {
-    const auto& [device, observed] = checked;
+    const auto& [device, observed, switch_items] = checked;
     const PolicyResolution resolution = policy.ResolveChecked(device);
     const auto [items, tally] = ReportDevice(resolution, checked);
     summary.Add(tally);
@@ -325,9 +386,16 @@ std::string NothingSelected(const CheckSelection& selection, size_t candidates) 
       how, candidates, candidates == 1 ? "" : "s");
 }
 
+void AddSwitchItems(const LldpLookup& lookup, std::vector<CheckDevice>& devices) {
+  std::vector<std::string> netdevs;
+  for (const CheckDevice& d : devices) netdevs.push_back(d.device.name);
+  const LldpState state = lookup(netdevs);
+  for (CheckDevice& d : devices) d.switch_items = SwitchChecklist(state, d.device, d.observed);
+}
+
 int CheckWithPolicy(const CheckOptions& options, const PolicySet& policy,
                     const Result<Inventory>& inventory, QosReader& reader, std::ostream& out,
-                    std::ostream& err) {
+                    std::ostream& err, const LldpLookup& lldp) {
   if (!inventory) {
     err << "roce_qos_exporter check: device discovery failed: " << inventory.error().message
         << "\n";
@@ -342,7 +410,8 @@ int CheckWithPolicy(const CheckOptions& options, const PolicySet& policy,
   Observed<int> tcp_ecn = reader.ReadTcpEcn();
   std::vector<CheckDevice> read;
   for (const auto& device : *devices)
-    read.push_back(CheckDevice{device, ReadObservedQos(reader, device, tcp_ecn)});
+    read.push_back(CheckDevice{device, ReadObservedQos(reader, device, tcp_ecn), {}});
+  if (lldp) AddSwitchItems(lldp, read);
   if (options.json) return RenderCheckJson(policy, read, out);
   return RenderCheckReport(policy, read, options.color, out);
 }
@@ -350,10 +419,10 @@ int CheckWithPolicy(const CheckOptions& options, const PolicySet& policy,
 }  // namespace
 
 int RunCheckWith(const CheckOptions& options, const Result<Inventory>& inventory, QosReader& reader,
-                 std::ostream& out, std::ostream& err) {
+                 std::ostream& out, std::ostream& err, const LldpLookup& lldp) {
   Result<PolicySet> policy = LoadCheckPolicy(options);
   if (!policy) return PolicyError(policy.error(), err);
-  return CheckWithPolicy(options, *policy, inventory, reader, out, err);
+  return CheckWithPolicy(options, *policy, inventory, reader, out, err, lldp);
 }
 
 int RunCheck(const CheckOptions& options, std::ostream& out, std::ostream& err) {
@@ -366,7 +435,12 @@ int RunCheck(const CheckOptions& options, std::ostream& out, std::ostream& err) 
     return kCheckError;
   }
   Discovery discovery(options.paths.sysfs);
-  return CheckWithPolicy(options, *policy, discovery.Discover(), **reader, out, err);
+  LldpLookup lldp;
+  if (options.lldp)
+    lldp = [&options](const std::vector<std::string>& netdevs) {
+      return QueryLldpdOnce(options.lldp_query, netdevs);
+    };
+  return CheckWithPolicy(options, *policy, discovery.Discover(), **reader, out, err, lldp);
 }
 
 int RunPolicyShowDefault(std::ostream& out) {

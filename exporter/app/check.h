@@ -5,6 +5,7 @@
 // replaces the manual checklist (`mlnx_qos -i X`, `cat .../ecn/roce_np/enable/3`,
 // `sysctl net.ipv4.tcp_ecn`, `cat .../tc/1/traffic_class`, ...).
 
+#include <functional>
 #include <iosfwd>
 #include <optional>
 #include <regex>
@@ -14,6 +15,8 @@
 #include "collectors/device.h"
 #include "collectors/discovery.h"
 #include "collectors/host.h"
+#include "collectors/lldp/lldpd_client.h"
+#include "exporter/core/lldp_state.h"
 #include "exporter/qos/drift.h"
 #include "exporter/qos/policy.h"
 #include "exporter/qos/qos_io.h"
@@ -42,6 +45,8 @@ struct CheckOptions {
   bool configfs_tos = false;  // --qos.configfs-tos
   bool color = false;         // ANSI colours (a terminal)
   bool json = false;          // --json: the schema in docs/check.md instead of text
+  bool lldp = false;          // ask lldpd for the switch items (off under --replay, capture)
+  lldp::LldpdQuery lldp_query;
 };
 
 /// One line of the validation checklist: a QoS policy field, or a check-only item (RDMA port
@@ -59,7 +64,19 @@ std::vector<CheckItem> DeviceChecklist(const DeviceDrift& drift, const Device& d
 struct CheckDevice {
   Device device;
   ObservedQos observed;
+  /// The switch items (SwitchChecklist), after the policy's; empty when LLDP is not asked.
+  std::vector<CheckItem> switch_items;
 };
+
+/// The switch port's items of one device: "switch" (the neighbour itself: the cabling line),
+/// then "switch pfc", "switch dscp_prio", "switch mtu" (exporter/qos/switch_compare.h). Without a
+/// neighbour all four are unverified with the reason; none at all when lldpd is not installed or
+/// not running (the node does not use LLDP).
+std::vector<CheckItem> SwitchChecklist(const LldpState& lldp, const Device& device,
+                                       const ObservedQos& observed);
+
+/// Asks lldpd about `netdevs` once (what RunCheck does with CheckOptions::lldp).
+using LldpLookup = std::function<LldpState(const std::vector<std::string>& netdevs)>;
 
 /// Renders the report for already-read devices and returns the exit code. Pure: tests feed it.
 int RenderCheckReport(const PolicySet& policy, const std::vector<CheckDevice>& devices, bool color,
@@ -78,8 +95,9 @@ Result<std::vector<Device>> SelectCheckDevices(const Inventory& inventory,
 int RunCheck(const CheckOptions& options, std::ostream& out, std::ostream& err);
 
 /// The same with injected sources (tests).
+/// `lldp`: the switch items' source; none without it.
 int RunCheckWith(const CheckOptions& options, const Result<Inventory>& inventory, QosReader& reader,
-                 std::ostream& out, std::ostream& err);
+                 std::ostream& out, std::ostream& err, const LldpLookup& lldp = {});
 
 /// `policy show-default`: the embedded default policy as YAML; `--config` accepts it back.
 int RunPolicyShowDefault(std::ostream& out);

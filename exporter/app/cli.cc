@@ -23,7 +23,8 @@ constexpr std::string_view kProgram = "roce_qos_exporter";
 // The text of the flags that need more than CLI11's conversion; checked after parsing so every
 // problem is reported the same way.
 struct FlagText {
-  std::string period, discovery, qos_poll, backoff, max_backoff, transceiver_interval;
+  std::string period, discovery, qos_poll, backoff, max_backoff, transceiver_interval,
+      lldp_interval;
   std::string health_max_sample_age;  // empty: DefaultHealthMaxSampleAge(--sampler.period)
   std::string device_include, device_exclude, raw_include;
   CLI::Option* include = nullptr;
@@ -92,18 +93,37 @@ Result<void> ValidateQos(Config& config, const FlagText& text) {
   return {};
 }
 
-// --transceiver.interval: 0 turns the poller off; otherwise at least 1s, since every module read
-// is several firmware register accesses on mlx5 (docs/transceiver.md).
-Result<void> ValidateTransceiver(Config& config, const FlagText& text) {
-  auto parsed = ParseDuration(text.transceiver_interval);
-  if (!parsed) return Invalid("--transceiver.interval: " + parsed.error().message);
-  if (parsed->count() != 0 &&
-      (*parsed < std::chrono::seconds(1) || *parsed > std::chrono::hours(24))) {
-    return Invalid(
-        fmt::format("--transceiver.interval \"{}\" must be 0 (off) or between 1s and 24h",
-                    text.transceiver_interval));
+// A duration flag: parsed, then checked against [min, max] (or 0 when `zero_is_off`), with one
+// message shape for every flag.
+struct DurationRange {
+  std::chrono::nanoseconds min, max;
+  bool zero_is_off = false;
+};
+Result<std::chrono::nanoseconds> ParseDurationFlag(std::string_view flag, const std::string& text,
+                                                   DurationRange range) {
+  auto parsed = ParseDuration(text);
+  if (!parsed) return MakeError(EINVAL, fmt::format("{}: {}", flag, parsed.error().message));
+  if (range.zero_is_off && parsed->count() == 0) return *parsed;
+  if (*parsed < range.min || *parsed > range.max) {
+    return MakeError(EINVAL, fmt::format("{} \"{}\" must be {}between {} and {}", flag, text,
+                                         range.zero_is_off ? "0 (off) or " : "",
+                                         FormatDuration(range.min), FormatDuration(range.max)));
   }
-  config.transceiver_interval = *parsed;
+  return *parsed;
+}
+
+// The pollers' intervals. --transceiver.interval: at least 1s, since every module read is several
+// firmware register accesses on mlx5 (docs/transceiver.md). --lldp.interval: lldpd answers from
+// memory, but a neighbour changes at most once per LLDP transmit interval (30s by default).
+Result<void> ValidatePollers(Config& config, const FlagText& text) {
+  auto transceiver = ParseDurationFlag("--transceiver.interval", text.transceiver_interval,
+                                       {std::chrono::seconds(1), std::chrono::hours(24), true});
+  if (!transceiver) return transceiver.error();
+  config.transceiver_interval = *transceiver;
+  auto lldp = ParseDurationFlag("--lldp.interval", text.lldp_interval,
+                                {std::chrono::seconds(1), std::chrono::hours(1), true});
+  if (!lldp) return lldp.error();
+  config.lldp_interval = *lldp;
   return {};
 }
 
@@ -173,7 +193,7 @@ Result<void> ValidateEnforcePolicy(const Config& config) {
 Result<void> Validate(Config& config, const FlagText& text) {
   if (auto valid = ValidateSampler(config, text); !valid) return valid;
   if (auto valid = ValidateQos(config, text); !valid) return valid;
-  if (auto valid = ValidateTransceiver(config, text); !valid) return valid;
+  if (auto valid = ValidatePollers(config, text); !valid) return valid;
   if (auto valid = ValidateWeb(config); !valid) return valid;
   if (auto valid = ValidateHealth(config, text); !valid) return valid;
   if (auto valid = ValidateConfigPath(config.config_path); !valid) return valid;
@@ -329,6 +349,16 @@ void AddTransceiverFlags(CLI::App& app, Config& config, FlagText& text) {
                "unique label value per module)");
 }
 
+void AddLldpFlags(CLI::App& app, Config& config, FlagText& text) {
+  app.add_option("--lldp.interval", text.lldp_interval,
+                 "How often lldpd is asked for the LLDP neighbours of the selected netdevs and "
+                 "the switch's PFC/ETS/APP/frame size, on its own thread; Prometheus duration, 0 "
+                 "turns it off (1s..1h)")
+      ->capture_default_str();
+  app.add_option("--lldp.socket", config.lldp_socket,
+                 "lldpd's control socket (default: liblldpctl's, /run/lldpd.socket on Debian)");
+}
+
 void AddDeriveFlags(CLI::App& app, FlagText& text) {
   app.add_option("--storm.threshold", text.storm_threshold,
                  "Paused-time ratio of a sample interval at or above which (with no packet "
@@ -355,6 +385,7 @@ FlagText DefaultFlagText(const Config& config) {
   text.discovery = FormatDuration(config.discovery_interval);
   text.qos_poll = FormatDuration(config.qos_poll_interval);
   text.transceiver_interval = FormatDuration(config.transceiver_interval);
+  text.lldp_interval = FormatDuration(config.lldp_interval);
   text.backoff = FormatDuration(config.remediation_backoff);
   text.max_backoff = FormatDuration(config.remediation_max_backoff);
   text.storm_threshold = config.derive.storm.threshold;
@@ -417,6 +448,7 @@ CliOutcome ParseCommandLine(std::span<const char* const> args, std::ostream& out
   AddSamplerFlags(app, config, text);
   AddQosFlags(app, config, text);
   AddTransceiverFlags(app, config, text);
+  AddLldpFlags(app, config, text);
   AddDeriveFlags(app, text);
   app.add_option(
       "--replay", config.replay_path,

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <exception>
+#include <functional>
 #include <iostream>
 
 #include "collectors/log_event.h"
@@ -28,6 +29,7 @@
 #include "exporter/render/metrics.h"
 #include "exporter/sampling/process_stage.h"
 #include "exporter/sampling/sampler.h"
+#include "exporter/sampling/lldp_poller.h"
 #include "exporter/sampling/transceiver_poller.h"
 #include "exporter/signals/derive_stage.h"
 #include "exporter/signals/derived_signals.h"
@@ -201,13 +203,25 @@ void WireSampler(const Config& config, Sampler& sampler, QosEngine& qos, Systemd
   sampler.AddStage(std::make_unique<QosStage>(&qos, StormGuardOf));
 }
 
-// The transceiver poller reads the sampler's selection on its own thread and cadence; the sampler
-// attaches the poller's latest state to each snapshot (a pointer copy, no kernel access). Null
-// with --transceiver.interval=0.
-std::unique_ptr<TransceiverPoller> MakeTransceiverPoller(const Config& config, Sampler& sampler) {
-  // A replay answers from its bundle, which holds no module pages: no transceiver reads there.
-  if (config.transceiver_interval.count() == 0 || !config.replay_path.empty()) return nullptr;
-  auto netdevs = [&sampler] {
+// The pollers (transceiver, LLDP) read the sampler's selection on their own threads and cadences;
+// the sampler attaches their latest states to each snapshot (pointer copies, no kernel access).
+// A replay answers from its bundle, which holds neither module pages nor lldpd: no pollers there.
+struct Pollers {
+  std::unique_ptr<TransceiverPoller> transceivers;  // null with --transceiver.interval=0
+  std::unique_ptr<LldpPoller> lldp;                 // null with --lldp.interval=0
+
+  void Start() {
+    if (transceivers) transceivers->Start();
+    if (lldp) lldp->Start();
+  }
+  void Stop() {
+    if (transceivers) transceivers->Stop();
+    if (lldp) lldp->Stop();
+  }
+};
+
+std::function<std::vector<std::string>()> SelectedNetdevs(Sampler& sampler) {
+  return [&sampler] {
     // The first round waits for the first sample's selection instead of reading nothing.
     (void)sampler.WaitForSequence(1, std::chrono::steady_clock::now() + std::chrono::seconds(30));
     std::vector<std::string> names;
@@ -218,12 +232,28 @@ std::unique_ptr<TransceiverPoller> MakeTransceiverPoller(const Config& config, S
     }
     return names;
   };
-  auto poller = std::make_unique<TransceiverPoller>(
-      TransceiverPollerOptions{.interval = config.transceiver_interval,
-                               .serial_numbers = config.transceiver_serial},
-      MakeKernelTransceiverIo(), std::move(netdevs));
-  sampler.SetAttachHook([p = poller.get()](Snapshot& draft) { draft.transceivers = p->Latest(); });
-  return poller;
+}
+
+Pollers MakePollers(const Config& config, Sampler& sampler) {
+  Pollers pollers;
+  if (!config.replay_path.empty()) return pollers;
+  if (config.transceiver_interval.count() != 0) {
+    pollers.transceivers = std::make_unique<TransceiverPoller>(
+        TransceiverPollerOptions{.interval = config.transceiver_interval,
+                                 .serial_numbers = config.transceiver_serial},
+        MakeKernelTransceiverIo(), SelectedNetdevs(sampler));
+  }
+  if (config.lldp_interval.count() != 0) {
+    pollers.lldp = std::make_unique<LldpPoller>(
+        LldpPollerOptions{.interval = config.lldp_interval,
+                          .query = {.socket_path = config.lldp_socket}},
+        SelectedNetdevs(sampler));
+  }
+  sampler.SetAttachHook([t = pollers.transceivers.get(), l = pollers.lldp.get()](Snapshot& draft) {
+    if (t) draft.transceivers = t->Latest();
+    if (l) draft.lldp = l->Latest();
+  });
+  return pollers;
 }
 
 // Waits for SIGTERM/SIGINT (SIGHUP reloads the policy); says so once if the first sample takes
@@ -284,7 +314,7 @@ int RunExporter(const Config& config) {
   FaultLog notify_log;       // only touched on the sampler thread
   Sampler sampler(std::move(options.value()), MakeKernelSources());
   WireSampler(config, sampler, **qos, notifier, notify_log);
-  std::unique_ptr<TransceiverPoller> transceivers = MakeTransceiverPoller(config, sampler);
+  Pollers pollers = MakePollers(config, sampler);
   // A DCB notification wakes the sampler at once: detection well under one period.
   QosMonitorThread qos_monitor(qos->get(), [&sampler](const QosEngine::ChangeResponse& change) {
     sampler.Wake(change.discovery, change.dcb_changed);
@@ -304,7 +334,7 @@ int RunExporter(const Config& config) {
     return 1;
   }
   sampler.Start();
-  if (transceivers) transceivers->Start();
+  pollers.Start();
   qos_monitor.Start();
   LogListening(config, **server);
   const int received = WaitForTermination(signals, sampler, **qos);
@@ -316,7 +346,7 @@ int RunExporter(const Config& config) {
   }
   server->reset();  // no scrape in flight while the sampler stops
   qos_monitor.Stop();
-  if (transceivers) transceivers->Stop();  // before the sampler its attach hook points into
+  pollers.Stop();  // before the sampler their attach hook points into
   sampler.Stop();
   // After the sampler, which posts its passes: waits for the device step under way, if any.
   (*qos)->Stop();

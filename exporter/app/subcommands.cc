@@ -64,6 +64,9 @@ void RegisterSubcommands(CLI::App& app, SubcommandRun& selected) {
       options.json = *json;
       options.configfs_tos = config.qos_configfs_tos;
       options.paths.procfs = config.procfs_path;
+      // A replay answers from its bundle, which holds no lldpd: no switch items there.
+      options.lldp = config.lldp_interval.count() != 0 && config.replay_path.empty();
+      options.lldp_query.socket_path = config.lldp_socket;
       options.color = &out == &std::cout && ::isatty(STDOUT_FILENO);
       return RunCheck(options, out, err);
     };

@@ -17,6 +17,7 @@
 #include "collectors/device.h"
 #include "collectors/ethtool_map.h"
 #include "collectors/process_stats.h"
+#include "exporter/core/lldp_state.h"
 
 namespace roceqos {
 
@@ -89,6 +90,9 @@ struct Snapshot {
   /// The transceiver poller's latest state (its own thread and cadence), attached as published;
   /// null with --transceiver.interval=0 and before its first round. Rendered only for `devices`.
   std::shared_ptr<const TransceiverState> transceivers;
+  /// The LLDP poller's latest state, attached the same way; null with --lldp.interval=0 and
+  /// before its first round. Rendered only for `devices`.
+  std::shared_ptr<const LldpState> lldp;
   /// The exporter's own process_* figures, read by the process stage (exporter/sampling/
   /// process_stage.h) on the sampler thread; absent before its first good read.
   std::optional<ProcessStats> process;

@@ -20,6 +20,7 @@ Families RenderSnapshot(const Snapshot* snapshot, const ServingStats* serving) {
     RenderQos(*snapshot, out);
     RenderDerived(*snapshot, out);
     RenderTransceivers(*snapshot, out);
+    RenderLldp(*snapshot, out);
   }
   RenderSelf(snapshot, out);
   if (serving != nullptr) RenderServing(*serving, out);

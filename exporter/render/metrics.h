@@ -41,6 +41,7 @@ void RenderDeviceInfo(const Snapshot& snapshot, Families& out);       // metrics
 void RenderQos(const Snapshot& snapshot, Families& out);              // metrics_qos.cc
 void RenderDerived(const Snapshot& snapshot, Families& out);          // metrics_derived.cc
 void RenderTransceivers(const Snapshot& snapshot, Families& out);     // metrics_transceiver.cc
+void RenderLldp(const Snapshot& snapshot, Families& out);             // metrics_lldp.cc
 /// Self-metrics; `snapshot` is null before the first sample (build info only).
 void RenderSelf(const Snapshot* snapshot, Families& out);      // metrics_self.cc
 void RenderServing(const ServingStats& stats, Families& out);  // metrics_self.cc

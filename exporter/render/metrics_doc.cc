@@ -36,6 +36,13 @@ constexpr Area kAreas[] = {
      "(QSFP-DD/OSFP) diagnostics as `ethtool -m` shows them, in base units, with the module's own "
      "flags and thresholds. A netdev without a module EEPROM, or whose last read failed, has no "
      "series. Needs `CAP_NET_ADMIN`. Details: [transceiver.md](transceiver.md)."},
+    {"lldp", "LLDP: the switch port",
+     "Asked of the host's lldpd (through liblldpctl, loaded at run time) by the LLDP poller on its "
+     "own thread every `--lldp.interval` (default `10s`, `0` = off): the neighbour of each "
+     "selected netdev, the PFC, ETS and DSCP->priority the switch port advertises in its IEEE "
+     "802.1Qaz TLVs, its maximum frame size, and `roce_qos_switch_mismatch`, the NIC against "
+     "the switch. A netdev without a neighbour has only `roce_lldp_neighbor_present 0` and its "
+     "reason. Needs read access to lldpd's socket (group `_lldpd`). Details: [lldp.md](lldp.md)."},
     {"process", "Process",
      "The standard `process_*` families every Prometheus client library exports, with the same "
      "names and meaning, for the exporter process itself: read from its own `/proc/self` (not "

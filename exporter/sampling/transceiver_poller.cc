@@ -29,7 +29,12 @@ TransceiverPoller::TransceiverPoller(TransceiverPollerOptions options,
       io_(std::move(io)),
       collector_(*io_),
       netdevs_(std::move(netdevs)),
-      clock_(clock ? std::move(clock) : Clock(SteadyNow)) {
+      clock_(clock ? std::move(clock) : Clock(SteadyNow)),
+      thread_(options_.interval, [this] { PollOnce(); },
+              [this](const std::exception& e) {
+                // Thread boundary: a round that throws is lost, the poller is not.
+                fault_log_.Fault("transceiver poller", "exception", e.what(), spdlog::level::err);
+              }) {
   for (const auto& reason : kErrorReasonNames) errors_[std::string(reason.name)] = 0;
 }
 
@@ -106,39 +111,9 @@ void TransceiverPoller::NotePermission(bool denied) {
              "poller off"}});
 }
 
-void TransceiverPoller::Start() {
-  std::lock_guard lock(mu_);
-  if (thread_.joinable()) return;
-  stop_ = false;
-  thread_ = std::thread([this] { Run(); });
-}
+void TransceiverPoller::Start() { thread_.Start(); }
 
-void TransceiverPoller::Stop() {
-  {
-    std::lock_guard lock(mu_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
-}
-
-void TransceiverPoller::Run() {
-  using Steady = std::chrono::steady_clock;
-  auto next = Steady::now();
-  for (;;) {
-    try {
-      PollOnce();
-    } catch (const std::exception& e) {
-      // Thread boundary: a round that throws is lost, the poller is not.
-      fault_log_.Fault("transceiver poller", "exception", e.what(), spdlog::level::err);
-    }
-    next += options_.interval;
-    const auto now = Steady::now();
-    if (next < now) next = now;  // a round longer than the interval: start again, never burst
-    std::unique_lock lock(mu_);
-    if (cv_.wait_until(lock, next, [&] { return stop_; })) return;
-  }
-}
+void TransceiverPoller::Stop() { thread_.Stop(); }
 
 std::unique_ptr<ModuleEepromIo> MakeKernelTransceiverIo() { return MakeKernelModuleEepromIo(); }
 

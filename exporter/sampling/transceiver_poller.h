@@ -7,23 +7,20 @@
 // scrape renders that. A netdev that left the selection is dropped at the next round, and the
 // renderer shows a module only for netdevs of the snapshot it renders.
 
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "collectors/module_eeprom.h"
 #include "collectors/transceiver.h"
 #include "exporter/core/error_reason.h"
 #include "exporter/core/fault_log.h"
+#include "exporter/core/periodic_thread.h"
 #include "exporter/core/published.h"
 
 namespace roceqos {
@@ -79,7 +76,6 @@ class TransceiverPoller {
   std::shared_ptr<const TransceiverState> Latest() const { return latest_.Load(); }
 
  private:
-  void Run();
   /// Logs a netdev's ioctl fallback once (and again when its unread pages change).
   void NoteAccess(const std::string& netdev, const ModuleAccess& access);
   /// Logs one warning naming the fix when a round starts being refused for permission, and one
@@ -99,11 +95,7 @@ class TransceiverPoller {
   std::map<std::string, std::string> fallback_logged_;
   bool permission_denied_ = false;  // the last round's, for logging on transition only
   Published<TransceiverState> latest_;
-
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;
-  std::thread thread_;
+  PeriodicThread thread_;  // last: stopped before the members its rounds use are destroyed
 };
 
 /// The ethtool-netlink (ioctl fallback) implementation of ModuleEepromIo, for main.

@@ -386,7 +386,7 @@ TEST(Check, AnUndecidableRdmaRuleIsUnknownNotTheDefaults) {
   ASSERT_TRUE(policy.ok()) << policy.error().message;
   FakeReader reader;
   reader.AddGoodNic("ens1f1np1", "mlx5_1");
-  CheckDevice nic{Nic("ens1f1np1", "mlx5_1", "0000:3b:00.1"), {}};
+  CheckDevice nic{Nic("ens1f1np1", "mlx5_1", "0000:3b:00.1"), {}, {}};
   nic.device.rdma_ports.clear();
   nic.device.rdma_ports_known = false;
   nic.observed = ReadObservedQos(reader, nic.device, reader.ReadTcpEcn());
@@ -433,6 +433,82 @@ TEST(PolicyShowDefault, PrintsADocumentThatValidatesToTheDefault) {
   auto parsed = ParsePolicy(out.str(), "show-default");
   ASSERT_TRUE(parsed.ok()) << parsed.error().message;
   EXPECT_EQ(parsed->defaults, DefaultPolicy().defaults);
+}
+
+
+// --- The switch items (LLDP) -----------------------------------------------------------------
+
+LldpState LeafFor(const std::string& netdev, uint8_t pfc_mask) {
+  LldpState state;
+  state.view.emplace();
+  lldp::Neighbor leaf;
+  leaf.chassis_id = "0c:29:aa:bb:cc:01";
+  leaf.system_name = "leaf01";
+  leaf.port_id = "Ethernet12";
+  leaf.max_frame_size = 9216;
+  leaf.dcbx.pfc_configuration = lldp::PfcConfiguration();
+  leaf.dcbx.pfc_configuration->cap = 8;
+  leaf.dcbx.pfc_configuration->enabled_mask = pfc_mask;
+  state.view->ports[netdev].neighbors.push_back(leaf);
+  return state;
+}
+
+CheckRun CheckWithLldp(FakeReader& reader, const LldpState& state, bool json = false) {
+  std::ostringstream out, err;
+  CheckOptions options;
+  options.json = json;
+  int code = RunCheckWith(options, TwoNics(), reader, out, err,
+                          [&](const std::vector<std::string>&) { return state; });
+  return {code, out.str(), err.str()};
+}
+
+TEST(CheckSwitch, TheNeighbourLineAndAMismatchIsDrift) {
+  FakeReader reader;
+  reader.AddGoodNic("ens1f0np0", "mlx5_0");
+  reader.AddGoodNic("ens1f1np1", "mlx5_1");
+  CheckRun agree = CheckWithLldp(reader, LeafFor("ens1f0np0", 0x08));
+  EXPECT_EQ(agree.code, kCheckInSync) << agree.out;
+  EXPECT_NE(agree.out.find("leaf01 Ethernet12 (chassis 0c:29:aa:bb:cc:01)"), std::string::npos)
+      << agree.out;
+
+  CheckRun differ = CheckWithLldp(reader, LeafFor("ens1f0np0", 0x18));
+  EXPECT_EQ(differ.code, kCheckDrift) << differ.out;
+  EXPECT_NE(differ.out.find("switch pfc"), std::string::npos) << differ.out;
+  EXPECT_NE(differ.out.find("[3, 4]"), std::string::npos) << differ.out;
+}
+
+TEST(CheckSwitch, NoNeighbourIsUnverifiedNeverDrift) {
+  FakeReader reader;
+  reader.AddGoodNic("ens1f0np0", "mlx5_0");
+  reader.AddGoodNic("ens1f1np1", "mlx5_1");
+  LldpState empty;
+  empty.view.emplace();
+  empty.view->ports["ens1f0np0"] = {};
+  empty.view->ports["ens1f1np1"] = {};
+  CheckRun r = CheckWithLldp(reader, empty, true);
+  EXPECT_EQ(r.code, kCheckInSync) << r.out;
+  EXPECT_NE(r.out.find("\"item\":\"switch\",\"status\":\"unverified\""), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("no LLDP frame received"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"item\":\"switch mtu\",\"status\":\"unverified\""), std::string::npos)
+      << r.out;
+}
+
+TEST(CheckSwitch, NoLldpdOnTheNodeAddsNoItems) {
+  FakeReader reader;
+  reader.AddGoodNic("ens1f0np0", "mlx5_0");
+  reader.AddGoodNic("ens1f1np1", "mlx5_1");
+  for (LldpAbsence absence : {LldpAbsence::kLldpdNotInstalled, LldpAbsence::kLldpdNotRunning}) {
+    LldpState none;
+    none.failure = absence;
+    CheckRun r = CheckWithLldp(reader, none);
+    EXPECT_EQ(r.out.find("switch"), std::string::npos) << r.out;
+  }
+  LldpState refused;
+  refused.failure = LldpAbsence::kPermissionDenied;
+  CheckRun r = CheckWithLldp(reader, refused);
+  EXPECT_NE(r.out.find("group _lldpd"), std::string::npos) << r.out;
+  EXPECT_EQ(r.code, kCheckInSync);
 }
 
 }  // namespace

@@ -1,0 +1,216 @@
+#include "collectors/lldp/lldpd_client.h"
+
+#include "collectors/lldp/liblldpctl.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string_view>
+
+namespace roceqos::lldp {
+namespace {
+
+// Every call below runs after QueryLldpd loaded the library.
+const LldpctlApi& Lib() { return *LoadLldpctl(nullptr); }
+
+struct AtomUnref {
+  void operator()(lldpctl_atom_t* atom) const { Lib().atom_dec_ref(atom); }
+};
+using Atom = std::unique_ptr<lldpctl_atom_t, AtomUnref>;
+
+struct ConnRelease {
+  void operator()(lldpctl_conn_t* conn) const { Lib().release(conn); }
+};
+using Conn = std::unique_ptr<lldpctl_conn_t, ConnRelease>;
+
+// The socket behind the callbacks; errnum keeps the errno of the last failed send/receive, which
+// liblldpctl reduces to LLDPCTL_ERR_CALLBACK_FAILURE.
+struct Socket {
+  int fd = -1;
+  int errnum = 0;
+  ~Socket() {
+    if (fd >= 0) close(fd);
+  }
+};
+
+ssize_t SendCallback(lldpctl_conn_t* /*conn*/, const uint8_t* data, size_t length, void* user) {
+  auto* socket = static_cast<Socket*>(user);
+  const ssize_t sent = send(socket->fd, data, length, MSG_NOSIGNAL);
+  if (sent >= 0) return sent;
+  socket->errnum = errno == EAGAIN ? ETIMEDOUT : errno;
+  return LLDPCTL_ERR_CALLBACK_FAILURE;
+}
+
+ssize_t ReceiveCallback(lldpctl_conn_t* /*conn*/, const uint8_t* data, size_t length, void* user) {
+  auto* socket = static_cast<Socket*>(user);
+  // liblldpctl passes its receive buffer as const; it is the buffer to fill.
+  const ssize_t got = recv(socket->fd, const_cast<uint8_t*>(data), length, 0);
+  if (got > 0) return got;
+  if (got == 0) return LLDPCTL_ERR_EOF;
+  socket->errnum = errno == EAGAIN ? ETIMEDOUT : errno;
+  return LLDPCTL_ERR_CALLBACK_FAILURE;
+}
+
+// liblldpctl logs to stderr unless told otherwise; its messages go to the exporter's log.
+void ForwardLog(int /*severity*/, const char* message) {
+  spdlog::debug("liblldpctl: {}", message != nullptr ? message : "");
+}
+
+void RouteLibraryLog() {
+  static std::once_flag once;
+  std::call_once(once, [] { Lib().log_callback(ForwardLog); });
+}
+
+Result<void> Connect(Socket& socket, const std::string& path, std::chrono::milliseconds timeout) {
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  if (path.empty() || path.size() >= sizeof(address.sun_path))
+    return MakeError(EINVAL, fmt::format("lldpd socket '{}': not a usable socket path", path));
+  std::memcpy(address.sun_path, path.data(), path.size());
+  socket.fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (socket.fd < 0)
+    return MakeError(errno, fmt::format("lldpd socket {}: socket: {}", path, strerror(errno)));
+  const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(timeout).count();
+  const timeval tv{.tv_sec = micros / 1000000, .tv_usec = micros % 1000000};
+  setsockopt(socket.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  setsockopt(socket.fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+  if (connect(socket.fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0)
+    return MakeError(errno, fmt::format("lldpd socket {}: connect: {}", path, strerror(errno)));
+  return {};
+}
+
+// A failed liblldpctl call: the socket's errno when the failure was ours, else lldpd's protocol.
+Error QueryError(lldpctl_conn_t* conn, const Socket& socket, std::string_view path,
+                 std::string_view what) {
+  const lldpctl_error_t code = Lib().last_error(conn);
+  if (code == LLDPCTL_ERR_CALLBACK_FAILURE && socket.errnum != 0)
+    return MakeError(socket.errnum,
+                     fmt::format("lldpd socket {}: {}: {}", path, what, strerror(socket.errnum)));
+  return MakeError(0, fmt::format("lldpd socket {}: {}: {}", path, what, Lib().strerror(code)));
+}
+
+std::string Text(lldpctl_atom_t* atom, lldpctl_key_t key) {
+  const char* text = Lib().atom_get_str(atom, key);
+  return text != nullptr ? std::string(text) : std::string();
+}
+
+std::vector<uint8_t> Buffer(lldpctl_atom_t* atom, lldpctl_key_t key) {
+  size_t length = 0;
+  const uint8_t* bytes = Lib().atom_get_buffer(atom, key, &length);
+  if (bytes == nullptr) return {};
+  return {bytes, bytes + length};
+}
+
+// Calls `visit` with every element of a list atom; the element is released after the call.
+template <typename Visit>
+void ForEach(lldpctl_atom_t* list, Visit&& visit) {
+  if (list == nullptr) return;
+  for (lldpctl_atom_iter_t* it = Lib().atom_iter(list); it != nullptr;
+       it = Lib().atom_iter_next(list, it)) {
+    Atom value(Lib().atom_iter_value(list, it));
+    if (value) visit(value.get());
+  }
+}
+
+std::string FirstManagementAddress(lldpctl_atom_t* chassis) {
+  std::string first;
+  Atom addresses(Lib().atom_get(chassis, lldpctl_k_chassis_mgmt));
+  ForEach(addresses.get(), [&](lldpctl_atom_t* address) {
+    if (first.empty()) first = Text(address, lldpctl_k_mgmt_ip);
+  });
+  return first;
+}
+
+std::vector<CustomTlv> CustomTlvs(lldpctl_atom_t* neighbor) {
+  std::vector<CustomTlv> tlvs;
+  Atom list(Lib().atom_get(neighbor, lldpctl_k_custom_tlvs));
+  ForEach(list.get(), [&](lldpctl_atom_t* tlv) {
+    const long subtype = Lib().atom_get_int(tlv, lldpctl_k_custom_tlv_oui_subtype);
+    if (subtype < 0 || subtype > 255) return;
+    tlvs.push_back(CustomTlv{.oui = Buffer(tlv, lldpctl_k_custom_tlv_oui),
+                             .subtype = static_cast<uint8_t>(subtype),
+                             .info = Buffer(tlv, lldpctl_k_custom_tlv_oui_info_string)});
+  });
+  return tlvs;
+}
+
+Neighbor ReadNeighbor(lldpctl_atom_t* remote, std::string_view interface) {
+  Neighbor neighbor;
+  if (Atom chassis{Lib().atom_get(remote, lldpctl_k_port_chassis)}) {
+    neighbor.chassis_id = Text(chassis.get(), lldpctl_k_chassis_id);
+    neighbor.system_name = Text(chassis.get(), lldpctl_k_chassis_name);
+    neighbor.management_address = FirstManagementAddress(chassis.get());
+  }
+  neighbor.port_id = Text(remote, lldpctl_k_port_id);
+  neighbor.port_description = Text(remote, lldpctl_k_port_descr);
+  neighbor.changed_at_unix = Lib().atom_get_int(remote, lldpctl_k_port_age);
+  const long ttl = Lib().atom_get_int(remote, lldpctl_k_port_ttl);
+  neighbor.ttl_seconds = ttl > 0 ? static_cast<uint32_t>(ttl) : 0;
+  // LLDPCTL_ERR_NOT_EXIST (negative) or 0 when the neighbour sent no Maximum Frame Size TLV.
+  const long mfs = Lib().atom_get_int(remote, lldpctl_k_port_dot3_mfs);
+  if (mfs > 0) neighbor.max_frame_size = static_cast<uint32_t>(mfs);
+  AddCustomTlvs(neighbor, CustomTlvs(remote), fmt::format("lldp {}", interface));
+  return neighbor;
+}
+
+Result<LocalPort> ReadPort(lldpctl_conn_t* conn, const Socket& socket, std::string_view path,
+                           lldpctl_atom_t* interface, std::string_view name) {
+  Atom port(Lib().get_port(interface));
+  if (!port) return QueryError(conn, socket, path, fmt::format("port {}", name));
+  LocalPort local;
+  const long received = Lib().atom_get_int(port.get(), lldpctl_k_rx_cnt);
+  local.frames_received = received > 0 ? static_cast<uint64_t>(received) : 0;
+  Atom neighbors(Lib().atom_get(port.get(), lldpctl_k_port_neighbors));
+  ForEach(neighbors.get(), [&](lldpctl_atom_t* remote) {
+    local.neighbors.push_back(ReadNeighbor(remote, name));
+  });
+  return local;
+}
+
+}  // namespace
+
+std::string DefaultLldpdSocket() {
+  const LldpctlApi* lib = LoadLldpctl(nullptr);
+  // Debian's lldpd default, for messages when the library is missing.
+  return lib != nullptr ? lib->default_transport() : "/run/lldpd.socket";
+}
+
+Result<LldpdView> QueryLldpd(const LldpdQuery& query, const std::vector<std::string>& interfaces) {
+  std::string missing;
+  if (LoadLldpctl(&missing) == nullptr)
+    return MakeError(ELIBACC, fmt::format("liblldpctl (package lldpd) not loadable: {}", missing));
+  RouteLibraryLog();
+  const std::string path = query.socket_path.empty() ? DefaultLldpdSocket() : query.socket_path;
+  Socket socket;
+  if (Result<void> connected = Connect(socket, path, query.timeout); !connected)
+    return connected.error();
+  Conn conn(Lib().new_conn(SendCallback, ReceiveCallback, &socket));
+  if (!conn) return MakeError(ENOMEM, fmt::format("lldpd socket {}: lldpctl_new failed", path));
+  Atom list(Lib().get_interfaces(conn.get()));
+  if (!list) return QueryError(conn.get(), socket, path, "list interfaces");
+  const std::set<std::string> wanted(interfaces.begin(), interfaces.end());
+  LldpdView view;
+  std::optional<Error> failure;
+  ForEach(list.get(), [&](lldpctl_atom_t* interface) {
+    const std::string name = Text(interface, lldpctl_k_interface_name);
+    if (failure || !wanted.contains(name)) return;
+    Result<LocalPort> port = ReadPort(conn.get(), socket, path, interface, name);
+    if (port)
+      view.ports.emplace(name, std::move(*port));
+    else
+      failure = port.error();
+  });
+  if (failure) return *failure;
+  return view;
+}
+
+}  // namespace roceqos::lldp

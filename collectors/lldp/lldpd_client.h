@@ -1,0 +1,35 @@
+#pragma once
+
+// Reads what lldpd, the host's LLDP agent, knows about the neighbours of some interfaces, through
+// its control socket and liblldpctl. The exporter never opens a packet socket: lldpd receives the
+// frames, keeps the 802.1Qaz TLVs it does not decode as custom TLVs, and answers here
+// (docs/decisions.md "LLDP: lldpd hands the 802.1Qaz TLVs over as raw bytes").
+//
+// The connection is the exporter's own socket with send/receive timeouts, handed to liblldpctl
+// through its callbacks: a wedged lldpd costs one timeout per query, never a blocked thread, and
+// a failed connect keeps its errno (ENOENT or ECONNREFUSED: lldpd is not running; EACCES: the
+// process is not in lldpd's group).
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "collectors/lldp/neighbor.h"
+#include "collectors/result.h"
+
+namespace roceqos::lldp {
+
+struct LldpdQuery {
+  std::string socket_path;  // empty: liblldpctl's default (lldpctl_get_default_transport)
+  std::chrono::milliseconds timeout{2000};  // for each send and each receive
+};
+
+/// liblldpctl's default control socket (/run/lldpd.socket on Debian).
+std::string DefaultLldpdSocket();
+
+/// One round trip per interface lldpd handles among `interfaces` (plus one to list them). An
+/// Error when lldpd cannot be reached or answers garbage; its errnum says why (see above;
+/// ETIMEDOUT for a timeout, 0 for a protocol failure).
+Result<LldpdView> QueryLldpd(const LldpdQuery& query, const std::vector<std::string>& interfaces);
+
+}  // namespace roceqos::lldp

@@ -1,0 +1,62 @@
+#pragma once
+
+// What the LLDP poller (exporter/sampling/lldp_poller.h) publishes: lldpd's view of the selected
+// netdevs' neighbours, or why there is none. Plain data beside the snapshot that carries it, so
+// render/ and qos/ read it without knowing the poller.
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "collectors/enum_names.h"
+#include "collectors/lldp/neighbor.h"
+
+namespace roceqos {
+
+/// Why a netdev shows no LLDP neighbour: the label values of roce_lldp_neighbor_absent_reason.
+enum class LldpAbsence : uint8_t {
+  kLldpdNotInstalled,  // liblldpctl.so.4 cannot be loaded: the lldpd package is not installed
+  kLldpdNotRunning,    // no socket, or nobody listening on it
+  kPermissionDenied,   // the socket refused the process: not in lldpd's group (_lldpd)
+  kLldpdError,         // a timeout or an answer liblldpctl could not decode
+  kNotManaged,         // lldpd runs but does not handle this interface (its -I pattern, a type)
+  kLinkDown,           // the netdev's operstate is not up
+  kNoFrame,            // link up, lldpd handles it, no LLDP frame: on mlx5 usually firmware LLDP
+};
+inline constexpr EnumName<LldpAbsence> kLldpAbsenceNames[] = {
+    {LldpAbsence::kLldpdNotInstalled, "lldpd_not_installed"},
+    {LldpAbsence::kLldpdNotRunning, "lldpd_not_running"},
+    {LldpAbsence::kPermissionDenied, "permission_denied"},
+    {LldpAbsence::kLldpdError, "lldpd_error"},
+    {LldpAbsence::kNotManaged, "not_managed"},
+    {LldpAbsence::kLinkDown, "link_down"},
+    {LldpAbsence::kNoFrame, "no_frame"},
+};
+constexpr std::string_view LldpAbsenceName(LldpAbsence absence) {
+  return NameOf(kLldpAbsenceNames, absence);
+}
+
+struct LldpState {
+  /// lldpd's answer of the last round; nullopt when the round failed (then `failure` says why).
+  std::optional<lldp::LldpdView> view;
+  LldpAbsence failure = LldpAbsence::kLldpdError;
+  std::string failure_message;
+  uint64_t queries = 0;  // rounds since start
+  /// Failed rounds by LldpAbsence name (the first four reasons) plus "malformed_tlv" (802.1Qaz
+  /// TLVs left out); every reason is present from the start.
+  std::map<std::string, uint64_t> errors;
+  double interval_seconds = 0;   // --lldp.interval
+  int64_t read_at_unix = 0;      // wall clock of the last round, for the neighbour's age
+};
+
+/// The neighbour lldpd reports on `netdev` (the first when several), or null.
+const lldp::Neighbor* FindLldpNeighbor(const LldpState& state, std::string_view netdev);
+
+/// Why `netdev` has no neighbour; nullopt when it has one. `link_up`: its operstate is up.
+std::optional<LldpAbsence> LldpNeighborAbsence(const LldpState& state, std::string_view netdev,
+                                               bool link_up);
+
+}  // namespace roceqos

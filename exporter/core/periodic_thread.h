@@ -1,0 +1,44 @@
+#pragma once
+
+// A thread that runs one round now and then one per interval until stopped: the loop the pollers
+// (transceiver, LLDP) share. A round longer than the interval delays the next instead of bursting;
+// Stop() wakes the wait at once and joins. An exception escaping a round is handed to
+// `on_exception` and the thread goes on: a lost round, never a lost poller.
+
+#include <chrono>
+#include <condition_variable>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+namespace roceqos {
+
+class PeriodicThread {
+ public:
+  using Round = std::function<void()>;
+  using OnException = std::function<void(const std::exception&)>;
+
+  PeriodicThread(std::chrono::nanoseconds interval, Round round, OnException on_exception);
+  ~PeriodicThread();
+  PeriodicThread(const PeriodicThread&) = delete;
+  PeriodicThread& operator=(const PeriodicThread&) = delete;
+
+  /// Idempotent; Stop() then Start() runs a new thread.
+  void Start();
+  void Stop();
+
+ private:
+  void Run();
+  void RunRound();
+
+  std::chrono::nanoseconds interval_;
+  Round round_;
+  OnException on_exception_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace roceqos

@@ -1,0 +1,137 @@
+// LLDP: the switch port each selected netdev is cabled to, what it advertises, and the NIC
+// against it (exporter/qos/switch_compare.h). Only netdevs of the rendered snapshot are shown, so
+// a device that left the selection has no series even while the poller's state still lists it.
+
+#include <fmt/format.h>
+#include <linux/dcbnl.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "collectors/dcb.h"
+#include "exporter/qos/qos_state.h"
+#include "exporter/qos/switch_compare.h"
+#include "exporter/render/metric_family_builder.h"
+#include "exporter/render/metrics.h"
+
+namespace roceqos {
+namespace {
+
+struct LldpFamilies {
+  FamilyBuilder present{FindMetric("roce_lldp_neighbor_present")};
+  FamilyBuilder absent_reason{FindMetric("roce_lldp_neighbor_absent_reason")};
+  FamilyBuilder info{FindMetric("roce_lldp_neighbor_info")};
+  FamilyBuilder age{FindMetric("roce_lldp_neighbor_age_seconds")};
+  FamilyBuilder ttl{FindMetric("roce_lldp_neighbor_ttl_seconds")};
+  FamilyBuilder frames{FindMetric("roce_lldp_frames_received_total")};
+  FamilyBuilder pfc_enabled{FindMetric("roce_lldp_switch_pfc_enabled")};
+  FamilyBuilder pfc_willing{FindMetric("roce_lldp_switch_pfc_willing")};
+  FamilyBuilder pfc_cap{FindMetric("roce_lldp_switch_pfc_capability")};
+  FamilyBuilder dscp_prio{FindMetric("roce_lldp_switch_dscp_prio")};
+  FamilyBuilder prio_tc{FindMetric("roce_lldp_switch_prio_tc")};
+  FamilyBuilder ets_bandwidth{FindMetric("roce_lldp_switch_ets_bandwidth_ratio")};
+  FamilyBuilder ets_tsa{FindMetric("roce_lldp_switch_ets_tsa")};
+  FamilyBuilder max_frame{FindMetric("roce_lldp_switch_max_frame_size_bytes")};
+  FamilyBuilder mismatch{FindMetric("roce_qos_switch_mismatch")};
+
+  void AppendTo(Families& out) {
+    for (FamilyBuilder* family :
+         {&present, &absent_reason, &info, &age, &ttl, &frames, &pfc_enabled, &pfc_willing,
+          &pfc_cap, &dscp_prio, &prio_tc, &ets_bandwidth, &ets_tsa, &max_frame, &mismatch})
+      family->AppendTo(out);
+  }
+};
+
+void AddPfc(LldpFamilies& f, std::string_view netdev, const lldp::PfcConfiguration& pfc) {
+  std::string storage;
+  for (int prio = 0; prio < kNumPriorities; ++prio)
+    f.pfc_enabled.Add({netdev, IndexLabel(prio, storage)}, pfc.Enabled(prio) ? 1 : 0);
+  f.pfc_willing.Add({netdev}, pfc.willing ? 1 : 0);
+  f.pfc_cap.Add({netdev}, pfc.cap);
+}
+
+void AddEts(LldpFamilies& f, std::string_view netdev, const lldp::EtsConfiguration& ets) {
+  std::string storage;
+  for (int prio = 0; prio < kNumPriorities; ++prio)
+    f.prio_tc.Add({netdev, IndexLabel(prio, storage)}, ets.tables.prio_tc[prio]);
+  for (int tc = 0; tc < kNumTcs; ++tc) {
+    f.ets_bandwidth.Add({netdev, IndexLabel(tc, storage)}, ets.tables.tc_bandwidth[tc] / 100.0);
+    f.ets_tsa.Add({netdev, IndexLabel(tc, storage), TsaName(ets.tables.tc_tsa[tc])}, 1);
+  }
+}
+
+void AddDscp(LldpFamilies& f, std::string_view netdev, const lldp::ApplicationPriority& app) {
+  std::map<uint16_t, uint8_t> lowest;
+  for (const DcbApp& entry : app.entries) {
+    if (entry.selector != IEEE_8021QAZ_APP_SEL_DSCP) continue;
+    auto [it, inserted] = lowest.try_emplace(entry.protocol, entry.priority);
+    if (!inserted) it->second = std::min(it->second, entry.priority);
+  }
+  for (const auto& [dscp, prio] : lowest) f.dscp_prio.Add({netdev, std::to_string(dscp)}, prio);
+}
+
+void AddNeighbor(LldpFamilies& f, std::string_view netdev, const lldp::Neighbor& n,
+                 int64_t read_at_unix) {
+  f.info.Add({netdev, n.chassis_id, n.system_name, n.port_id, n.port_description,
+              n.management_address},
+             1);
+  f.age.Add({netdev}, static_cast<double>(std::max<int64_t>(0, read_at_unix - n.changed_at_unix)));
+  f.ttl.Add({netdev}, n.ttl_seconds);
+  if (n.dcbx.pfc_configuration) AddPfc(f, netdev, *n.dcbx.pfc_configuration);
+  if (n.dcbx.ets_configuration) AddEts(f, netdev, *n.dcbx.ets_configuration);
+  if (n.dcbx.application_priority) AddDscp(f, netdev, *n.dcbx.application_priority);
+  if (n.max_frame_size) f.max_frame.Add({netdev}, *n.max_frame_size);
+}
+
+void AddMismatch(LldpFamilies& f, std::string_view netdev, const DeviceSnapshot& snap,
+                 const lldp::Neighbor& neighbor) {
+  if (!snap.qos) return;  // no QoS stage: nothing of the host to compare
+  for (const SwitchVerdict& verdict : CompareWithSwitch(snap.qos->observed, neighbor)) {
+    if (verdict.status != FieldStatus::kInSync && verdict.status != FieldStatus::kDrift) continue;
+    f.mismatch.Add({netdev, SwitchFieldName(verdict.field)}, verdict.status == FieldStatus::kDrift ? 1 : 0);
+  }
+}
+
+void AddDevice(LldpFamilies& f, const LldpState& state, const DeviceSnapshot& snap) {
+  const std::string& netdev = snap.device->name;
+  if (state.view) {
+    auto port = state.view->ports.find(netdev);
+    if (port != state.view->ports.end())
+      f.frames.Add({netdev}, static_cast<double>(port->second.frames_received));
+  }
+  const lldp::Neighbor* neighbor = FindLldpNeighbor(state, netdev);
+  f.present.Add({netdev}, neighbor != nullptr ? 1 : 0);
+  if (neighbor == nullptr) {
+    const auto absence = LldpNeighborAbsence(state, netdev, snap.device->oper_state == "up");
+    if (absence) f.absent_reason.Add({netdev, LldpAbsenceName(*absence)}, 1);
+    return;
+  }
+  AddNeighbor(f, netdev, *neighbor, state.read_at_unix);
+  AddMismatch(f, netdev, snap, *neighbor);
+}
+
+void AddSelf(const LldpState& state, Families& out) {
+  FamilyBuilder interval(FindMetric("roce_exporter_lldp_interval_seconds"));
+  interval.Add({}, state.interval_seconds);
+  interval.AppendTo(out);
+  FamilyBuilder queries(FindMetric("roce_exporter_lldp_queries_total"));
+  queries.Add({}, static_cast<double>(state.queries));
+  queries.AppendTo(out);
+  FamilyBuilder errors(FindMetric("roce_exporter_lldp_query_errors_total"));
+  for (const auto& [reason, count] : state.errors) errors.Add({reason}, static_cast<double>(count));
+  errors.AppendTo(out);
+}
+
+}  // namespace
+
+void RenderLldp(const Snapshot& snapshot, Families& out) {
+  if (!snapshot.lldp) return;  // --lldp.interval=0, or no round finished yet
+  LldpFamilies f;
+  for (const DeviceSnapshot& snap : snapshot.devices)
+    if (snap.device) AddDevice(f, *snapshot.lldp, snap);
+  f.AppendTo(out);
+  AddSelf(*snapshot.lldp, out);
+}
+
+}  // namespace roceqos

@@ -1,0 +1,69 @@
+#pragma once
+
+// The LLDP poller: its own thread asks lldpd (collectors/lldp/lldpd_client.h) about the selected
+// netdevs once per --lldp.interval and publishes an immutable LldpState, which the sampler
+// attaches to its snapshot like the transceiver poller's state. lldpd answers from memory over a
+// Unix socket, but it is another process that may be slow or gone: that never reaches the
+// counter sampler's thread.
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collectors/lldp/lldpd_client.h"
+#include "exporter/core/fault_log.h"
+#include "exporter/core/lldp_state.h"
+#include "exporter/core/periodic_thread.h"
+#include "exporter/core/published.h"
+
+namespace roceqos {
+
+struct LldpPollerOptions {
+  std::chrono::nanoseconds interval = std::chrono::seconds(10);
+  lldp::LldpdQuery query;
+};
+
+/// The reason a failed query gives every netdev (by the Error's errno).
+LldpAbsence LldpQueryFailure(const Error& error);
+
+class LldpPoller {
+ public:
+  /// The netdevs to ask about (the sampler's current selection); called on the poller thread.
+  using Netdevs = std::function<std::vector<std::string>()>;
+  using Query = std::function<Result<lldp::LldpdView>(const lldp::LldpdQuery&,
+                                                      const std::vector<std::string>&)>;
+
+  /// `query` defaults to lldp::QueryLldpd; tests pass their own.
+  LldpPoller(LldpPollerOptions options, Netdevs netdevs, Query query = {});
+  ~LldpPoller();
+  LldpPoller(const LldpPoller&) = delete;
+  LldpPoller& operator=(const LldpPoller&) = delete;
+
+  /// Asks once and publishes. Not concurrently with itself or a running thread.
+  void PollOnce();
+  void Start();
+  void Stop();
+
+  /// The latest published state; null before the first round. Thread-safe, never blocks.
+  std::shared_ptr<const LldpState> Latest() const { return latest_.Load(); }
+
+ private:
+  /// Logs when lldpd becomes unreachable (with the fix) and when it answers again: once per
+  /// transition, not per round.
+  void NoteReachable(const std::optional<LldpAbsence>& failure, const std::string& message);
+  void NoteMalformed(const lldp::LldpdView& view);
+
+  LldpPollerOptions options_;
+  Netdevs netdevs_;
+  Query query_;
+  FaultLog fault_log_;
+  uint64_t queries_ = 0;
+  std::map<std::string, uint64_t> errors_;
+  std::optional<LldpAbsence> last_failure_;
+  Published<LldpState> latest_;
+  PeriodicThread thread_;  // last: stopped before the members its rounds use are destroyed
+};
+
+}  // namespace roceqos

@@ -1,0 +1,169 @@
+#include <gtest/gtest.h>
+#include <linux/dcbnl.h>
+
+#include <string>
+
+#include "exporter/qos/qos_state.h"
+#include "exporter/render/metrics.h"
+#include "tests/unit/support/fake_sources.h"
+#include "tests/unit/support/metric_families.h"
+#include "tests/unit/support/qos_observation.h"
+
+namespace roceqos {
+namespace {
+
+using testing::Count;
+using testing::Find;
+using testing::MakeDevice;
+using testing::Value;
+
+lldp::PfcConfiguration Pfc(uint8_t mask, bool willing = false) {
+  lldp::PfcConfiguration pfc;
+  pfc.willing = willing;
+  pfc.cap = 8;
+  pfc.enabled_mask = mask;
+  return pfc;
+}
+
+lldp::Neighbor Leaf() {
+  lldp::Neighbor n;
+  n.chassis_id = "0c:29:aa:bb:cc:01";
+  n.system_name = "leaf01";
+  n.port_id = "Ethernet12";
+  n.port_description = "to gpu-node-1";
+  n.management_address = "10.0.0.1";
+  n.changed_at_unix = 1000;
+  n.ttl_seconds = 120;
+  n.max_frame_size = 9216;
+  n.dcbx.pfc_configuration = Pfc(0x18, true);
+  n.dcbx.application_priority = lldp::ApplicationPriority{
+      {DcbApp{IEEE_8021QAZ_APP_SEL_DSCP, 4, 26}, DcbApp{IEEE_8021QAZ_APP_SEL_DSCP, 3, 26}}};
+  lldp::EtsConfiguration ets;
+  ets.tables.prio_tc = {0, 0, 0, 3, 4, 0, 0, 0};
+  ets.tables.tc_bandwidth = {50, 0, 0, 25, 25, 0, 0, 0};
+  ets.tables.tc_tsa.fill(IEEE_8021QAZ_TSA_ETS);
+  n.dcbx.ets_configuration = ets;
+  return n;
+}
+
+DeviceSnapshot Device(const std::string& name, uint32_t mtu = 9000, std::string oper = "up") {
+  DeviceSnapshot d;
+  auto device = MakeDevice(name, 2);
+  device.oper_state = std::move(oper);
+  d.device = std::make_shared<const roceqos::Device>(device);
+  auto qos = std::make_shared<QosDeviceState>();
+  qos->observed = qos_test::DefaultPolicyObservation();
+  qos->observed.mtu = Observed<uint32_t>::Ok(mtu);
+  d.qos = qos;
+  return d;
+}
+
+Snapshot WithLldp() {
+  Snapshot s;
+  s.devices = {Device("eth0"), Device("eth1"), Device("eth2", 9000, "down")};
+  auto state = std::make_shared<LldpState>();
+  state->view.emplace();
+  lldp::LocalPort port;
+  port.frames_received = 42;
+  port.neighbors.push_back(Leaf());
+  state->view->ports["eth0"] = port;
+  state->view->ports["eth1"] = lldp::LocalPort{.frames_received = 0, .neighbors = {}};
+  state->view->ports["gone"] = port;  // left the selection: never rendered
+  state->read_at_unix = 1030;
+  state->interval_seconds = 10;
+  state->queries = 5;
+  state->errors = {{"lldpd_not_running", 1}, {"malformed_tlv", 0}};
+  s.lldp = state;
+  return s;
+}
+
+TEST(MetricsLldpTest, TheNeighbourAndWhatItAdvertises) {
+  const Snapshot s = WithLldp();
+  const Families f = RenderSnapshot(&s);
+  EXPECT_EQ(Value(f, "roce_lldp_neighbor_present", {{"netdev", "eth0"}}), 1);
+  EXPECT_EQ(Value(f, "roce_lldp_neighbor_info",
+                  {{"netdev", "eth0"},
+                   {"chassis_id", "0c:29:aa:bb:cc:01"},
+                   {"system_name", "leaf01"},
+                   {"port_id", "Ethernet12"},
+                   {"port_description", "to gpu-node-1"},
+                   {"management_address", "10.0.0.1"}}),
+            1);
+  EXPECT_EQ(Value(f, "roce_lldp_neighbor_age_seconds", {{"netdev", "eth0"}}), 30);
+  EXPECT_EQ(Value(f, "roce_lldp_neighbor_ttl_seconds", {{"netdev", "eth0"}}), 120);
+  EXPECT_EQ(Value(f, "roce_lldp_frames_received_total", {{"netdev", "eth0"}}), 42);
+  EXPECT_EQ(Value(f, "roce_lldp_switch_pfc_enabled", {{"netdev", "eth0"}, {"prio", "3"}}), 1);
+  EXPECT_EQ(Value(f, "roce_lldp_switch_pfc_enabled", {{"netdev", "eth0"}, {"prio", "4"}}), 1);
+  EXPECT_EQ(Value(f, "roce_lldp_switch_pfc_enabled", {{"netdev", "eth0"}, {"prio", "0"}}), 0);
+  EXPECT_EQ(Value(f, "roce_lldp_switch_pfc_willing", {{"netdev", "eth0"}}), 1);
+  EXPECT_EQ(Value(f, "roce_lldp_switch_pfc_capability", {{"netdev", "eth0"}}), 8);
+  // Two entries for DSCP 26: the lowest priority, as roce_qos_dscp_prio.
+  EXPECT_EQ(Value(f, "roce_lldp_switch_dscp_prio", {{"netdev", "eth0"}, {"dscp", "26"}}), 3);
+  EXPECT_EQ(Count(f, "roce_lldp_switch_dscp_prio"), 1u);
+  EXPECT_EQ(Value(f, "roce_lldp_switch_prio_tc", {{"netdev", "eth0"}, {"prio", "4"}}), 4);
+  EXPECT_EQ(Value(f, "roce_lldp_switch_ets_bandwidth_ratio", {{"netdev", "eth0"}, {"tc", "3"}}),
+            0.25);
+  EXPECT_EQ(Value(f, "roce_lldp_switch_ets_tsa", {{"netdev", "eth0"}, {"tc", "0"}, {"tsa", "ets"}}),
+            1);
+  EXPECT_EQ(Value(f, "roce_lldp_switch_max_frame_size_bytes", {{"netdev", "eth0"}}), 9216);
+}
+
+TEST(MetricsLldpTest, MismatchPerComparableField) {
+  const Snapshot s = WithLldp();
+  const Families f = RenderSnapshot(&s);
+  // The switch runs PFC on {3, 4}, the host on {3}; DSCP 26 -> 3 on both; 9022 <= 9216.
+  EXPECT_EQ(Value(f, "roce_qos_switch_mismatch", {{"netdev", "eth0"}, {"field", "pfc"}}), 1);
+  EXPECT_EQ(Value(f, "roce_qos_switch_mismatch", {{"netdev", "eth0"}, {"field", "dscp_prio"}}), 0);
+  EXPECT_EQ(Value(f, "roce_qos_switch_mismatch", {{"netdev", "eth0"}, {"field", "mtu"}}), 0);
+  EXPECT_EQ(Count(f, "roce_qos_switch_mismatch"), 3u);
+}
+
+TEST(MetricsLldpTest, NoNeighbourHasOnlyPresenceAndReason) {
+  const Snapshot s = WithLldp();
+  const Families f = RenderSnapshot(&s);
+  EXPECT_EQ(Value(f, "roce_lldp_neighbor_present", {{"netdev", "eth1"}}), 0);
+  EXPECT_EQ(Value(f, "roce_lldp_neighbor_absent_reason", {{"netdev", "eth1"}, {"reason", "no_frame"}}),
+            1);
+  EXPECT_EQ(Value(f, "roce_lldp_neighbor_absent_reason",
+                  {{"netdev", "eth2"}, {"reason", "link_down"}}),
+            1);
+  EXPECT_EQ(Count(f, "roce_lldp_neighbor_absent_reason"), 2u);
+  // One info, one set of switch series: eth0's. "gone" is not in the snapshot.
+  EXPECT_EQ(Count(f, "roce_lldp_neighbor_info"), 1u);
+  EXPECT_EQ(Count(f, "roce_lldp_neighbor_present"), 3u);
+  EXPECT_EQ(Count(f, "roce_lldp_switch_pfc_enabled"), 8u);
+}
+
+TEST(MetricsLldpTest, AFailedQueryGivesEveryNetdevItsReason) {
+  Snapshot s = WithLldp();
+  auto failed = std::make_shared<LldpState>();
+  failed->failure = LldpAbsence::kPermissionDenied;
+  s.lldp = failed;
+  const Families f = RenderSnapshot(&s);
+  EXPECT_EQ(Count(f, "roce_lldp_neighbor_info"), 0u);
+  EXPECT_EQ(Count(f, "roce_qos_switch_mismatch"), 0u);
+  EXPECT_EQ(Count(f, "roce_lldp_frames_received_total"), 0u);
+  for (const char* netdev : {"eth0", "eth1", "eth2"})
+    EXPECT_EQ(Value(f, "roce_lldp_neighbor_absent_reason",
+                    {{"netdev", netdev}, {"reason", "permission_denied"}}),
+              1);
+}
+
+TEST(MetricsLldpTest, SelfMetricsAndNothingWhenOff) {
+  const Snapshot s = WithLldp();
+  const Families f = RenderSnapshot(&s);
+  EXPECT_EQ(Value(f, "roce_exporter_lldp_interval_seconds", {}), 10);
+  EXPECT_EQ(Value(f, "roce_exporter_lldp_queries_total", {}), 5);
+  EXPECT_EQ(Value(f, "roce_exporter_lldp_query_errors_total", {{"reason", "lldpd_not_running"}}), 1);
+
+  Snapshot off = WithLldp();
+  off.lldp = nullptr;
+  const Families none = RenderSnapshot(&off);
+  for (const auto& family : none) {
+    EXPECT_EQ(family.name.find("lldp"), std::string::npos) << family.name;
+    EXPECT_NE(family.name, "roce_qos_switch_mismatch");
+  }
+}
+
+}  // namespace
+}  // namespace roceqos
