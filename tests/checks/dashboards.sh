@@ -85,10 +85,12 @@ trap 'rm -rf "$work"' EXIT
 declare -A stable_uid=(
   [roce-qos-fleet-overview.json]=roce-qos-fleet
   [roce-qos-node-detail.json]=roce-qos-node
+  [roce-qos-by-switch.json]=roce-qos-switch
 )
 declare -A required_vars=(
   [roce-qos-fleet-overview.json]="datasource cluster job window"
   [roce-qos-node-detail.json]="datasource cluster job node netdev prio window"
+  [roce-qos-by-switch.json]="datasource cluster job switch window"
 )
 
 # The $window variable offers exactly the exporter's default --derive.windows (a window the
@@ -185,10 +187,11 @@ substitute() {
   e=${e//\$__range/${range_s}s}
   e=${e//\$\{__range\}/${range_s}s}
   e=${e//\$topn/10}
-  declare -A sample=([cluster]=prod [job]=roce-qos-exporter [node]=gpu-node-01 [netdev]=ens1f0np0 [prio]=3 [window]=1m)
+  declare -A sample=([cluster]=prod [job]=roce-qos-exporter [node]=gpu-node-01 [netdev]=ens1f0np0 [prio]=3 [window]=1m
+    [switch]=leaf01)
   # One sed for every variable: this runs for each expression of each pass.
   local -a script=()
-  for v in cluster job node netdev prio window; do
+  for v in cluster job node netdev prio window switch; do
     local value=${sample[$v]}
     [[ "$mode" == e2e ]] && value=${override[$v]:-.*}
     # Whole names only: $netdevs must stay unknown rather than become "ens1f0np0s".

@@ -6,7 +6,9 @@ can provide real exporter data; label sets follow the catalogue in docs/metrics.
 
 Scenario: two nodes, two netdevs each (and cpu-node-01: one netdev without an RDMA port) (mlx5_0/mlx5_1 port 1), traffic throughout; a PFC storm on
 gpu-node-01 ens1f0np0 prio 3 rx from minute 10 to 16; gpu-node-02 ens1f1np1 drifts (pfc) from
-minute 20, with remediation attempts. Usage: synthetic_metrics.py END_UNIX_SECONDS > out.om
+minute 20, with remediation attempts, and then disagrees with its switch port on PFC. LLDP: every
+ens1f0np0 is cabled to leaf01, every ens1f1np1 to leaf02 (port Ethernet1/<node number>);
+cpu-node-01 has no lldpd. Usage: synthetic_metrics.py END_UNIX_SECONDS > out.om
 """
 import sys
 
@@ -81,6 +83,16 @@ for node in NODES:
                 add("roce_tc_discards", "counter", "roce_tc_discards_total", {**nd, "tc": str(tc), "reason": reason}, lambda t: 0)
         for fam, rate in (("roce_cnp_sent", 40), ("roce_cnp_handled", 35), ("roce_cnp_ignored", 1), ("roce_ecn_marked_packets", 45)):
             add(fam, "counter", fam + "_total", rd, lambda t, r=rate: r * t)
+        # The LLDP neighbour (leaf01 for ens1f0np0, leaf02 for ens1f1np1) and the host<->switch verdicts.
+        leaf = 1 if netdev == "ens1f0np0" else 2
+        add("roce_lldp_neighbor_present", "gauge", "roce_lldp_neighbor_present", nd, lambda t: 1)
+        add("roce_lldp_neighbor", "info", "roce_lldp_neighbor_info",
+            {**nd, "chassis_id": f"0c:42:a1:00:00:0{leaf}", "system_name": f"leaf0{leaf}", "port_id": f"Ethernet1/{node[-1]}",
+             "port_description": node, "management_address": f"10.0.0.1{leaf}"}, lambda t: 1)
+        add("roce_lldp_switch_max_frame_size_bytes", "gauge", "roce_lldp_switch_max_frame_size_bytes", nd, lambda t: 9216)
+        for field in ("pfc", "dscp_prio", "mtu"):
+            add("roce_qos_switch_mismatch", "gauge", "roce_qos_switch_mismatch", {**nd, "field": field},
+                lambda t, n=node, d=netdev, f=field: 1 if f == "pfc" and drifted(n, d, t) else 0)
         # The transceiver (QSFP28, 4 lanes) and the link's carrier changes; one flap a minute from
         # minute 10 on gpu-node-01 ens1f0np0, whose lane 2 Rx power falls to the low warning.
         flap = lambda t, n=node, d=netdev: (n, d) == ("gpu-node-01", "ens1f0np0") and t >= 10 * 60
@@ -109,6 +121,8 @@ inst = {"instance": "cpu-node-01"}
 add("up", "gauge", "up", inst, lambda t: 1)
 add("roce_exporter_build", "info", "roce_exporter_build_info", {**inst, "version": "0.1.0", "revision": "abc123"}, lambda t: 1)
 add("roce_netdev", "info", "roce_netdev_info", {**inst, "netdev": "eth0", "driver": "veth", "pci": "", "role": "other", "state": "up", "master": ""}, lambda t: 1)
+add("roce_lldp_neighbor_present", "gauge", "roce_lldp_neighbor_present", {**inst, "netdev": "eth0"}, lambda t: 0)
+add("roce_lldp_neighbor_absent_reason", "gauge", "roce_lldp_neighbor_absent_reason", {**inst, "netdev": "eth0", "reason": "lldpd_not_running"}, lambda t: 1)
 
 out = sys.stdout
 for family, fam in families.items():
