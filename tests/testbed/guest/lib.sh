@@ -390,7 +390,7 @@ lldpcli() { /usr/sbin/lldpcli -u "$LLDPD_SOCK" "$@"; }
 # given interfaces only, with its control socket at $LLDPD_SOCK, and waits until it manages every
 # NETDEV. -r: receive only (it sends no LLDPDU). Sets LLDPD_PID. Skips without lldpd in the image.
 start_lldpd() {
-  [ -x /usr/sbin/lldpd ] || skip "lldpd is not in the guest image (scripts/install-deps installs it)"
+  [ -x /usr/sbin/lldpd ] || skip "lldpd is not in the guest (the runner adds it for scripts that call start_lldpd, from the host's lldpd package)"
   _sl_opts=
   [ "$1" = -r ] && _sl_opts=-r && shift
   mkdir -p /run/lldpd # privilege separation chroots there

@@ -504,12 +504,12 @@ static int cmd_rx_frame(struct ctl_ctx *c, int argc, char **argv)
 	for (i = 1; i < argc && !err; i++) {
 		for (p = argv[i]; *p && !err; p++) {
 			v = hex_to_bin(*p);
-			if (v < 0)
+			if (v < 0) {
 				err = ctl_fail(c, -EINVAL,
 					       "rx_frame: '%c' is not a hex digit", *p);
-			else if (hi < 0)
+			} else if (hi < 0) {
 				hi = v;
-			else {
+			} else {
 				frame[len++] = hi << 4 | v;
 				hi = -1;
 			}
