@@ -382,5 +382,69 @@ _metric_lines() {
 }
 _AWK_LABELS='{ split("", L); for (i = 2; i < NF; i++) { e = index($i, "="); if (e) L[substr($i, 1, e - 1)] = substr($i, e + 1) } }'
 
+# --- lldpd (the LLDP agent the exporter reads; scenarios/lldp-*.sh) --------------------------------
+LLDPD_SOCK=$TESTBED_WORK/lldpd.socket
+LLDPD_LOG=$TESTBED_WORK/lldpd.log
+lldpcli() { /usr/sbin/lldpcli -u "$LLDPD_SOCK" "$@"; }
+# start_lldpd [-r] NETDEV...: starts lldpd (foreground, in the background; log $LLDPD_LOG) on the
+# given interfaces only, with its control socket at $LLDPD_SOCK, and waits until it manages every
+# NETDEV. -r: receive only (it sends no LLDPDU). Sets LLDPD_PID. Skips without lldpd in the image.
+start_lldpd() {
+  [ -x /usr/sbin/lldpd ] || skip "lldpd is not in the guest (the runner adds it for scripts that call start_lldpd, from the host's lldpd package)"
+  _sl_opts=
+  [ "$1" = -r ] && _sl_opts=-r && shift
+  mkdir -p /run/lldpd # privilege separation chroots there
+  # shellcheck disable=SC2086 # _sl_opts is empty or one word
+  /usr/sbin/lldpd -d $_sl_opts -u "$LLDPD_SOCK" -I "$(echo "$*" | tr ' ' ',')" >>"$LLDPD_LOG" 2>&1 &
+  LLDPD_PID=$!
+  for _sl_n in "$@"; do
+    wait_for 30 _lldpd_manages "$_sl_n" || {
+      tail -n 20 "$LLDPD_LOG" >&2
+      fail "lldpd does not manage $_sl_n within 30 s"
+    }
+  done
+}
+_lldpd_manages() { kill -0 "$LLDPD_PID" 2>/dev/null && lldpcli show interfaces -f keyvalue 2>/dev/null | grep -q "^lldp\.$1\."; }
+# stop_lldpd: SIGTERM and wait (lldpd removes its socket on the way out).
+stop_lldpd() {
+  [ -n "$LLDPD_PID" ] || return 0
+  kill -TERM "$LLDPD_PID" 2>/dev/null
+  wait_for 10 _gone "$LLDPD_PID" || fail "lldpd did not exit within 10 s of SIGTERM"
+  wait "$LLDPD_PID" 2>/dev/null
+  LLDPD_PID=
+}
+# lldp_neighbor NETDEV KEY: KEY of NETDEV's neighbour in `lldpcli show neighbors details -f
+# keyvalue` (chassis.name, chassis.mac, port.ifname, port.descr, port.ttl, port.mfs, ...); status
+# 1 without one. The keyvalue format, not JSON: busybox has no JSON parser.
+lldp_neighbor() {
+  lldpcli show neighbors details -f keyvalue | awk -v k="lldp.$1.$2" '
+    index($0, k "=") == 1 { print substr($0, length(k) + 2); f = 1 } END { exit !f }'
+}
+# lldp_has_neighbor NETDEV [SYSNAME]: NETDEV has a neighbour (named SYSNAME).
+lldp_has_neighbor() {
+  _lh=$(lldp_neighbor "$1" chassis.name) || return 1
+  [ -z "$2" ] || [ "$_lh" = "$2" ]
+}
+# lldp_no_neighbor NETDEV: lldpd answers and lists no neighbour on NETDEV.
+lldp_no_neighbor() {
+  _ln=$(lldpcli show neighbors -f keyvalue) || return 1
+  ! echo "$_ln" | grep -q "^lldp\.$1\."
+}
+# lldp_unknown_tlvs NETDEV: the TLVs lldpd kept undecoded ("unknown-tlvs"), one line each:
+# "OUI SUBTYPE LEN VALUE" as lldpcli prints them, e.g. "00,80,C2 11 2 08,18".
+lldp_unknown_tlvs() {
+  lldpcli show neighbors details -f keyvalue | awk -v p="lldp.$1.unknown-tlvs.unknown-tlv" '
+    index($0, p ".oui=") == 1 { o = substr($0, length(p) + 6) }
+    index($0, p ".subtype=") == 1 { s = substr($0, length(p) + 10) }
+    index($0, p ".len=") == 1 { l = substr($0, length(p) + 6) }
+    index($0, p "=") == 1 { print o, s, l, substr($0, length(p) + 2) }'
+}
+# lldp_stat NETDEV COUNTER: lldpd's per-port statistic (tx, rx, rx_discarded_cnt,
+# rx_unrecognized_cnt, ageout_cnt, insert_cnt, delete_cnt).
+lldp_stat() {
+  lldpcli show statistics -f keyvalue | awk -v k="lldp.$1.$2.$2" '
+    index($0, k "=") == 1 { print substr($0, length(k) + 2); f = 1 } END { exit !f }'
+}
+
 # Helpers shipped with the simnic module (tests/testbed/simnic/guest-lib.sh), if any.
 [ -f /testbed/simnic-lib.sh ] && . /testbed/simnic-lib.sh

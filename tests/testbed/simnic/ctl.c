@@ -13,6 +13,7 @@
  */
 #include <linux/ctype.h>
 #include <linux/glob.h>
+#include <linux/if_vlan.h>
 #include <linux/rtnetlink.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
@@ -472,6 +473,57 @@ static int cmd_fw_latency(struct ctl_ctx *c, int argc, char **argv)
 	return 0;
 }
 
+/*
+ * rx_frame <hex>...: the arguments, concatenated, are one received Ethernet
+ * frame without FCS (dst, src, ethertype, payload), ETH_ZLEN up to the MTU
+ * plus header and one VLAN tag; rx.c delivers it.  Writes are at most
+ * CTL_MAX_WRITE bytes, so about 2000 bytes of frame fit.
+ */
+static int cmd_rx_frame(struct ctl_ctx *c, int argc, char **argv)
+{
+	unsigned int max = READ_ONCE(c->port->netdev->mtu) + VLAN_ETH_HLEN;
+	size_t digits = 0, len = 0;
+	const char *p;
+	int i, v, hi = -1, err = 0;
+	u8 *frame;
+
+	if (argc < 2)
+		return ctl_fail(c, -EINVAL, "usage: rx_frame <hex bytes>...");
+	for (i = 1; i < argc; i++)
+		digits += strlen(argv[i]);
+	if (digits & 1)
+		return ctl_fail(c, -EINVAL,
+				"rx_frame: odd number of hex digits (%zu)", digits);
+	if (digits / 2 < ETH_ZLEN || digits / 2 > max)
+		return ctl_fail(c, -EINVAL,
+				"rx_frame: %zu bytes, a frame has %d..%u (ETH_ZLEN..MTU+%d)",
+				digits / 2, ETH_ZLEN, max, VLAN_ETH_HLEN);
+	frame = kmalloc(digits / 2, GFP_KERNEL);
+	if (!frame)
+		return -ENOMEM;
+	for (i = 1; i < argc && !err; i++) {
+		for (p = argv[i]; *p && !err; p++) {
+			v = hex_to_bin(*p);
+			if (v < 0) {
+				err = ctl_fail(c, -EINVAL,
+					       "rx_frame: '%c' is not a hex digit", *p);
+			} else if (hi < 0) {
+				hi = v;
+			} else {
+				frame[len++] = hi << 4 | v;
+				hi = -1;
+			}
+		}
+	}
+	if (!err && c->apply) {
+		err = simnic_rx_frame(c->port, frame, len);
+		if (err == -ENETDOWN)
+			ctl_fail(c, 0, "rx_frame: port has no link, frame lost");
+	}
+	kfree(frame);
+	return err;
+}
+
 static int ctl_cmd(struct ctl_ctx *c, int argc, char **argv)
 {
 	struct simnic_port *port = c->port;
@@ -558,6 +610,16 @@ static int ctl_cmd(struct ctl_ctx *c, int argc, char **argv)
 	}
 	if (!strcmp(cmd, "fw_latency"))
 		return cmd_fw_latency(c, argc, argv);
+	if (!strcmp(cmd, "rx_frame"))
+		return cmd_rx_frame(c, argc, argv);
+	if (!strcmp(cmd, "fw_lldp")) {
+		if (argc != 2)
+			return ctl_fail(c, -EINVAL, "usage: fw_lldp on|off");
+		err = parse_bool(c, argv[1], &b);
+		if (!err && c->apply)
+			WRITE_ONCE(port->fw_lldp, b);
+		return err;
+	}
 	if (!strcmp(cmd, "cable_len")) {
 		if (argc != 2)
 			return ctl_fail(c, -EINVAL, "usage: cable_len <meters>");
@@ -592,6 +654,7 @@ static int ctl_cmd(struct ctl_ctx *c, int argc, char **argv)
 			spin_unlock_bh(&port->lock);
 			memset(port->pfc_cache_req, 0, sizeof(port->pfc_cache_req));
 			memset(port->pfc_cache_ind, 0, sizeof(port->pfc_cache_ind));
+			simnic_rx_reset(port);
 		}
 		return 0;
 	}
@@ -695,6 +758,11 @@ static int ctl_show(struct seq_file *m, void *v)
 	seq_printf(m, "# fw_latency stats_us=%u qos_us=%u\n",
 		   simnic_fw_latency(port, SIMNIC_FW_STATS),
 		   simnic_fw_latency(port, SIMNIC_FW_QOS));
+	seq_printf(m, "# frames fw_lldp=%s rx_frames=%lld fw_lldp_rx=%lld fw_lldp_tx=%lld\n",
+		   READ_ONCE(port->fw_lldp) ? "on" : "off",
+		   (long long)atomic64_read(&port->rx_frames),
+		   (long long)atomic64_read(&port->fw_lldp_rx),
+		   (long long)atomic64_read(&port->fw_lldp_tx));
 	if (port->ctl_err[0])
 		seq_printf(m, "# last_error %s\n", port->ctl_err);
 	rtnl_unlock();

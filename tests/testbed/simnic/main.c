@@ -248,8 +248,11 @@ static netdev_tx_t simnic_xmit(struct sk_buff *skb, struct net_device *dev)
 {
 	struct simnic_port *port = netdev_priv(dev);
 	int prio = simnic_skb_prio(skb);
-	u64 now = simnic_now();
+	u64 now;
 
+	if (simnic_tx_fw_lldp(port, skb))
+		return NETDEV_TX_OK;
+	now = simnic_now();
 	spin_lock(&port->lock);
 	if (port->storm[SIMNIC_RX][prio].active || !port->running) {
 		/* paused by the peer: the frame never leaves the port */

@@ -64,6 +64,7 @@ uptime_cs() { awk '{ printf "%d", $1 * 100 }' /proc/uptime; }
 # --- simnic access ---------------------------------------------------------------------------
 ctl() { printf '%s\n' "$2" >"$D/$1/ctl" || st_fail "ctl $1 '$2' rejected: $(grep last_error "$D/$1/ctl")"; }
 ctl_rejects() { ! printf '%s\n' "$2" >"$D/$1/ctl" 2>/dev/null; }
+ctl_accepts() { printf '%s\n' "$2" >"$D/$1/ctl" 2>/dev/null; }
 # kernel_series_at_least MAJOR MINOR (standalone: lib.sh's kernel_at_least may be absent)
 kernel_series_at_least() {
   uname -r | awk -F'[.-]' -v a="$1" -v b="$2" '{ exit !($1 > a || ($1 == a && $2 >= b)) }'
@@ -357,6 +358,58 @@ st_eq "1" "$(estat sim0 tx_prio5_packets)" "no tx progress on a paused prio"
 st_eq "1" "$(estat sim0 tx_discards_phy)" "frame on a paused prio discarded"
 ctl sim0 "storm stop 5 rx"
 $IP link del sim0.100
+
+echo "# received frames (rx_frame) and firmware LLDP (fw_lldp)"
+rxp() { $IP -s link show sim0 | awk '/RX:/ { getline; print $2 }'; }
+fline() { sed -n 's/^# frames //p' "$D/sim0/ctl"; }
+pad60() { _p=$1; while [ ${#_p} -lt 120 ]; do _p=${_p}00; done; echo "$_p"; }
+peer=020000000099
+$IP addr add 10.9.8.1/24 dev sim0
+ctl sim0 reset
+# an ARP request for sim0's address from 10.9.8.2: the stack answers, so the frame reached it
+arp_req=$(pad60 "ffffffffffff${peer}08060001080006040001${peer}0a090802000000000000""0a090801")
+ctl sim0 "rx_frame $arp_req"
+st_eq "1" "$(rxp)" "an injected frame counts in ip -s link rx packets"
+st_eq "1 60" "$(cval sim0 rx_prio0_packets) $(cval sim0 rx_prio0_bytes)" "untagged: rx_prio0 packets/bytes"
+arp_learnt() { $IP neigh show dev sim0 | grep -q '^10.9.8.2 lladdr 02:00:00:00:00:99 '; }
+arp_answered() { [ "$(cval sim0 tx_prio0_packets)" -ge 1 ]; }
+st_true "the stack learnt the sender (ip neigh)" poll 5 arp_learnt
+st_true "the stack answered the ARP request (tx_prio0_packets)" poll 5 arp_answered
+ctl sim0 "rx_frame $(pad60 "ffffffffffff${peer}8100a064""88b5")"
+st_eq "1" "$(cval sim0 rx_prio5_packets)" "a VLAN frame with PCP 5 counts in rx_prio5_packets"
+st_eq "fw_lldp=off rx_frames=2 fw_lldp_rx=0 fw_lldp_tx=0" "$(fline)" "frames line counts delivered frames"
+ctl sim0 "rx_frame $(echo "$arp_req" | cut -c1-51) $(echo "$arp_req" | cut -c52-)"
+st_eq "3" "$(rxp)" "hex split over several arguments is one frame"
+st_true "non-hex digit rejected" ctl_rejects sim0 "rx_frame $(pad60 "ffffffffffff${peer}88b5zz")"
+st_eq "rx_frame: 'z' is not a hex digit" "$(sed -n 's/^# last_error //p' $D/sim0/ctl)" "last_error names the bad digit"
+st_true "odd number of hex digits rejected" ctl_rejects sim0 "rx_frame ${arp_req}0"
+st_true "59-byte frame rejected (below ETH_ZLEN)" ctl_rejects sim0 "rx_frame ${arp_req%??}"
+long=$(awk 'BEGIN { for (i = 0; i < 1519; i++) printf "00" }')
+st_true "1519-byte frame rejected at MTU 1500" ctl_rejects sim0 "rx_frame $long"
+st_eq "rx_frame: 1519 bytes, a frame has 60..1518 (ETH_ZLEN..MTU+18)" "$(sed -n 's/^# last_error //p' $D/sim0/ctl)" "last_error gives the bounds"
+st_true "1518-byte frame (MTU + VLAN header) accepted" ctl_accepts sim0 "rx_frame ${long%??}"
+st_true "rx_frame without bytes rejected" ctl_rejects sim0 "rx_frame"
+st_eq "4" "$(rxp)" "rejected frames never arrive"
+ctl sim0 "carrier off"
+st_true "rx_frame refused without link" ctl_rejects sim0 "rx_frame $arp_req"
+st_eq "rx_frame: port has no link, frame lost" "$(sed -n 's/^# last_error //p' $D/sim0/ctl)" "last_error says no link"
+ctl sim0 "carrier on"
+lldp=$(pad60 "0180c200000e${peer}88cc020704${peer}040405657468060200780000")
+st_true "fw_lldp needs on/off" ctl_rejects sim0 "fw_lldp maybe"
+ctl sim0 "fw_lldp on"
+rx0=$(rxp)
+ctl sim0 "rx_frame $lldp"
+st_eq "$rx0" "$(rxp)" "fw_lldp on: an LLDP frame never reaches the host"
+st_eq "fw_lldp=on rx_frames=4 fw_lldp_rx=1 fw_lldp_tx=0" "$(fline)" "fw_lldp on: swallowed frame counted in fw_lldp_rx"
+ctl sim0 "rx_frame $arp_req"
+st_eq "$((rx0 + 1))" "$(rxp)" "fw_lldp on: other ethertypes pass"
+ctl sim0 "fw_lldp off"
+ctl sim0 "rx_frame $lldp"
+st_eq "$((rx0 + 2))" "$(rxp)" "fw_lldp off: LLDP frames reach the host"
+ctl sim0 reset
+st_eq "fw_lldp=off rx_frames=0 fw_lldp_rx=0 fw_lldp_tx=0" "$(fline)" "reset clears the frame counts"
+$IP addr del 10.9.8.1/24 dev sim0
+$IP neigh flush dev sim0
 
 echo "# PFC storms and stall prevention"
 $DCB pfc set dev sim0 prio-pfc all:off 3:on

@@ -236,6 +236,11 @@ struct simnic_port {
 	bool flap_pending;
 	bool dying;		 /* teardown started: no new link flap */
 	char ctl_err[128];	 /* last control-file error, for the dump */
+	/* rx.c: injected frames and firmware LLDP */
+	bool fw_lldp;		 /* firmware consumes LLDP frames (rx and tx) */
+	atomic64_t rx_frames;	 /* frames rx_frame delivered to the stack */
+	atomic64_t fw_lldp_rx;	 /* LLDP frames firmware swallowed */
+	atomic64_t fw_lldp_tx;	 /* host LLDP frames firmware dropped */
 	struct dentry *dbg_dir;
 	/* fw.c: per-read firmware latency, us; -1 follows the module parameter */
 	int fw_latency_us[SIMNIC_FW_KINDS];
@@ -351,6 +356,12 @@ int simnic_get_module_eeprom_by_page(struct net_device *dev,
 /* lane -1 = all lanes (ignored for temperature and voltage) */
 int simnic_module_set(struct simnic_port *port, enum simnic_module_field field,
 		      int lane, s64 value);
+
+/* rx.c */
+int simnic_rx_frame(struct simnic_port *port, const u8 *frame,
+		    unsigned int len);
+bool simnic_tx_fw_lldp(struct simnic_port *port, struct sk_buff *skb);
+void simnic_rx_reset(struct simnic_port *port);
 
 /* ctl.c */
 int simnic_ctl_init(void);
