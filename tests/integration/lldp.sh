@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# LLDP end to end on the real kernel with the real lldpd (Debian's 1.0.16): a veth whose peer, in
+# another network namespace, plays the switch port and sends a leaf switch's LLDPDU (the frame of
+# tests/fixtures/lldp/lldpd-1.0.16-custom-tlvs.txt: PFC {3,4}, APP DSCP 26 -> 3, ETS, MFS 9216),
+# lldpd receiving it on the exporter's side, and the exporter reading lldpd through liblldpctl:
+#  - the neighbour and everything it advertises reach /metrics; `check` prints the cabling line;
+#  - MTU 1500 fits the switch's 9216-byte frames (mismatch 0), MTU 9216 does not (mismatch 1);
+#  - a neighbour whose TTL ends leaves no stale series: present 0, reason no_frame;
+#  - a process outside lldpd's group reads permission_denied; lldpd stopped reads lldpd_not_running.
+# Usage: lldp.sh path/to/roce_qos_exporter
+set -euo pipefail
+source "$(dirname "$0")/lib/common.bash"
+exe=${1:?usage: $0 path/to/roce_qos_exporter}
+fixture=$(cd "$(dirname "$0")/../fixtures/lldp" && pwd)/lldpd-1.0.16-custom-tlvs.txt
+require_tools curl ip lldpd python3 setpriv
+[[ $(id -u) -eq 0 ]] || skip "needs root for network namespaces and lldpd"
+getent passwd _lldpd >/dev/null || skip "no _lldpd user: the lldpd package is not installed"
+
+ns=rq-lldp-$$
+peer_ns=rq-lldp-sw-$$
+work=$(mktemp -d)
+chmod 755 "$work"  # lldpd's socket lives here; the uid 65534 run must reach it to be refused
+pid=
+lldpd_pid=
+namespaces=("$ns" "$peer_ns")
+cleanup() {
+  cleanup_exporter_test  # first: it reads the exit status
+  if [[ -n "$lldpd_pid" ]]; then kill "$lldpd_pid" 2>/dev/null && wait "$lldpd_pid" 2>/dev/null; fi
+  return 0
+}
+trap cleanup EXIT
+ip netns add "$ns" || skip "cannot create a network namespace here"
+ip netns add "$peer_ns"
+in_ns() { ip netns exec "$ns" "$@"; }
+in_ns ip link set lo up
+in_ns ip link add rql0 type veth peer name rql1 netns "$peer_ns"
+in_ns ip link set rql0 up
+ip netns exec "$peer_ns" ip link set rql1 up
+
+# lldpd privilege-separates into a chroot its package normally creates at boot.
+mkdir -p /run/lldpd
+sock=$work/lldpd.socket
+start_lldpd() {
+  # Not through in_ns: $! must be lldpd itself (ip netns exec execs it), not a subshell.
+  ip netns exec "$ns" lldpd -d -r -u "$sock" -I rql0 >"$work/lldpd.log" 2>&1 &
+  lldpd_pid=$!
+  wait_for 20 "lldpd's socket" test -S "$sock"
+}
+start_lldpd || { cat "$work/lldpd.log" >&2; fail "lldpd did not start"; finish lldp; }
+
+# send_lldpdu TTL [MTU-irrelevant]: the fixture's LLDPDU with its Time To Live TLV set to TTL,
+# sent from the switch side through an AF_PACKET socket, as the switch port would.
+send_lldpdu() {
+  ip netns exec "$peer_ns" python3 - "$fixture" "$1" <<'PY'
+import socket, sys
+frame = next(l.split(":", 1)[1].strip() for l in open(sys.argv[1]) if l.startswith("# frame:"))
+ttl = int(sys.argv[2])
+assert frame.count("06020078") == 1  # TTL TLV: type 3, length 2, 120 s
+frame = frame.replace("06020078", "0602%04x" % ttl)
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind(("rql1", 0))
+s.send(bytes.fromhex(frame))
+PY
+}
+
+url=http://127.0.0.1:9879
+ip netns exec "$ns" "$exe" --web.listen-address=127.0.0.1:9879 --collector.device-include='rql0' \
+  --sampler.period=100ms --lldp.interval=1s --lldp.socket="$sock" 2>"$work/exporter.log" &
+pid=$!  # ip netns exec execs the exporter: this is its pid
+
+scrape() { in_ns curl -sf "$url/metrics" -o "$work/body"; }
+has() { scrape && grep -qF "$1" "$work/body"; }
+lacks() { scrape && ! grep -qF "$1" "$work/body"; }
+value() { metric_value "$work/body" "$1"; }
+expect() {  # SERIES VALUE DESCRIPTION
+  local got
+  got=$(value "$1")
+  [[ "$got" == "$2" ]] && pass "$3 ($1 $got)" || fail "$3: $1 is '${got:-absent}', expected $2"
+}
+
+wait_for 20 "no neighbour yet" has 'roce_lldp_neighbor_absent_reason{netdev="rql0",reason="no_frame"} 1' &&
+  pass "before any frame: present 0, reason no_frame" || fail "no no_frame reason before the first frame"
+
+send_lldpdu 120
+info='roce_lldp_neighbor_info{netdev="rql0",chassis_id="0c:29:aa:bb:cc:01",system_name="leaf01",port_id="Ethernet12",port_description="Ethernet12",management_address=""} 1'
+if wait_for 20 "the neighbour in /metrics" has "$info"; then
+  pass "neighbour leaf01 Ethernet12 (chassis 0c:29:aa:bb:cc:01) in roce_lldp_neighbor_info"
+else
+  grep roce_lldp "$work/body" >&2 || true
+  fail "the neighbour never reached /metrics"
+fi
+expect 'roce_lldp_neighbor_present{netdev="rql0"}' 1 "present"
+expect 'roce_lldp_neighbor_ttl_seconds{netdev="rql0"}' 120 "TTL"
+expect 'roce_lldp_switch_pfc_enabled{netdev="rql0",prio="3"}' 1 "switch PFC on 3"
+expect 'roce_lldp_switch_pfc_enabled{netdev="rql0",prio="4"}' 1 "switch PFC on 4"
+expect 'roce_lldp_switch_pfc_enabled{netdev="rql0",prio="5"}' 0 "switch PFC off on 5"
+expect 'roce_lldp_switch_pfc_capability{netdev="rql0"}' 8 "switch PFC cap"
+expect 'roce_lldp_switch_dscp_prio{netdev="rql0",dscp="26"}' 3 "switch DSCP 26 -> 3"
+expect 'roce_lldp_switch_prio_tc{netdev="rql0",prio="4"}' 4 "switch priority 4 -> TC 4"
+expect 'roce_lldp_switch_ets_bandwidth_ratio{netdev="rql0",tc="0"}' 0.5 "switch TC 0 bandwidth"
+expect 'roce_lldp_switch_max_frame_size_bytes{netdev="rql0"}' 9216 "switch max frame size"
+expect 'roce_qos_switch_mismatch{netdev="rql0",field="mtu"}' 0 "MTU 1500 (frame 1522) fits 9216"
+frames=$(value 'roce_lldp_frames_received_total{netdev="rql0"}')
+[[ "${frames:-0}" -ge 1 ]] && pass "lldpd counted $frames frame(s)" || fail "frames received ${frames:-absent}"
+# A veth has no DCB: PFC and DSCP cannot be compared, so they have no series (not 0, not 1).
+lacks 'roce_qos_switch_mismatch{netdev="rql0",field="pfc"}' &&
+  pass "no pfc verdict without a host DCB state" || fail "a pfc verdict on a veth without DCB"
+
+in_ns ip link set rql0 mtu 9216
+wait_for 20 "mtu mismatch" has 'roce_qos_switch_mismatch{netdev="rql0",field="mtu"} 1' &&
+  pass "MTU 9216 (frame 9238) does not fit 9216: mismatch 1" || fail "no mtu mismatch at MTU 9216"
+
+report=$(in_ns "$exe" check --netdev rql0 --lldp.socket="$sock" 2>&1 || true)
+grep -q "switch .*leaf01 Ethernet12 (chassis 0c:29:aa:bb:cc:01)" <<<"$report" &&
+  grep -q "switch mtu.*DRIFT" <<<"$report" &&
+  pass "check: the cabling line and the mtu mismatch" || fail "check report: $report"
+
+# TTL expiry: a short-lived announcement, then silence.
+send_lldpdu 2
+wait_for 20 "TTL 2 in /metrics" has 'roce_lldp_neighbor_ttl_seconds{netdev="rql0"} 2' || true
+if wait_for 30 "the neighbour to expire" has 'roce_lldp_neighbor_present{netdev="rql0"} 0'; then
+  scrape
+  if grep -q 'roce_lldp_neighbor_info\|roce_lldp_switch_\|roce_qos_switch_mismatch' "$work/body"; then
+    fail "stale LLDP series after the neighbour expired"
+  else
+    pass "TTL expired: present 0, no neighbour or switch series left"
+  fi
+  expect 'roce_lldp_neighbor_absent_reason{netdev="rql0",reason="no_frame"}' 1 "reason after expiry"
+else
+  fail "the neighbour did not expire"
+fi
+
+# Outside lldpd's group: refused, and the reason says so.
+denied=$(in_ns setpriv --reuid 65534 --regid 65534 --clear-groups "$exe" check --netdev rql0 \
+  --lldp.socket="$sock" 2>&1 || true)
+grep -q "group _lldpd" <<<"$denied" && pass "uid 65534 outside _lldpd: check says permission" ||
+  fail "no permission reason for uid 65534: $denied"
+
+kill "$lldpd_pid"
+wait "$lldpd_pid" 2>/dev/null || true
+lldpd_pid=
+wait_for 20 "lldpd_not_running" has 'roce_lldp_neighbor_absent_reason{netdev="rql0",reason="lldpd_not_running"} 1' &&
+  pass "lldpd stopped: reason lldpd_not_running" || fail "no lldpd_not_running reason"
+kill -0 "$pid" && pass "the exporter stays up" || fail "the exporter died"
+finish lldp
