@@ -10,7 +10,8 @@
 # Scenario (simulated ConnectX port, guest side through $TESTBED_GUEST_EXEC):
 #   0. whatever ran before is undone: a leftover exporter is stopped, storms stopped and every
 #      simnic rate zeroed, the port configured to the embedded default policy;
-#   1. the exporter starts with --remediation=enforce; RoCE traffic with ECN marks and CNPs on
+#   1. lldpd runs on the port and a leaf switch's LLDPDU arrives through simnic (the by-switch
+#      dashboard's neighbour); the exporter starts with --remediation=enforce; RoCE traffic with ECN marks and CNPs on
 #      priority 3; Prometheus (1 s scrapes) sees it up and in sync. A second exporter (guest port
 #      9881) watches only veth1, a netdev without an RDMA port: a second "node" without RDMA;
 #   2. drift: `dcb pfc set ... all:off 4:on`; enforce puts PFC back on priority 3 at once
@@ -79,7 +80,11 @@ simnic_ctl $sim 'rate rx_prio3_marked 2000; rate np_ecn_marked_roce_packets 2000
 # ---- 1. exporter (enforce) and Prometheus ------------------------------------------------------
 guest "EXPORTER_LOG=/run/dashboards-exporter.log
 \"\$EXPORTER\" policy show-default >/run/dashboards-policy.yaml || fail 'policy show-default failed'
-start_exporter --sampler.period=250ms --storm.detection-time=200ms --storm.restoration-time=400ms --qos.poll-interval=500ms --remediation=enforce --config=/run/dashboards-policy.yaml --remediation.backoff=1s --collector.device-include=$sim" \
+start_lldpd -r $sim
+start_exporter --sampler.period=250ms --storm.detection-time=200ms --storm.restoration-time=400ms --qos.poll-interval=500ms --remediation=enforce --config=/run/dashboards-policy.yaml --remediation.backoff=1s --collector.device-include=$sim --lldp.interval=1s --lldp.socket=\$LLDPD_SOCK
+# The switch port: a leaf that agrees with the NIC (PFC {3}, DSCP 26 -> 3, 9216-byte frames), so
+# the by-switch dashboard has a neighbour, and its mismatch panel a series (0).
+simnic_rx $sim \$(lldp_frame 0c:42:a1:00:00:01 leaf1 Ethernet1/1 3600 \$(lldp_mfs 9216) \$(lldp_pfc 0 0 8 3) \$(lldp_app 3:5:26))" \
   >"$work/start.log" 2>&1 || { cat "$work/start.log" >&2; echo "exporter did not start" >&2; exit 1; }
 guest "$nordma; rdma link show | grep -q ' netdev veth1 ' && fail 'veth1 has an RDMA port'
 start_exporter --web.listen-address=:9881 --sampler.period=250ms --collector.device-include=veth1" \

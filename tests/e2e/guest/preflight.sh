@@ -13,3 +13,7 @@ for family in roce_pfc_storms_total roce_pfc_paused_ratio roce_pfc_pause_rate_pe
 done
 assert_no_negative "$f"
 stop_exporter
+# dashboards-testbed.sh runs the guest's lldpd on this port (the LLDP layer rides in because this
+# script calls start_lldpd): it must manage the port.
+start_lldpd -r "$sim"
+stop_lldpd
