@@ -3,7 +3,8 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
-#include <mutex>
+#include <algorithm>
+#include <iterator>
 
 namespace roceqos::lldp {
 namespace {
@@ -35,22 +36,26 @@ Loaded Load() {
   }
   LldpctlApi& a = loaded.api;
   std::string& why = loaded.why;
-  loaded.ok = Bind(handle, "lldpctl_new", a.new_conn, why) &
-              Bind(handle, "lldpctl_release", a.release, why) &
-              Bind(handle, "lldpctl_last_error", a.last_error, why) &
-              Bind(handle, "lldpctl_strerror", a.strerror, why) &
-              Bind(handle, "lldpctl_log_callback", a.log_callback, why) &
-              Bind(handle, "lldpctl_get_default_transport", a.default_transport, why) &
-              Bind(handle, "lldpctl_get_interfaces", a.get_interfaces, why) &
-              Bind(handle, "lldpctl_get_port", a.get_port, why) &
-              Bind(handle, "lldpctl_atom_get", a.atom_get, why) &
-              Bind(handle, "lldpctl_atom_get_str", a.atom_get_str, why) &
-              Bind(handle, "lldpctl_atom_get_buffer", a.atom_get_buffer, why) &
-              Bind(handle, "lldpctl_atom_get_int", a.atom_get_int, why) &
-              Bind(handle, "lldpctl_atom_iter", a.atom_iter, why) &
-              Bind(handle, "lldpctl_atom_iter_next", a.atom_iter_next, why) &
-              Bind(handle, "lldpctl_atom_iter_value", a.atom_iter_value, why) &
-              Bind(handle, "lldpctl_atom_dec_ref", a.atom_dec_ref, why);
+  // Every symbol is bound (not stopping at the first missing one), so `why` names the first.
+  const bool bound[] = {
+      Bind(handle, "lldpctl_new", a.new_conn, why),
+      Bind(handle, "lldpctl_release", a.release, why),
+      Bind(handle, "lldpctl_last_error", a.last_error, why),
+      Bind(handle, "lldpctl_strerror", a.strerror, why),
+      Bind(handle, "lldpctl_log_callback", a.log_callback, why),
+      Bind(handle, "lldpctl_get_default_transport", a.default_transport, why),
+      Bind(handle, "lldpctl_get_interfaces", a.get_interfaces, why),
+      Bind(handle, "lldpctl_get_port", a.get_port, why),
+      Bind(handle, "lldpctl_atom_get", a.atom_get, why),
+      Bind(handle, "lldpctl_atom_get_str", a.atom_get_str, why),
+      Bind(handle, "lldpctl_atom_get_buffer", a.atom_get_buffer, why),
+      Bind(handle, "lldpctl_atom_get_int", a.atom_get_int, why),
+      Bind(handle, "lldpctl_atom_iter", a.atom_iter, why),
+      Bind(handle, "lldpctl_atom_iter_next", a.atom_iter_next, why),
+      Bind(handle, "lldpctl_atom_iter_value", a.atom_iter_value, why),
+      Bind(handle, "lldpctl_atom_dec_ref", a.atom_dec_ref, why),
+  };
+  loaded.ok = std::all_of(std::begin(bound), std::end(bound), [](bool b) { return b; });
   return loaded;
 }
 

@@ -1,7 +1,5 @@
 #include "collectors/lldp/lldpd_client.h"
 
-#include "collectors/lldp/liblldpctl.h"
-
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
@@ -15,6 +13,8 @@
 #include <mutex>
 #include <set>
 #include <string_view>
+
+#include "collectors/lldp/liblldpctl.h"
 
 namespace roceqos::lldp {
 namespace {
@@ -170,9 +170,8 @@ Result<LocalPort> ReadPort(lldpctl_conn_t* conn, const Socket& socket, std::stri
   const long received = Lib().atom_get_int(port.get(), lldpctl_k_rx_cnt);
   local.frames_received = received > 0 ? static_cast<uint64_t>(received) : 0;
   Atom neighbors(Lib().atom_get(port.get(), lldpctl_k_port_neighbors));
-  ForEach(neighbors.get(), [&](lldpctl_atom_t* remote) {
-    local.neighbors.push_back(ReadNeighbor(remote, name));
-  });
+  ForEach(neighbors.get(),
+          [&](lldpctl_atom_t* remote) { local.neighbors.push_back(ReadNeighbor(remote, name)); });
   return local;
 }
 

@@ -245,11 +245,11 @@ std::string_view AbsenceText(LldpAbsence absence) {
 }
 
 std::vector<CheckItem> UnverifiedSwitchItems(LldpAbsence absence) {
-  std::vector<CheckItem> items{{"switch", FieldStatus::kAbsent, "an LLDP neighbour",
-                                std::string(AbsenceText(absence)), ""}};
+  std::vector<CheckItem> items{
+      {"switch", FieldStatus::kAbsent, "an LLDP neighbour", std::string(AbsenceText(absence)), ""}};
   for (const auto& field : kSwitchFieldNames)
-    items.push_back({fmt::format("switch {}", field.name), FieldStatus::kAbsent, "-",
-                     "no LLDP neighbour", ""});
+    items.push_back(
+        {fmt::format("switch {}", field.name), FieldStatus::kAbsent, "-", "no LLDP neighbour", ""});
   return items;
 }
 
@@ -388,6 +388,7 @@ std::string NothingSelected(const CheckSelection& selection, size_t candidates) 
 
 void AddSwitchItems(const LldpLookup& lookup, std::vector<CheckDevice>& devices) {
   std::vector<std::string> netdevs;
+  netdevs.reserve(devices.size());
   for (const CheckDevice& d : devices) netdevs.push_back(d.device.name);
   const LldpState state = lookup(netdevs);
   for (CheckDevice& d : devices) d.switch_items = SwitchChecklist(state, d.device, d.observed);

@@ -48,8 +48,8 @@ struct LldpState {
   /// Failed rounds by LldpAbsence name (the first four reasons) plus "malformed_tlv" (802.1Qaz
   /// TLVs left out); every reason is present from the start.
   std::map<std::string, uint64_t> errors;
-  double interval_seconds = 0;   // --lldp.interval
-  int64_t read_at_unix = 0;      // wall clock of the last round, for the neighbour's age
+  double interval_seconds = 0;  // --lldp.interval
+  int64_t read_at_unix = 0;     // wall clock of the last round, for the neighbour's age
 };
 
 /// The neighbour lldpd reports on `netdev` (the first when several), or null.

@@ -31,7 +31,8 @@ SwitchVerdict Unverified(SwitchField field, std::string host, std::string switch
 SwitchVerdict ComparePfc(const ObservedQos& host, const lldp::Neighbor& neighbor) {
   const auto& advertised = neighbor.dcbx.pfc_configuration;
   if (!advertised) return Unverified(SwitchField::kPfc, "-", "no PFC Configuration TLV");
-  const std::string theirs = fmt::format("[{}]", fmt::join(Priorities(advertised->enabled_mask), ", "));
+  const std::string theirs =
+      fmt::format("[{}]", fmt::join(Priorities(advertised->enabled_mask), ", "));
   if (!host.dcb.ok() || !host.dcb.value.pfc)
     return Unverified(SwitchField::kPfc, "not readable", theirs);
   const uint8_t ours_mask = host.dcb.value.pfc->enabled_mask;
@@ -54,6 +55,7 @@ std::map<uint16_t, uint8_t> DscpMap(const std::vector<DcbApp>& apps) {
 
 std::string FormatDscpMap(const std::map<uint16_t, uint8_t>& map) {
   std::vector<std::string> parts;
+  parts.reserve(map.size());
   for (const auto& [dscp, prio] : map) parts.push_back(fmt::format("{}:{}", dscp, prio));
   return fmt::format("{{{}}}", fmt::join(parts, ", "));
 }
@@ -63,8 +65,10 @@ SwitchVerdict CompareDscp(const ObservedQos& host, const lldp::Neighbor& neighbo
   const std::map<uint16_t, uint8_t> theirs =
       advertised ? DscpMap(advertised->entries) : std::map<uint16_t, uint8_t>{};
   if (theirs.empty())
-    return Unverified(SwitchField::kDscpPrio, "-", "no DSCP entries in an Application Priority TLV");
-  if (!host.dcb.ok()) return Unverified(SwitchField::kDscpPrio, "not readable", FormatDscpMap(theirs));
+    return Unverified(SwitchField::kDscpPrio, "-",
+                      "no DSCP entries in an Application Priority TLV");
+  if (!host.dcb.ok())
+    return Unverified(SwitchField::kDscpPrio, "not readable", FormatDscpMap(theirs));
   // Only the DSCPs the switch advertises: a host entry the switch does not list is its own.
   const std::map<uint16_t, uint8_t> all_ours = DscpMap(host.dcb.value.apps);
   std::map<uint16_t, uint8_t> ours;
@@ -103,7 +107,8 @@ std::vector<SwitchVerdict> CompareWithSwitch(const ObservedQos& host,
 }
 
 std::string DescribeNeighbor(const lldp::Neighbor& neighbor) {
-  const std::string& name = neighbor.system_name.empty() ? neighbor.chassis_id : neighbor.system_name;
+  const std::string& name =
+      neighbor.system_name.empty() ? neighbor.chassis_id : neighbor.system_name;
   return fmt::format("{} {} (chassis {})", name, neighbor.port_id, neighbor.chassis_id);
 }
 

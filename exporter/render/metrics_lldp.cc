@@ -73,9 +73,9 @@ void AddDscp(LldpFamilies& f, std::string_view netdev, const lldp::ApplicationPr
 
 void AddNeighbor(LldpFamilies& f, std::string_view netdev, const lldp::Neighbor& n,
                  int64_t read_at_unix) {
-  f.info.Add({netdev, n.chassis_id, n.system_name, n.port_id, n.port_description,
-              n.management_address},
-             1);
+  f.info.Add(
+      {netdev, n.chassis_id, n.system_name, n.port_id, n.port_description, n.management_address},
+      1);
   f.age.Add({netdev}, static_cast<double>(std::max<int64_t>(0, read_at_unix - n.changed_at_unix)));
   f.ttl.Add({netdev}, n.ttl_seconds);
   if (n.dcbx.pfc_configuration) AddPfc(f, netdev, *n.dcbx.pfc_configuration);
@@ -89,7 +89,8 @@ void AddMismatch(LldpFamilies& f, std::string_view netdev, const DeviceSnapshot&
   if (!snap.qos) return;  // no QoS stage: nothing of the host to compare
   for (const SwitchVerdict& verdict : CompareWithSwitch(snap.qos->observed, neighbor)) {
     if (verdict.status != FieldStatus::kInSync && verdict.status != FieldStatus::kDrift) continue;
-    f.mismatch.Add({netdev, SwitchFieldName(verdict.field)}, verdict.status == FieldStatus::kDrift ? 1 : 0);
+    f.mismatch.Add({netdev, SwitchFieldName(verdict.field)},
+                   verdict.status == FieldStatus::kDrift ? 1 : 0);
   }
 }
 

@@ -18,7 +18,8 @@ std::string_view FixFor(LldpAbsence failure) {
     case LldpAbsence::kLldpdNotInstalled:
       return "install lldpd (apt-get install lldpd), or --lldp.interval=0 to stop asking";
     case LldpAbsence::kPermissionDenied:
-      return "add the exporter to group _lldpd (systemd: deploy/systemd/roce-qos-exporter.service.d/"
+      return "add the exporter to group _lldpd (systemd: "
+             "deploy/systemd/roce-qos-exporter.service.d/"
              "lldp.conf; Kubernetes: deploy/kubernetes/components/lldp)";
     case LldpAbsence::kLldpdNotRunning:
       return "start lldpd (systemctl enable --now lldpd) or point --lldp.socket at its socket";
@@ -49,10 +50,11 @@ LldpPoller::LldpPoller(LldpPollerOptions options, Netdevs netdevs, Query query)
     : options_(std::move(options)),
       netdevs_(std::move(netdevs)),
       query_(query ? std::move(query) : Query(lldp::QueryLldpd)),
-      thread_(options_.interval, [this] { PollOnce(); },
-              [this](const std::exception& e) {
-                fault_log_.Fault("lldp poller", "exception", e.what(), spdlog::level::err);
-              }) {
+      thread_(
+          options_.interval, [this] { PollOnce(); },
+          [this](const std::exception& e) {
+            fault_log_.Fault("lldp poller", "exception", e.what(), spdlog::level::err);
+          }) {
   for (const auto& reason : kLldpAbsenceNames)
     if (reason.value <= LldpAbsence::kLldpdError) errors_[std::string(reason.name)] = 0;
   errors_[std::string(kMalformedTlv)] = 0;

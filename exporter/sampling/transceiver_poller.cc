@@ -30,11 +30,12 @@ TransceiverPoller::TransceiverPoller(TransceiverPollerOptions options,
       collector_(*io_),
       netdevs_(std::move(netdevs)),
       clock_(clock ? std::move(clock) : Clock(SteadyNow)),
-      thread_(options_.interval, [this] { PollOnce(); },
-              [this](const std::exception& e) {
-                // Thread boundary: a round that throws is lost, the poller is not.
-                fault_log_.Fault("transceiver poller", "exception", e.what(), spdlog::level::err);
-              }) {
+      thread_(
+          options_.interval, [this] { PollOnce(); },
+          [this](const std::exception& e) {
+            // Thread boundary: a round that throws is lost, the poller is not.
+            fault_log_.Fault("transceiver poller", "exception", e.what(), spdlog::level::err);
+          }) {
   for (const auto& reason : kErrorReasonNames) errors_[std::string(reason.name)] = 0;
 }
 

@@ -12,10 +12,10 @@ CustomTlv Tlv(std::vector<uint8_t> oui, uint8_t subtype, std::vector<uint8_t> in
 TEST(NeighborTest, DecodesThe8021QazTlvsAndIgnoresOthers) {
   Neighbor n;
   AddCustomTlvs(n,
-                {Tlv({0x00, 0x80, 0xc2}, 11, {0x08, 0x18}),          // PFC cap 8, {3, 4}
+                {Tlv({0x00, 0x80, 0xc2}, 11, {0x08, 0x18}),              // PFC cap 8, {3, 4}
                  Tlv({0x00, 0x80, 0xc2}, 12, {0x00, 0x65, 0x00, 0x1a}),  // DSCP 26 -> 3
-                 Tlv({0x00, 0x12, 0x0f}, 4, {0x24, 0x00}),           // 802.3: not ours
-                 Tlv({0x00, 0x80, 0xc2}, 1, {0x00, 0x01})},          // 802.1 PVID: not ours
+                 Tlv({0x00, 0x12, 0x0f}, 4, {0x24, 0x00}),               // 802.3: not ours
+                 Tlv({0x00, 0x80, 0xc2}, 1, {0x00, 0x01})},              // 802.1 PVID: not ours
                 "lldp eth0");
   EXPECT_TRUE(n.tlv_errors.empty());
   ASSERT_TRUE(n.dcbx.pfc_configuration);
@@ -40,9 +40,9 @@ TEST(NeighborTest, AMalformedTlvIsRecordedAndSkippedNotTheNeighbour) {
 
 TEST(NeighborTest, ASecondTlvOfOneSubtypeIsAnErrorAndTheFirstStays) {
   Neighbor n;
-  AddCustomTlvs(n,
-                {Tlv({0x00, 0x80, 0xc2}, 11, {0x08, 0x08}), Tlv({0x00, 0x80, 0xc2}, 11, {0x08, 0x18})},
-                "lldp eth0");
+  AddCustomTlvs(
+      n, {Tlv({0x00, 0x80, 0xc2}, 11, {0x08, 0x08}), Tlv({0x00, 0x80, 0xc2}, 11, {0x08, 0x18})},
+      "lldp eth0");
   EXPECT_EQ(n.tlv_errors.size(), 1u);
   ASSERT_TRUE(n.dcbx.pfc_configuration);
   EXPECT_EQ(n.dcbx.pfc_configuration->enabled_mask, 0x08);

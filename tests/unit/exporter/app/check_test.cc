@@ -435,7 +435,6 @@ TEST(PolicyShowDefault, PrintsADocumentThatValidatesToTheDefault) {
   EXPECT_EQ(parsed->defaults, DefaultPolicy().defaults);
 }
 
-
 // --- The switch items (LLDP) -----------------------------------------------------------------
 
 LldpState LeafFor(const std::string& netdev, uint8_t pfc_mask) {

@@ -45,7 +45,8 @@ SwitchVerdict Field(const std::vector<SwitchVerdict>& verdicts, SwitchField fiel
 TEST(SwitchCompareTest, AStandardLeafAgreesWithAStandardHost) {
   const auto verdicts = CompareWithSwitch(Host(), Leaf());
   ASSERT_EQ(verdicts.size(), 3u);
-  for (const auto& v : verdicts) EXPECT_EQ(v.status, FieldStatus::kInSync) << SwitchFieldName(v.field);
+  for (const auto& v : verdicts)
+    EXPECT_EQ(v.status, FieldStatus::kInSync) << SwitchFieldName(v.field);
   EXPECT_EQ(Field(verdicts, SwitchField::kMtu).host, "9000 (frame 9022)");
   EXPECT_EQ(Field(verdicts, SwitchField::kDscpPrio).switch_side, "{26:3}");
 }

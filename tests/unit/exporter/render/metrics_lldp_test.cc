@@ -122,11 +122,12 @@ TEST(MetricsLldpTest, NoNeighbourHasOnlyPresenceAndReason) {
   const Snapshot s = WithLldp();
   const Families f = RenderSnapshot(&s);
   EXPECT_EQ(Value(f, "roce_lldp_neighbor_present", {{"netdev", "eth1"}}), 0);
-  EXPECT_EQ(Value(f, "roce_lldp_neighbor_absent_reason", {{"netdev", "eth1"}, {"reason", "no_frame"}}),
-            1);
-  EXPECT_EQ(Value(f, "roce_lldp_neighbor_absent_reason",
-                  {{"netdev", "eth2"}, {"reason", "link_down"}}),
-            1);
+  EXPECT_EQ(
+      Value(f, "roce_lldp_neighbor_absent_reason", {{"netdev", "eth1"}, {"reason", "no_frame"}}),
+      1);
+  EXPECT_EQ(
+      Value(f, "roce_lldp_neighbor_absent_reason", {{"netdev", "eth2"}, {"reason", "link_down"}}),
+      1);
   EXPECT_EQ(Count(f, "roce_lldp_neighbor_absent_reason"), 2u);
   // One info, one set of switch series: eth0's. "gone" is not in the snapshot.
   EXPECT_EQ(Count(f, "roce_lldp_neighbor_info"), 1u);
@@ -154,7 +155,8 @@ TEST(MetricsLldpTest, SelfMetricsAndNothingWhenOff) {
   const Families f = RenderSnapshot(&s);
   EXPECT_EQ(Value(f, "roce_exporter_lldp_interval_seconds", {}), 10);
   EXPECT_EQ(Value(f, "roce_exporter_lldp_queries_total", {}), 5);
-  EXPECT_EQ(Value(f, "roce_exporter_lldp_query_errors_total", {{"reason", "lldpd_not_running"}}), 1);
+  EXPECT_EQ(Value(f, "roce_exporter_lldp_query_errors_total", {{"reason", "lldpd_not_running"}}),
+            1);
 
   Snapshot off = WithLldp();
   off.lldp = nullptr;

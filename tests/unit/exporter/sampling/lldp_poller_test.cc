@@ -27,9 +27,11 @@ TEST(LldpPollerTest, PublishesTheAnswerForTheSelectedNetdevs) {
   std::vector<std::string> asked;
   LldpPoller poller(
       {.interval = std::chrono::seconds(7), .query = {.socket_path = "/run/test.sock"}},
-      [] { return std::vector<std::string>{"eth0", "eth1"}; },
-      [&](const lldp::LldpdQuery& query, const std::vector<std::string>& netdevs)
-          -> Result<lldp::LldpdView> {
+      [] {
+        return std::vector<std::string>{"eth0", "eth1"};
+      },
+      [&](const lldp::LldpdQuery& query,
+          const std::vector<std::string>& netdevs) -> Result<lldp::LldpdView> {
         EXPECT_EQ(query.socket_path, "/run/test.sock");
         asked = netdevs;
         return OneNeighbor();
@@ -53,9 +55,11 @@ TEST(LldpPollerTest, PublishesTheAnswerForTheSelectedNetdevs) {
 
 TEST(LldpPollerTest, AFailedQueryNamesItsReasonAndCountsIt) {
   int errnum = ENOENT;
-  LldpPoller poller({}, [] { return std::vector<std::string>{"eth0"}; },
-                    [&](const lldp::LldpdQuery&, const std::vector<std::string>&)
-                        -> Result<lldp::LldpdView> { return MakeError(errnum, "connect: boom"); });
+  LldpPoller poller(
+      {}, [] { return std::vector<std::string>{"eth0"}; },
+      [&](const lldp::LldpdQuery&, const std::vector<std::string>&) -> Result<lldp::LldpdView> {
+        return MakeError(errnum, "connect: boom");
+      });
   poller.PollOnce();
   EXPECT_FALSE(poller.Latest()->view);
   EXPECT_EQ(poller.Latest()->failure, LldpAbsence::kLldpdNotRunning);
@@ -71,9 +75,11 @@ TEST(LldpPollerTest, AFailedQueryNamesItsReasonAndCountsIt) {
 TEST(LldpPollerTest, MalformedTlvsAreCounted) {
   lldp::LldpdView view = OneNeighbor();
   view.ports["eth0"].neighbors[0].tlv_errors = {"bad PFC", "bad APP"};
-  LldpPoller poller({}, [] { return std::vector<std::string>{"eth0"}; },
-                    [&](const lldp::LldpdQuery&, const std::vector<std::string>&)
-                        -> Result<lldp::LldpdView> { return view; });
+  LldpPoller poller(
+      {}, [] { return std::vector<std::string>{"eth0"}; },
+      [&](const lldp::LldpdQuery&, const std::vector<std::string>&) -> Result<lldp::LldpdView> {
+        return view;
+      });
   poller.PollOnce();
   poller.PollOnce();
   EXPECT_EQ(poller.Latest()->errors.at("malformed_tlv"), 4u);
