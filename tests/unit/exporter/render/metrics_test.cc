@@ -103,6 +103,12 @@ Snapshot RichSnapshot() {
   transceivers->reads = 1;
   transceivers->errors["other"] = 0;
   s.transceivers = std::move(transceivers);
+  auto lldp = std::make_shared<LldpState>();  // lldpd not running: only presence and self metrics
+  lldp->failure = LldpAbsence::kLldpdNotRunning;
+  lldp->queries = 1;
+  lldp->errors["lldpd_not_running"] = 1;
+  lldp->interval_seconds = 10;
+  s.lldp = std::move(lldp);
   return s;
 }
 
