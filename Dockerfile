@@ -11,7 +11,7 @@ ARG DEBIAN_IMAGE=debian:bookworm-slim
 FROM ${DEBIAN_IMAGE} AS build
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      build-essential cmake pkg-config git \
+      build-essential cmake pkg-config git ccache \
       libmnl-dev prometheus-cpp-dev libcivetweb-dev libspdlog-dev libfmt-dev libyaml-cpp-dev \
       libsystemd-dev libcap-dev libcli11-dev zlib1g-dev liblldpctl-dev \
       libgtest-dev libgmock-dev googletest libbenchmark-dev \
@@ -19,8 +19,10 @@ RUN apt-get update \
 WORKDIR /src
 COPY . .
 # As scripts/run-exporter builds it: no tests, no benchmarks; installed stripped under /out.
-RUN BUILD_DIR=/build scripts/build -DROCEQOS_BUILD_TESTS=OFF -DROCEQOS_BUILD_BENCHMARKS=OFF \
- && cmake --install /build --prefix /out --strip
+# -Werror and the build directory /src/build as in CI's own build (scripts/test-all), so with
+# scripts/build-image, which mounts the host's ccache, every compile here is a cache hit.
+RUN scripts/build -DROCEQOS_WERROR=ON -DROCEQOS_BUILD_TESTS=OFF -DROCEQOS_BUILD_BENCHMARKS=OFF \
+ && cmake --install build --prefix /out --strip
 
 FROM ${DEBIAN_IMAGE}
 RUN apt-get update \

@@ -43,11 +43,20 @@ if diff "$work/install-deps.pkgs" "$work/build.pkgs" >"$work/diff"; then
 else
   fail "build stage packages differ from scripts/install-deps build_pkgs (< install-deps, > Dockerfile):"$'\n'"$(cat "$work/diff")"
 fi
-run_exporter_flags=$(grep -o 'scripts/build.*' "$root/scripts/run-exporter" | grep -oE -- '-D[A-Z_]+=[A-Z]+' | sort | paste -sd' ')
-docker_flags=$(stage_lines 1 | grep -o 'scripts/build[^&]*' | grep -oE -- '-D[A-Z_]+=[A-Z]+' | sort | paste -sd' ')
-[[ -n "$docker_flags" && "$docker_flags" == "$run_exporter_flags" ]] &&
-  pass "build stage runs scripts/build $docker_flags (as scripts/run-exporter)" ||
-  fail "build stage flags '$docker_flags' differ from scripts/run-exporter's '$run_exporter_flags'"
+# The targets of scripts/run-exporter, compiled with CI's own build flags (scripts/test-all) in
+# the checkout's build/ directory: scripts/build-image mounts the host's ccache there, and a
+# compile is a hit only when flags and relative paths are the same.
+run_exporter_flags=$(grep -o 'scripts/build.*' "$root/scripts/run-exporter" | grep -oE -- '-D[A-Z_]+=[A-Z]+' | sort)
+ci_flags=$(grep -o '/scripts/build" .*' "$root/scripts/test-all" | grep -oE -- '-D[A-Z_]+=[A-Z]+' | sort)
+want_flags=$(printf '%s\n' $run_exporter_flags $ci_flags | sort -u | paste -sd' ')
+build_run=$(stage_lines 1 | grep -o 'RUN [A-Z_=/]*scripts/build[^&]*')
+docker_flags=$(grep -oE -- '-D[A-Z_]+=[A-Z]+' <<<"$build_run" | sort | paste -sd' ')
+[[ -n "$ci_flags" && -n "$docker_flags" && "$docker_flags" == "$want_flags" ]] &&
+  pass "build stage runs scripts/build $docker_flags (scripts/run-exporter's targets, CI's flags)" ||
+  fail "build stage flags '$docker_flags' differ from scripts/run-exporter's plus scripts/test-all's: '$want_flags'"
+[[ "$build_run" == "RUN scripts/build "* && "$(stage_lines 1 | sed -n 's/^WORKDIR //p')" == /src ]] &&
+  pass "build stage builds in /src/build, the default build directory (ccache-relative paths as on the host)" ||
+  fail "build stage does not run 'scripts/build' with its default BUILD_DIR under WORKDIR /src: '$build_run'"
 
 # The install step, for real.
 exe=$(exporter_binary)
