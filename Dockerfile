@@ -31,7 +31,7 @@ RUN apt-get update \
       libmnl0 libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 libcivetweb1 \
       libspdlog1.10 libfmt9 libyaml-cpp0.7 libsystemd0 libcap2 zlib1g \
       libgcrypt20 libgpg-error0 liblzma5 libzstd1 liblz4-1 \
-      libbsd0 \
+      libbsd0 libmd0 \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /out/bin/roce_qos_exporter /usr/local/bin/roce_qos_exporter
 # liblldpctl, which the exporter loads at run time to read the host's lldpd (docs/lldp.md). Debian

@@ -60,8 +60,9 @@ docker_flags=$(grep -oE -- '-D[A-Z_]+=[A-Z]+' <<<"$build_run" | sort | paste -sd
 
 # The install step, for real.
 exe=$(exporter_binary)
-copy_src=$(stage_lines 2 | sed -n 's/^COPY --from=build \([^ ]*\) \([^ ]*\)$/\1/p')
-copy_dst=$(stage_lines 2 | sed -n 's/^COPY --from=build \([^ ]*\) \([^ ]*\)$/\2/p')
+copy_line=$(stage_lines 2 | grep '^COPY --from=build .*roce_qos_exporter')
+copy_src=$(sed -n 's/^COPY --from=build \([^ ]*\) \([^ ]*\)$/\1/p' <<<"$copy_line")
+copy_dst=$(sed -n 's/^COPY --from=build \([^ ]*\) \([^ ]*\)$/\2/p' <<<"$copy_line")
 install_cmd=$(stage_lines 1 | grep -o 'cmake --install [^&]*' | sed 's/ *$//')
 prefix=$(sed -n 's/.*--prefix \([^ ]*\).*/\1/p' <<<"$install_cmd")
 if cmake --install "$build_dir" --prefix "$work/out" --strip >"$work/install.log" 2>&1 &&
@@ -113,7 +114,9 @@ done
 # Every library a build -dev package links (.so symlink -> runtime package), minus the ones the
 # exporter does not link: push (exporter/CMakeLists.txt links prometheus-cpp core + pull) and the
 # test/benchmark libraries.
-not_linked='^(libprometheus-cpp-push1\.0|libbenchmark1debian|libgtest.*|libgmock.*)$'
+# lldpd: liblldpctl-dev's library ships in the lldpd package; the exporter loads it at run time
+# (docs/decisions.md "LLDP: liblldpctl is loaded at run time"), checked below.
+not_linked='^(libprometheus-cpp-push1\.0|libbenchmark1debian|libgtest.*|libgmock.*|lldpd)$'
 while read -r dev; do
   while read -r so; do
     pkg=$(owner "$so") || continue
@@ -122,6 +125,18 @@ while read -r dev; do
       fail "$dev links $(basename "$so") from $pkg, which the runtime stage does not install"
   done < <(dpkg -L "$dev" 2>/dev/null | grep -E '/lib[^/]*\.so$' || true)
 done <"$work/build.pkgs"
+
+# liblldpctl, loaded at run time: the runtime stage copies it from the build stage (where
+# liblldpctl-dev brings it) and installs every library it links.
+lldpctl=/usr/lib/x86_64-linux-gnu/liblldpctl.so.4
+stage_lines 2 | grep -q "^COPY --from=build ${lldpctl}\* " &&
+  pass "runtime stage copies $(basename "$lldpctl") from the build stage" ||
+  fail "runtime stage does not copy $lldpctl (the exporter dlopen()s it for LLDP)"
+while read -r lib; do
+  pkg=$(owner "$lib") || { fail "ldd $(basename "$lldpctl"): $lib belongs to no Debian package"; continue; }
+  in_runtime "$pkg" && pass "$(basename "$lldpctl") links $(basename "$lib") <- $pkg (in the runtime stage)" ||
+    fail "$(basename "$lldpctl") links $(basename "$lib") from $pkg, which the runtime stage does not install"
+done < <(ldd "$lldpctl" | awk '/=> \// { print $3 }')
 
 # The build context leaves local build trees and caches out.
 for pattern in 'build*/' '.cache/' '**/node_modules/'; do
