@@ -109,8 +109,11 @@ void LldpPoller::NoteReachable(const std::optional<LldpAbsence>& failure,
     LogEvent(spdlog::level::info, "lldpd answers", {});
     return;
   }
-  // Without lldpd the LLDP metrics say only "absent"; one line names the cause and the fix.
-  LogEvent(spdlog::level::warn, "lldpd not readable",
+  // Without lldpd the LLDP metrics say only "absent"; one line names the cause and the fix. A node
+  // without lldpd is a normal node (info); lldpd there but unreadable is a fault to fix (warn).
+  const bool normal =
+      *failure == LldpAbsence::kLldpdNotInstalled || *failure == LldpAbsence::kLldpdNotRunning;
+  LogEvent(normal ? spdlog::level::info : spdlog::level::warn, "lldpd not readable",
            {{"reason", LldpAbsenceName(*failure)}, {"error", message}, {"fix", FixFor(*failure)}});
 }
 
