@@ -126,6 +126,10 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION net)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# liblldpctl.so.4 is loaded at run time (dlopen) and ships inside lldpd, so it is not in NEEDED and
+# dpkg-shlibdeps leaves it out. Suggests, not Recommends: installing lldpd starts a daemon that
+# sends LLDP frames on every port, a decision for the administrator (examples/lldp.conf).
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS lldpd)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 # The maintainer scripts do what dh_installsystemd's would (postinst says what, and why by hand).
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${ROCEQOS_DEB_SRC}/conffiles ${ROCEQOS_DEB_SRC}/postinst

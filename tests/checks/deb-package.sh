@@ -5,7 +5,8 @@
 #     Documentation= line, /etc/default/roce-qos-exporter a conffile, the drop-ins and both example
 #     policies under /usr/share/doc/roce-qos-exporter/examples, every doc the package's texts cite,
 #     a man page naming every flag of --help with an intact footer, the drop-ins and check's exit
-#     statuses, Depends computed by dpkg-shlibdeps (the libraries the binary links);
+#     statuses, Depends computed by dpkg-shlibdeps (the libraries the binary links); lldpd only
+#     suggested (liblldpctl not NEEDED), no group in the maintainer scripts;
 #  3. installed with apt (dependencies from the Debian archive) into a clean Debian 12 root: the
 #     debian:bookworm-slim rootfs scripts/build-image made when it is cached (its dpkg doc
 #     excludes lifted), else a minbase root made here once with mmdebstrap and cached; there, in a
@@ -55,6 +56,7 @@ for f in /usr/bin/roce_qos_exporter /lib/systemd/system/roce-qos-exporter.servic
   /usr/share/doc/roce-qos-exporter/copyright /usr/share/doc/roce-qos-exporter/changelog.gz \
   /usr/share/doc/roce-qos-exporter/examples/enforce.conf \
   /usr/share/doc/roce-qos-exporter/examples/optics.conf \
+  /usr/share/doc/roce-qos-exporter/examples/lldp.conf \
   /usr/share/doc/roce-qos-exporter/examples/policy-default.yaml \
   /usr/share/doc/roce-qos-exporter/examples/policy.example.yaml \
   /usr/share/doc/roce-qos-exporter/README.md.gz \
@@ -83,6 +85,19 @@ for lib in $(objdump -p "$work/x/usr/bin/roce_qos_exporter" | awk '/NEEDED/ {pri
     fail "NEEDED $lib (package ${pkg:-?}) is not in Depends: $depends"
 done
 pass "Depends (dpkg-shlibdeps) covers every NEEDED library: $depends"
+# lldpd is optional: liblldpctl is dlopen()ed (not NEEDED), and installing lldpd starts a daemon
+# that transmits LLDP on every port. Suggests only; the maintainer scripts add no group.
+objdump -p "$work/x/usr/bin/roce_qos_exporter" | grep -q 'NEEDED.*liblldpctl' &&
+  fail "the binary links liblldpctl (it must dlopen it)" || pass "liblldpctl is not NEEDED (loaded at run time)"
+grep -qw lldpd <<<"$(dpkg-deb -f "$deb" Depends Pre-Depends Recommends)" &&
+  fail "Depends/Pre-Depends/Recommends pull lldpd: $(dpkg-deb -f "$deb" Depends Recommends)" ||
+  pass "lldpd is neither a dependency nor recommended"
+[[ "$(dpkg-deb -f "$deb" Suggests)" == lldpd ]] && pass "Suggests: lldpd" ||
+  fail "Suggests is '$(dpkg-deb -f "$deb" Suggests)', expected lldpd"
+dpkg-deb -e "$deb" "$work/control"
+grep -nE 'groupadd|addgroup|adduser|usermod|gpasswd|_lldpd' "$work/control/"{postinst,prerm,postrm} &&
+  fail "a maintainer script touches groups (the lldp.conf drop-in is the administrator's opt-in)" ||
+  pass "the maintainer scripts add no group or membership"
 help=$("$work/x/usr/bin/roce_qos_exporter" --help 2>&1)
 man=$(zcat "$work/x/usr/share/man/man8/roce_qos_exporter.8.gz" | sed 's/\\-/-/g; s/\\f[BIRP]//g')
 missing=()

@@ -15,7 +15,8 @@
 #  5. what each monitoring stack discovers (labels, RBAC, dashboards) and nothing of the other;
 #     the scrape's authorization from a Secret (no file of the Prometheus pod); the API token in
 #     kube-rbac-proxy only; the priority class; the security posture, scheduling and RBAC the
-#     docs promise (jq over the built objects);
+#     docs promise (jq over the built objects); components/lldp: the lldpd socket hostPath (type
+#     Socket, read-only), the _lldpd supplemental group, --lldp.socket, no capability;
 #  6. every exporter flag in the DaemonSets exists in `roce_qos_exporter --help`.
 # ROCEQOS_K8S_DIR=DIR checks another deploy/kubernetes tree (e.g. an older one) with these checks.
 set -euo pipefail
@@ -113,6 +114,8 @@ build_site enforce enforce
 build_site lean lean
 build_site lean-enforce "lean enforce"
 build_site optics optics
+build_site lldp lldp
+build_site lldp-enforce "lldp enforce"
 build_site prio priority-class
 # The Helm release name, changed with the one patch docs/deployment.md shows.
 build_site kps-release kube-prometheus-stack "patches:
@@ -127,7 +130,12 @@ images="images:
   newTag: ${custom_image##*:}"
 build_site site-observe kube-prometheus-stack "$images"
 build_site site-kp-enforce "kube-prometheus enforce" "$images"
-build_site site-all "kube-prometheus-stack enforce lean optics priority-class" "$images"
+# examples/site's commented _lldpd gid patch, uncommented as a site would (with another gid).
+gid_patch=$(sed -n '/^# With components\/lldp/,$p' "$k8s_dir/examples/site/kustomization.yaml" | tail -n +2 | sed -n 's/^# //p')
+grep -q 'supplementalGroups, value: \[111\]' <<<"$gid_patch" ||
+  fail "examples/site: no commented supplementalGroups patch after '# With components/lldp'"
+build_site site-all "kube-prometheus-stack enforce lean optics priority-class lldp" "$images
+${gid_patch//value: \[111\]/value: [4242]}"
 
 # The site overlays of docs/deployment.md as written (```yaml blocks whose first line is
 # "# my-site/kustomization.yaml"), with base/policy.yaml as the site's policy.yaml.
@@ -154,7 +162,7 @@ rendered
   fail "docs/deployment.md: no \`\`\`yaml block starting with '# my-site/kustomization.yaml'"
 # Every build that is a deployment (all but base itself, which a site never applies alone).
 # (the single components are covered by their combinations and their own checks below.)
-deployments=(kp optics site-kp-enforce site-all example "${docs_sites[@]}")
+deployments=(kp optics lldp lldp-enforce site-kp-enforce site-all example "${docs_sites[@]}")
 
 # images_are NAME IMAGE: every container and initContainer of every pod template, except
 # kube-rbac-proxy, runs IMAGE (and there is at least one).
@@ -187,7 +195,7 @@ if ! cmp -s "$tools/package-lock.json" "$tools/node_modules/.roceqos-lock" 2>/de
   cp "$tools/package-lock.json" "$tools/node_modules/.roceqos-lock"
 fi
 # One node process for every build (loading the schemas is most of its time); errors name the file.
-validated=(base kp kps lean-enforce optics prio site-all example)
+validated=(base kp kps lean-enforce optics lldp lldp-enforce prio site-all example)
 files=()
 for name in "${validated[@]}"; do files+=("$out/$name.yaml"); done
 if node "$tools/validate.mjs" "${files[@]}" >"$out/validate.log" 2>&1; then
@@ -462,7 +470,7 @@ for name in enforce lean-enforce site-all example-enforce; do
   check "only the other containers stay non-root without capabilities" \
     "[$ds | (.containers + .initContainers)[] | select(.name != \"exporter\") | (.securityContext.capabilities.add // []) == [] and .securityContext.runAsNonRoot == true] | all"
   check "hostPath mounts are exactly the write paths, the lock and state directories + the driver sentinel" \
-    "[$ds | .volumes[] | select(.hostPath) | .hostPath.path] | sort == [\"/proc/sys/net/ipv4/tcp_ecn\", \"/run/mellanox/drivers\", \"/run/roce-qos-exporter\", \"/sys/devices\", \"/sys/kernel/config\", \"/var/lib/roce-qos-exporter\"]"
+    "[$ds | .volumes[] | select(.hostPath) | .hostPath.path | select(. != \"/run/lldpd.socket\")] | sort == [\"/proc/sys/net/ipv4/tcp_ecn\", \"/run/mellanox/drivers\", \"/run/roce-qos-exporter\", \"/sys/devices\", \"/sys/kernel/config\", \"/var/lib/roce-qos-exporter\"]"
   # The enforce lock and the remediation state live on the node, where the systemd unit keeps
   # them (enforce.conf's RuntimeDirectory=/StateDirectory=), so a pod and a host unit exclude
   # each other and a pod restart keeps give-up. The exporter's defaults must point into them:
@@ -491,8 +499,37 @@ grep -qF "$state_dir/remediation.json" <<<"$help" &&
   pass "--help: the default --remediation.state-file is under $state_dir" ||
   fail "--help does not show $state_dir/remediation.json as the default --remediation.state-file"
 
+# 5e. LLDP: the host's lldpd socket, read-only, as type Socket (the opt-in: no lldpd, no pod), the
+# _lldpd gid as a supplemental group, --lldp.socket naming the mount, and no capability added.
+lldp_vol='[.volumes[] | select(.hostPath.path == "/run/lldpd.socket")]'
+for name in lldp lldp-enforce site-all; do
+  f=$out/$name.objects.json
+  [[ -s "$f" ]] || continue
+  assert "$name: hostPath /run/lldpd.socket is type Socket, the only one of the component" "$f" \
+    "[$ds | $lldp_vol | length == 1 and .[0].hostPath.type == \"Socket\"] == [true]"
+  assert "$name: the exporter mounts it read-only at the path --lldp.socket names" "$f" \
+    "[$ds | $lldp_vol | .[0].name] == [\"lldpd-socket\"] and [$exporter | ([.volumeMounts[] | select(.name == \"lldpd-socket\") | .readOnly == true and .mountPath == \"/run/lldpd.socket\"] == [true]) and ([.args[] | select(startswith(\"--lldp.socket=\"))] == [\"--lldp.socket=/run/lldpd.socket\"])] == [true]"
+  assert "$name: supplementalGroups holds the _lldpd gid" "$f" \
+    "[$ds | .securityContext.supplementalGroups | length == 1 and (.[0] | type == \"number\")] == [true]"
+done
+assert "lldp: its socket is the only hostPath of the observe build" "$out/lldp.objects.json" \
+  "[$ds | [.volumes[] | select(.hostPath) | .hostPath.path]] == [[\"/run/lldpd.socket\"]]"
+assert "site-all: examples/site's gid patch sets supplementalGroups" "$out/site-all.objects.json" \
+  "[$ds | .securityContext.supplementalGroups] == [[4242]]"
+# No capability from lldp: each build's capability sets equal those of the same build without it.
+caps="[$ds | (.containers + (.initContainers // []))[] | {name, caps: .securityContext.capabilities, user: .securityContext.runAsUser}]"
+for pair in "base lldp" "enforce lldp-enforce"; do
+  read -r without with <<<"$pair"
+  [[ -s "$out/$without.objects.json" && -s "$out/$with.objects.json" ]] || continue
+  if [[ "$(jq -c "$caps" "$out/$without.objects.json")" == "$(jq -c "$caps" "$out/$with.objects.json")" ]]; then
+    pass "$with: same capabilities and users as $without (lldp adds none)"
+  else
+    fail "$with: capabilities/users differ from $without: $(jq -c "$caps" "$out/$with.objects.json")"
+  fi
+done
+
 # --- 6. Flags.
-for name in base lean-enforce optics; do
+for name in base lean-enforce optics lldp; do
   [[ -s "$out/$name.objects.json" ]] || continue
   mapfile -t flags < <(jq -r "$exporter | .args[]" "$out/$name.objects.json")
   check_flags "kubernetes $name" "${flags[@]}"

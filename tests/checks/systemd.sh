@@ -5,6 +5,8 @@
 #  - a planted typo in the drop-in must be reported (proves the drop-in is really loaded);
 #  - `systemd-analyze security --offline` exposure: observe <= 1.5, enforce <= 2.5, and the
 #    privilege-relevant settings are what docs/operations.md claims;
+#  - lldp.conf adds only SupplementaryGroups=_lldpd (exposure as observe), the unit orders
+#    After=lldpd.service without depending on it;
 #  - every flag in the unit, the drop-in and the /etc/default example exists in the binary;
 #  - one Documentation= line.
 set -euo pipefail
@@ -63,9 +65,13 @@ setting() {
 stage "$work/observe"
 stage "$work/enforce" enforce.conf
 stage "$work/optics" optics.conf
+stage "$work/lldp" lldp.conf
+stage "$work/lldp-enforce" enforce.conf lldp.conf
 verify_clean "$work/observe" observe
 verify_clean "$work/enforce" "observe + enforce.conf"
 verify_clean "$work/optics" "observe + optics.conf"
+verify_clean "$work/lldp" "observe + lldp.conf"
+verify_clean "$work/lldp-enforce" "observe + enforce.conf + lldp.conf"
 # verify accepts a repeated Documentation= (the lists add up); one line is the readable form, and
 # packaging/deb/install-units.cmake rewrites that one line for the package.
 doc_lines=$(grep -c '^Documentation=' "$src/$unit" || true)
@@ -114,6 +120,24 @@ expect "$work/optics" AmbientCapabilities CAP_NET_ADMIN
 expect "$work/optics" PrivateUsers no
 expect "$work/optics" DynamicUser yes
 expect "$work/optics" NoNewPrivileges yes
+# LLDP: only the group that may connect to lldpd's socket; every restriction of the unit stays
+# (docs/deployment.md "LLDP (the switch port)" has the evidence for PrivateUsers and /run).
+expect "$work/lldp" SupplementaryGroups _lldpd
+expect "$work/lldp" DynamicUser yes
+expect "$work/lldp" PrivateUsers yes
+expect "$work/lldp" CapabilityBoundingSet ""
+expect "$work/lldp" ProtectSystem strict
+expect "$work/lldp-enforce" SupplementaryGroups _lldpd
+expect "$work/lldp-enforce" CapabilityBoundingSet CAP_NET_ADMIN
+for key in ExecStart ReadWritePaths BindReadOnlyPaths BindPaths AmbientCapabilities; do
+  grep -q "^$key=" "$src/$unit.d/lldp.conf" && fail "lldp.conf sets $key" || pass "lldp.conf leaves $key alone"
+done
+# Ordering only: After= names lldpd, nothing pulls it in (the unit works without lldpd).
+grep -qE '^After=.*\blldpd\.service\b' "$src/$unit" && pass "$unit: After=lldpd.service" ||
+  fail "$unit: no After=lldpd.service"
+grep -qE '^(Wants|Requires|BindsTo|Requisite)=.*lldpd' "$src/$unit" "$src/$unit.d/"*.conf &&
+  fail "a unit file depends on lldpd (Wants/Requires/BindsTo/Requisite): lldpd must stay optional" ||
+  pass "no Wants/Requires on lldpd (ordering only)"
 grep -q -- '--remediation' <<<"$(setting "$work/optics" ExecStart)" &&
   fail "optics: ExecStart sets --remediation" || pass "optics: ExecStart leaves remediation off"
 grep -q -- '--remediation=enforce' <<<"$(setting "$work/enforce" ExecStart)" &&
@@ -126,12 +150,16 @@ grep -q -- '--config=/etc/roce-qos-exporter/policy.yaml' <<<"$(setting "$work/en
 observe_score=$(exposure "$work/observe")
 enforce_score=$(exposure "$work/enforce")
 optics_score=$(exposure "$work/optics")
+lldp_score=$(exposure "$work/lldp")
 awk -v s="$observe_score" 'BEGIN { exit !(s != "" && s <= 1.5) }' &&
   pass "observe exposure $observe_score <= 1.5" || fail "observe exposure '$observe_score' > 1.5"
 awk -v s="$enforce_score" 'BEGIN { exit !(s != "" && s <= 2.5) }' &&
   pass "enforce exposure $enforce_score <= 2.5" || fail "enforce exposure '$enforce_score' > 2.5"
 awk -v s="$optics_score" -v e="$enforce_score" 'BEGIN { exit !(s != "" && s <= e) }' &&
   pass "optics exposure $optics_score <= enforce's" || fail "optics exposure '$optics_score' > enforce's $enforce_score"
+
+awk -v s="$lldp_score" -v o="$observe_score" 'BEGIN { exit !(s != "" && s == o) }' &&
+  pass "lldp exposure $lldp_score == observe's" || fail "lldp exposure '$lldp_score' != observe's $observe_score"
 
 # Type=notify end to end: the real binary, started the way systemd starts it, must send READY=1,
 # WATCHDOG=1 and STOPPING=1. Until the exporter core lands the binary is the skeleton's
