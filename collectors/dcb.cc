@@ -124,6 +124,16 @@ TrustMode QosState::Trust() const {
   return TrustMode::kPcp;
 }
 
+std::map<uint16_t, uint8_t> LowestDscpPriorities(const std::vector<DcbApp>& apps) {
+  std::map<uint16_t, uint8_t> lowest;
+  for (const DcbApp& app : apps) {
+    if (app.selector != IEEE_8021QAZ_APP_SEL_DSCP) continue;
+    auto [it, inserted] = lowest.try_emplace(app.protocol, app.priority);
+    if (!inserted) it->second = std::min(it->second, app.priority);
+  }
+  return lowest;
+}
+
 std::vector<uint8_t> QosState::DscpPriorities(uint8_t dscp) const {
   std::vector<uint8_t> prios;
   for (const auto& app : apps)

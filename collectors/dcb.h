@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -114,6 +115,10 @@ struct QosState {
 
   bool operator==(const QosState&) const = default;
 };
+
+/// DSCP -> the lowest priority the selector-5 entries of `apps` map it to (the one a NIC and
+/// roce_qos_dscp_prio use when a table holds several), in any order of `apps`.
+std::map<uint16_t, uint8_t> LowestDscpPriorities(const std::vector<DcbApp>& apps);
 
 /// "host", "firmware" or "lld_managed" for a DCB_ATTR_DCBX value; mlx5 reports firmware-controlled
 /// DCBX (no HOST bit) and host (HOST bit) modes, mlnx_qos prints "OS controlled" for the latter.

@@ -2,9 +2,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <linux/dcbnl.h>
 
-#include <algorithm>
 #include <map>
 #include <optional>
 
@@ -42,17 +40,6 @@ SwitchVerdict ComparePfc(const ObservedQos& host, const lldp::Neighbor& neighbor
                  "pausing, or pauses a priority the NIC does not honour");
 }
 
-// DSCP -> lowest priority of the selector-5 entries (as roce_qos_dscp_prio shows it).
-std::map<uint16_t, uint8_t> DscpMap(const std::vector<DcbApp>& apps) {
-  std::map<uint16_t, uint8_t> map;
-  for (const DcbApp& app : apps) {
-    if (app.selector != IEEE_8021QAZ_APP_SEL_DSCP) continue;
-    auto [it, inserted] = map.try_emplace(app.protocol, app.priority);
-    if (!inserted) it->second = std::min(it->second, app.priority);
-  }
-  return map;
-}
-
 std::string FormatDscpMap(const std::map<uint16_t, uint8_t>& map) {
   std::vector<std::string> parts;
   parts.reserve(map.size());
@@ -63,14 +50,14 @@ std::string FormatDscpMap(const std::map<uint16_t, uint8_t>& map) {
 SwitchVerdict CompareDscp(const ObservedQos& host, const lldp::Neighbor& neighbor) {
   const auto& advertised = neighbor.dcbx.application_priority;
   const std::map<uint16_t, uint8_t> theirs =
-      advertised ? DscpMap(advertised->entries) : std::map<uint16_t, uint8_t>{};
+      advertised ? LowestDscpPriorities(advertised->entries) : std::map<uint16_t, uint8_t>{};
   if (theirs.empty())
     return Unverified(SwitchField::kDscpPrio, "-",
                       "no DSCP entries in an Application Priority TLV");
   if (!host.dcb.ok())
     return Unverified(SwitchField::kDscpPrio, "not readable", FormatDscpMap(theirs));
   // Only the DSCPs the switch advertises: a host entry the switch does not list is its own.
-  const std::map<uint16_t, uint8_t> all_ours = DscpMap(host.dcb.value.apps);
+  const std::map<uint16_t, uint8_t> all_ours = LowestDscpPriorities(host.dcb.value.apps);
   std::map<uint16_t, uint8_t> ours;
   bool agree = true;
   for (const auto& [dscp, prio] : theirs) {

@@ -62,13 +62,8 @@ void AddEts(LldpFamilies& f, std::string_view netdev, const lldp::EtsConfigurati
 }
 
 void AddDscp(LldpFamilies& f, std::string_view netdev, const lldp::ApplicationPriority& app) {
-  std::map<uint16_t, uint8_t> lowest;
-  for (const DcbApp& entry : app.entries) {
-    if (entry.selector != IEEE_8021QAZ_APP_SEL_DSCP) continue;
-    auto [it, inserted] = lowest.try_emplace(entry.protocol, entry.priority);
-    if (!inserted) it->second = std::min(it->second, entry.priority);
-  }
-  for (const auto& [dscp, prio] : lowest) f.dscp_prio.Add({netdev, std::to_string(dscp)}, prio);
+  for (const auto& [dscp, prio] : LowestDscpPriorities(app.entries))
+    f.dscp_prio.Add({netdev, std::to_string(dscp)}, prio);
 }
 
 void AddNeighbor(LldpFamilies& f, std::string_view netdev, const lldp::Neighbor& n,

@@ -3,32 +3,15 @@
 #include <gtest/gtest.h>
 #include <linux/dcbnl.h>
 
+#include "tests/unit/support/lldp_neighbors.h"
 #include "tests/unit/support/qos_observation.h"
 
 namespace roceqos {
 namespace {
 
+using lldp_test::Leaf;
+
 // A leaf port configured like the host's standard policy: PFC on 3, DSCP 26 -> 3, MFS 9216.
-lldp::PfcConfiguration Pfc(uint8_t mask, bool willing = false) {
-  lldp::PfcConfiguration pfc;
-  pfc.willing = willing;
-  pfc.cap = 8;
-  pfc.enabled_mask = mask;
-  return pfc;
-}
-
-lldp::Neighbor Leaf() {
-  lldp::Neighbor n;
-  n.chassis_id = "0c:29:aa:bb:cc:01";
-  n.system_name = "leaf01";
-  n.port_id = "Ethernet12";
-  n.max_frame_size = 9216;
-  n.dcbx.pfc_configuration = Pfc(0x08);
-  n.dcbx.application_priority = lldp::ApplicationPriority{
-      {DcbApp{IEEE_8021QAZ_APP_SEL_DSCP, 3, 26}, DcbApp{IEEE_8021QAZ_APP_SEL_DGRAM, 3, 4791}}};
-  return n;
-}
-
 ObservedQos Host(uint32_t mtu = 9000) {
   ObservedQos host = qos_test::DefaultPolicyObservation();
   host.mtu = Observed<uint32_t>::Ok(mtu);

@@ -6,6 +6,7 @@
 #include "exporter/qos/qos_state.h"
 #include "exporter/render/metrics.h"
 #include "tests/unit/support/fake_sources.h"
+#include "tests/unit/support/lldp_neighbors.h"
 #include "tests/unit/support/metric_families.h"
 #include "tests/unit/support/qos_observation.h"
 
@@ -17,27 +18,15 @@ using testing::Find;
 using testing::MakeDevice;
 using testing::Value;
 
-lldp::PfcConfiguration Pfc(uint8_t mask, bool willing = false) {
-  lldp::PfcConfiguration pfc;
-  pfc.willing = willing;
-  pfc.cap = 8;
-  pfc.enabled_mask = mask;
-  return pfc;
-}
-
 lldp::Neighbor Leaf() {
-  lldp::Neighbor n;
-  n.chassis_id = "0c:29:aa:bb:cc:01";
-  n.system_name = "leaf01";
-  n.port_id = "Ethernet12";
+  lldp::Neighbor n = lldp_test::Leaf();
   n.port_description = "to gpu-node-1";
   n.management_address = "10.0.0.1";
   n.changed_at_unix = 1000;
   n.ttl_seconds = 120;
-  n.max_frame_size = 9216;
-  n.dcbx.pfc_configuration = Pfc(0x18, true);
-  n.dcbx.application_priority = lldp::ApplicationPriority{
-      {DcbApp{IEEE_8021QAZ_APP_SEL_DSCP, 4, 26}, DcbApp{IEEE_8021QAZ_APP_SEL_DSCP, 3, 26}}};
+  n.dcbx.pfc_configuration = lldp_test::Pfc(0x18, true);
+  n.dcbx.application_priority->entries.insert(n.dcbx.application_priority->entries.begin(),
+                                              DcbApp{IEEE_8021QAZ_APP_SEL_DSCP, 4, 26});
   lldp::EtsConfiguration ets;
   ets.tables.prio_tc = {0, 0, 0, 3, 4, 0, 0, 0};
   ets.tables.tc_bandwidth = {50, 0, 0, 25, 25, 0, 0, 0};

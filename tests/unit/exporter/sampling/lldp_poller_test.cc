@@ -4,15 +4,12 @@
 
 #include <cerrno>
 
+#include "tests/unit/support/lldp_neighbors.h"
+
 namespace roceqos {
 namespace {
 
-lldp::Neighbor Named(std::string system_name, std::string port_id) {
-  lldp::Neighbor n;
-  n.system_name = std::move(system_name);
-  n.port_id = std::move(port_id);
-  return n;
-}
+using lldp_test::Named;
 
 lldp::LldpdView OneNeighbor() {
   lldp::LldpdView view;
