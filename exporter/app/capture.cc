@@ -16,6 +16,7 @@
 #include "collectors/tape.h"
 #include "exporter/app/check.h"
 #include "exporter/app/storm_guard.h"
+#include "exporter/app/subcommands.h"
 #include "exporter/core/build_info.h"
 #include "exporter/core/regular_file.h"
 #include "exporter/qos/qos_engine.h"
@@ -64,17 +65,12 @@ Result<std::string> SampleAndRender(const Config& config, int samples) {
   return cache.Get(false)->text;
 }
 
+// The check `check` would run, as JSON, without LLDP: a bundle records no lldpd.
 Result<CheckOptions> CheckOptionsFor(const Config& config) {
-  Result<SamplerOptions> sampler = MakeSamplerOptions(config);
-  if (!sampler) return sampler.error();
-  CheckOptions options;
-  options.config_path = config.config_path;
-  options.selection.include = sampler->device_include;
-  options.selection.exclude = sampler->device_exclude;
-  options.selection.include_text = config.device_include.value_or("");
-  options.selection.exclude_text = config.device_exclude.value_or("");
-  options.json = true;
-  options.configfs_tos = config.qos_configfs_tos;
+  Result<CheckOptions> options = CheckOptionsFromConfig(config);
+  if (!options) return options.error();
+  options->json = true;
+  options->lldp = false;
   return options;
 }
 

@@ -35,6 +35,23 @@ void RegisterCapture(CLI::App& app, SubcommandRun& selected) {
 
 }  // namespace
 
+Result<CheckOptions> CheckOptionsFromConfig(const Config& config) {
+  Result<SamplerOptions> sampler = MakeSamplerOptions(config);
+  if (!sampler) return sampler.error();
+  CheckOptions options;
+  options.config_path = config.config_path;
+  options.selection.include = sampler->device_include;
+  options.selection.exclude = sampler->device_exclude;
+  options.selection.include_text = config.device_include.value_or("");
+  options.selection.exclude_text = config.device_exclude.value_or("");
+  options.configfs_tos = config.qos_configfs_tos;
+  options.paths.procfs = config.procfs_path;
+  // A replay answers from its bundle, which holds no lldpd: no switch items there.
+  options.lldp = config.lldp_interval.count() != 0 && config.replay_path.empty();
+  options.lldp_query.socket_path = config.lldp_socket;
+  return options;
+}
+
 void RegisterSubcommands(CLI::App& app, SubcommandRun& selected) {
   CLI::App* check = app.add_subcommand(
       "check",
@@ -48,27 +65,15 @@ void RegisterSubcommands(CLI::App& app, SubcommandRun& selected) {
   check->add_flag("--json", *json, "Print the report as JSON (schema_version 1, docs/check.md)");
   check->callback([&selected, netdevs, json] {
     selected = [netdevs, json](const Config& config, std::ostream& out, std::ostream& err) {
-      // The daemon's own regex compilation, so check selects exactly what the daemon samples.
-      auto sampler = MakeSamplerOptions(config);
-      if (!sampler) {
-        err << "roce_qos_exporter check: " << sampler.error().message << "\n";
+      Result<CheckOptions> options = CheckOptionsFromConfig(config);
+      if (!options) {
+        err << "roce_qos_exporter check: " << options.error().message << "\n";
         return kCheckError;
       }
-      CheckOptions options;
-      options.config_path = config.config_path;
-      options.selection.netdevs = *netdevs;
-      options.selection.include = sampler->device_include;
-      options.selection.exclude = sampler->device_exclude;
-      options.selection.include_text = config.device_include.value_or("");
-      options.selection.exclude_text = config.device_exclude.value_or("");
-      options.json = *json;
-      options.configfs_tos = config.qos_configfs_tos;
-      options.paths.procfs = config.procfs_path;
-      // A replay answers from its bundle, which holds no lldpd: no switch items there.
-      options.lldp = config.lldp_interval.count() != 0 && config.replay_path.empty();
-      options.lldp_query.socket_path = config.lldp_socket;
-      options.color = &out == &std::cout && ::isatty(STDOUT_FILENO);
-      return RunCheck(options, out, err);
+      options->selection.netdevs = *netdevs;
+      options->json = *json;
+      options->color = &out == &std::cout && ::isatty(STDOUT_FILENO);
+      return RunCheck(*options, out, err);
     };
   });
 
