@@ -46,7 +46,7 @@ struct LldpState {
   std::string failure_message;
   uint64_t queries = 0;  // rounds since start
   /// Failed rounds by LldpAbsence name (the first four reasons) plus "malformed_tlv" (802.1Qaz
-  /// TLVs left out); every reason is present from the start.
+  /// TLVs left out, counted in every round that finds them); every reason is there from the start.
   std::map<std::string, uint64_t> errors;
   double interval_seconds = 0;  // --lldp.interval
   int64_t read_at_unix = 0;     // wall clock of the last round, for the neighbour's age

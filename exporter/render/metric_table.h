@@ -229,7 +229,7 @@ inline constexpr MetricDef kMetricTable[] = {
    "Queries to lldpd (one per --lldp.interval).",
    {}, "self", "LLDP poller"},
   {"roce_exporter_lldp_query_errors_total", MetricKind::kCounter,
-   "Failed lldpd queries by reason, and malformed 802.1Qaz TLVs received (reason malformed_tlv).",
+   "Failed lldpd queries by reason; reason malformed_tlv counts the malformed 802.1Qaz TLVs each query finds, so it keeps rising while a neighbour keeps sending one.",
    {"reason"}, "self", "LLDP poller"},
 
   // ---- Exporter self-metrics ---------------------------------------------------------------------

@@ -2,11 +2,7 @@
 // against it (exporter/qos/switch_compare.h). Only netdevs of the rendered snapshot are shown, so
 // a device that left the selection has no series even while the poller's state still lists it.
 
-#include <fmt/format.h>
-#include <linux/dcbnl.h>
-
 #include <algorithm>
-#include <map>
 #include <string>
 
 #include "collectors/dcb.h"
