@@ -65,7 +65,8 @@ constexpr EnumName<uint8_t> kOperStateNames[] = {
 
 std::string_view OperStateName(uint8_t state) { return NameOf(kOperStateNames, state); }
 
-struct DriverInfo {
+// The two ETHTOOL_GDRVINFO fields discovery needs (the ethtool collector has its own DriverInfo).
+struct DriverBinding {
   std::string driver;
   std::string bus_info;
 };
@@ -77,13 +78,13 @@ std::string FixedString(const char* field, size_t size) {
 /// ETHTOOL_GDRVINFO, the one ethtool command discovery needs: it goes through the shared
 /// SIOCETHTOOL helper, not the ethtool collector's EthtoolIo, so discovery does not depend on that
 /// collector.
-Result<DriverInfo> QueryDriverInfo(int ioctl_fd, const std::string& name) {
+Result<DriverBinding> QueryDriverInfo(int ioctl_fd, const std::string& name) {
   ethtool_drvinfo info{};
   info.cmd = ETHTOOL_GDRVINFO;
   if (auto done = EthtoolIoctl(ioctl_fd, name, &info, "ETHTOOL_GDRVINFO"); !done) {
     return done.error();
   }
-  return DriverInfo{FixedString(info.driver, sizeof(info.driver)),
+  return DriverBinding{FixedString(info.driver, sizeof(info.driver)),
                     FixedString(info.bus_info, sizeof(info.bus_info))};
 }
 
@@ -341,7 +342,7 @@ Result<Inventory> Discovery::Discover() {
     return devices.error();
   }
   for (Device& device : *devices) {
-    if (Result<DriverInfo> info = QueryDriverInfo(impl_->ioctl_fd, device.name)) {
+    if (Result<DriverBinding> info = QueryDriverInfo(impl_->ioctl_fd, device.name)) {
       device.driver = std::move(info->driver);
       device.bus_info = std::move(info->bus_info);
     } else if (!info.error().NotSupported() && info.error().errnum != ENODEV) {
