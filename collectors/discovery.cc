@@ -85,7 +85,7 @@ Result<DriverBinding> QueryDriverInfo(int ioctl_fd, const std::string& name) {
     return done.error();
   }
   return DriverBinding{FixedString(info.driver, sizeof(info.driver)),
-                    FixedString(info.bus_info, sizeof(info.bus_info))};
+                       FixedString(info.bus_info, sizeof(info.bus_info))};
 }
 
 std::optional<std::string> ReadFirstLine(const fs::path& path) {
