@@ -17,8 +17,9 @@ Usage: docs_rot.py REPO EXPORTER   Prints one line per problem, then a summary; 
    (deploy/prometheus/lean-metric-relabel.yaml): a runbook must work on both profiles;
  - no doc says the exporter keeps no state on disk without naming the mode, while --help offers
    --remediation.state-file (enforce keeps one);
- - README.md and docs/ state the present: no dated session history ("run A", "runs A to E", "this
-   session", machine-load narratives, "flaky"); git keeps the history;
+ - README.md, docs/ and the READMEs under tests/ state the present: no dated session history
+   ("run A", "runs A to E", "this session", machine-load narratives such as "load average" or
+   "shared with other builds", "flaky"); git keeps the history;
  - every measured figure in docs/ (a number with a unit: ms, s, %, MiB, ×, ... in a paragraph or
    table that says measured/median/p99/took/wall) has its reproducing command nearby: the same
    section (heading to heading) names a command in backquotes or holds a shell code block.
@@ -262,15 +263,18 @@ def check_state_claims(repo, exporter, problems):
 HISTORY_RE = re.compile(
     r"\b(?-i:[Rr]uns? [A-E](?: to [A-E])?)\b(?![\w'-])"
     r"|\b(?:this|last|previous|earlier|that) session\b"
-    r"|\bload average\b|\bat load\b|\bload [~≈]?\d|\(load\b"
+    r"|\bload average\b|\bat load [~≈]?\d|\bload [~≈]?\d|\(load\b"
+    r"|\b(?:shared|busy) with other (?:builds|guests|jobs)\b|\bwhile other builds\b"
     r"|\bflak(?:y|iness|es)\b"
     r"|\byesterday\b|\bthe first attempt\b", re.I)
+# Where history is looked for: every page a reader takes for the present.
+HISTORY_DOCS = ("README.md", "docs/**/*.md", "tests/**/README.md", "alerts/README.md")
 
 
 def check_session_history(repo, problems):
-    """Lines of README.md and docs/ outside code blocks and backquotes that tell session history."""
+    """Lines of the READMEs and docs/ outside code blocks and backquotes that tell session history."""
     seen = 0
-    for path in doc_files(repo, "README.md", "docs/**/*.md"):
+    for path in doc_files(repo, *HISTORY_DOCS):
         text = re.sub(r"^```.*?^```", lambda m: "\n" * m.group(0).count("\n"), path.read_text(),
                       flags=re.M | re.S)
         for lineno, line in enumerate(text.splitlines(), 1):
