@@ -11,14 +11,8 @@
 #  5. alerts/alerttool render produces valid rules with the substitutions applied;
 #  6. yamllint.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
+source "$(dirname "$0")/../common.bash"
 tool=$root/alerts/alerttool
-failures=0
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
-pass() { echo "ok: $*"; }
 
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

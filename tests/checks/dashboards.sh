@@ -27,7 +27,7 @@
 # --set VAR=VALUE gives a template variable a regex value instead of "All" (e.g. --set node=NODE:
 # one node, as a user picks it); --variables-only runs only the template variable queries.
 set -euo pipefail
-source "$(dirname "$0")/lib/common.bash"
+source "$(dirname "$0")/../common.bash"
 
 prometheus="" end="" lookback=15m step=15s scrape_interval=15s expect_activity='^$'
 variables_only=false

@@ -3,13 +3,14 @@
 # paths and links in README.md, docs/, runbooks, alerts and dashboards exist, and no doc contradicts
 # the tool in the ways docs_rot.py can see (an absent source called drift, a runbook query the lean
 # profile drops, "no state on disk" without the mode), states session history ("run A", "this
-# session", load narratives, "flaky") or reports a measured figure whose section names no command
+# session", load narratives, "flaky"; the READMEs under tests/ too), reports a measured figure
+# whose section names no command, or names another set of kernels than tests/testbed/kernel/series
 # (tests/checks/lib/docs_rot.py; a scratch tree with one planted instance of each proves it reports
 # them, and a planted clean section that it does not), and every README block marked
 # `<!-- docs-check: run -->` runs to exit 0 in a private network namespace holding veth0 and veth1,
 # with the built exporter on PATH.
 set -uo pipefail
-source "$(dirname "$0")/lib/common.bash"
+source "$(dirname "$0")/../common.bash"
 exe=$(exporter_binary) || exit 1
 exe=$(realpath "$exe")  # linked from a scratch directory below
 
@@ -36,6 +37,14 @@ printf '%s\n' '# Notebook' '' '## Lab notes' '' 'Run A: the scrape took 3.2 ms.'
   '## Reproducible' \
   '`bench/scrape_compare.sh build/roce_qos_exporter 300 60`, 2026-11-26, the 2-core VM: median 0.5 ms.' \
   'We run a check every 250 ms.' >"$planted/docs/notebook.md"
+# A load narrative in docs/ and in a README under tests/ (line 3 of each).
+printf '%s\n' '# Load' '' 'Measured on the 2-core VM shared with other builds.' >"$planted/docs/load.md"
+mkdir -p "$planted/tests/testbed/kernel" "$planted/tests/fixtures/replay/6.1"
+printf '%s\n' '# Testbed' '' 'Boot took 9 s at load average 6.' >"$planted/tests/testbed/README.md"
+# The kernel list: the real one, a kernels page that lost a series, captures of one kernel only.
+cp "$root/tests/testbed/kernel/series" "$planted/tests/testbed/kernel/"
+printf '# Kernel support: 5.10, 6.1\n' >"$planted/docs/kernels.md"
+series=$("$root/tests/testbed/kernel/series" | sed "s/\([^ ]*\)/'\1'/g; s/ /, /g")
 python3 "$root/tests/checks/lib/docs_rot.py" "$planted" "$exe" >"$planted/out.log" 2>&1
 for expected in "alerts/README.md:1: tests/recording_test.yaml does not exist" \
   "RoceQosX.md:5: docs/nowhere.md does not exist" "RoceQosX.md:5: link ../gone.md does not resolve" \
@@ -47,7 +56,12 @@ for expected in "alerts/README.md:1: tests/recording_test.yaml does not exist" \
   'docs/notebook.md:6: states session history ("this session"' \
   'docs/notebook.md:7: states session history ("load average"' \
   'docs/notebook.md:8: states session history ("flaky"' \
-  'docs/notebook.md:3: the section "Lab notes" reports measured figures (3.2 ms, 4 ms, 9 ms)'; do
+  'docs/notebook.md:3: the section "Lab notes" reports measured figures (3.2 ms, 4 ms, 9 ms)' \
+  'docs/load.md:3: states session history ("shared with other builds"' \
+  'tests/testbed/README.md:3: states session history ("load average"' \
+  "docs/kernels.md: names the kernels ['5.10', '6.1'], tests/testbed/kernel/series lists [$series]" \
+  "README.md: names the kernels nowhere, tests/testbed/kernel/series lists [$series]" \
+  "tests/fixtures/replay: holds captures of ['6.1'], tests/testbed/kernel/series lists [$series]"; do
   if grep -qF -- "$expected" "$planted/out.log"; then
     pass "docs_rot reports: $expected"
   else

@@ -27,7 +27,7 @@
 # ROCEQOS_K8S_DIR=DIR runs another deploy/kubernetes tree (e.g. an older one). IMAGE_CACHE: where
 # container-image.sh left the image (default build/container). SKIP_CONTAINER_IMAGE=1 skips it.
 set -euo pipefail
-source "$(dirname "$0")/lib/common.bash"
+source "$(dirname "$0")/../common.bash"
 source "$(dirname "$0")/lib/kubectl.bash"
 
 if [[ "${SKIP_CONTAINER_IMAGE:-0}" == 1 ]]; then

@@ -3,7 +3,8 @@
 # metric), without the VM: every testbed scenario's verdict goes through them, so a helper that
 # silently finds nothing turns an assertion into a skip or a false failure. Runs the cases under
 # dash (Debian's /bin/sh) and, when installed, busybox sh (the guest's shell) against
-# tests/checks/lib/testbed-lib.prom; `scrape` is stubbed to copy that file.
+# tests/checks/lib/testbed-lib.prom; `scrape` is stubbed to copy that file. Also: the kernel list
+# (tests/testbed/kernel/series) is consistent and kernel/fetch refuses a series outside it.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 
@@ -64,4 +65,22 @@ for shell in "${shells[@]}"; do
   $shell -c "$(cases)" testbed-lib "$root/tests/testbed/guest/lib.sh" \
     "$root/tests/checks/lib/testbed-lib.prom" || status=1
 done
+
+# The kernel list (tests/testbed/kernel/series) is what kernel/fetch accepts: the default and the
+# matrix kernels are supported series, and a series outside it is refused before any download.
+echo "== kernel/series"
+kernel=$root/tests/testbed/kernel
+all=" $("$kernel/series" all) "
+for k in $("$kernel/series" default) $("$kernel/series" matrix); do
+  if [[ $all == *" $k "* ]]; then echo "ok: $k is a supported series"; else
+    echo "FAIL: $k (default or matrix) is not in 'series all':$all" >&2; status=1; fi
+done
+[[ $("$kernel/series" default | wc -w) == 1 ]] && echo "ok: one default series" ||
+  { echo "FAIL: not exactly one default series: $("$kernel/series" default)" >&2; status=1; }
+out=$("$kernel/fetch" --kernel 4.19 2>&1) && rc=0 || rc=$?
+if [[ $rc == 2 && $out == *"unknown kernel series '4.19' (${all:1:-1})"* ]]; then
+  echo "ok: kernel/fetch refuses a series outside the list (exit 2)"
+else
+  echo "FAIL: kernel/fetch --kernel 4.19 exited $rc: $out" >&2; status=1
+fi
 exit "$status"

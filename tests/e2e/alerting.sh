@@ -51,12 +51,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-failures=0
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
-pass() { echo "ok: $*"; }
+source "$root/tests/common.bash"
 result() { echo "$1 $2" | tee -a "$results"; }
 now() { date +%s.%N; }
 calc() { awk "BEGIN { printf \"%.3f\", ($*) }"; }  # parenthesised: a bare > is a redirection

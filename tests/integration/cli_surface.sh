@@ -8,7 +8,7 @@
 #    captured without the flag.
 # Usage: cli_surface.sh path/to/roce_qos_exporter
 set -euo pipefail
-source "$(dirname "$0")/lib/common.bash"
+source "$(dirname "$0")/../common.bash"
 exe=$(realpath "${1:?usage: $0 path/to/roce_qos_exporter}")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

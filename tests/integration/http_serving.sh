@@ -11,7 +11,7 @@
 #  * the served bytes and codes show in roce_exporter_http_* counters.
 # Usage: http_serving.sh path/to/roce_qos_exporter
 set -euo pipefail
-source "$(dirname "$0")/lib/common.bash"
+source "$(dirname "$0")/../common.bash"
 exe=${1:?usage: $0 path/to/roce_qos_exporter}
 require_tools curl ip gzip cmp
 [[ $(id -u) -eq 0 ]] || skip "needs root for a private network namespace"

@@ -9,7 +9,7 @@
 #  - a process outside lldpd's group reads permission_denied; lldpd stopped reads lldpd_not_running.
 # Usage: lldp.sh path/to/roce_qos_exporter
 set -euo pipefail
-source "$(dirname "$0")/lib/common.bash"
+source "$(dirname "$0")/../common.bash"
 exe=${1:?usage: $0 path/to/roce_qos_exporter}
 fixture=$(cd "$(dirname "$0")/../fixtures/lldp" && pwd)/lldpd-1.0.16-custom-tlvs.txt
 require_tools curl ip lldpd python3 setpriv

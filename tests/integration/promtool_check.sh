@@ -6,7 +6,7 @@
 # not only self-metrics.
 # Usage: promtool_check.sh path/to/roce_qos_exporter
 set -euo pipefail
-source "$(dirname "$0")/lib/common.bash"
+source "$(dirname "$0")/../common.bash"
 exe=${1:?usage: $0 path/to/roce_qos_exporter}
 require_tools promtool curl ip ethtool
 [[ $(id -u) -eq 0 ]] || skip "needs root for a private network namespace"

@@ -10,7 +10,7 @@
 #    metrics (roce_exporter_*), which describe the process, not the node.
 # Usage: replay_fixtures.sh path/to/roce_qos_exporter
 set -euo pipefail
-source "$(dirname "$0")/lib/common.bash"
+source "$(dirname "$0")/../common.bash"
 exe=${1:?usage: $0 path/to/roce_qos_exporter}
 require_tools curl awk diff
 fixtures=$(cd "$(dirname "$0")/../fixtures/replay" && pwd)

@@ -4,7 +4,7 @@
 # 1 and one warning naming the fix, logged once however many rounds are refused.
 # Usage: transceiver_permission.sh path/to/roce_qos_exporter
 set -euo pipefail
-source "$(dirname "$0")/lib/common.bash"
+source "$(dirname "$0")/../common.bash"
 exe=$(realpath "${1:?usage: $0 path/to/roce_qos_exporter}")
 require_tools curl setpriv
 [[ $(id -u) -eq 0 ]] || skip "needs root to drop to uid 65534 without capabilities"

@@ -4,7 +4,7 @@
 # veth is deleted its series disappear and the exporter stays up; re-created, it is rediscovered.
 # Usage: veth_lifecycle.sh path/to/roce_qos_exporter
 set -euo pipefail
-source "$(dirname "$0")/lib/common.bash"
+source "$(dirname "$0")/../common.bash"
 exe=${1:?usage: $0 path/to/roce_qos_exporter}
 require_tools curl ip ethtool
 [[ $(id -u) -eq 0 ]] || skip "needs root for network namespaces"

@@ -17,11 +17,14 @@ Usage: docs_rot.py REPO EXPORTER   Prints one line per problem, then a summary; 
    (deploy/prometheus/lean-metric-relabel.yaml): a runbook must work on both profiles;
  - no doc says the exporter keeps no state on disk without naming the mode, while --help offers
    --remediation.state-file (enforce keeps one);
- - README.md and docs/ state the present: no dated session history ("run A", "runs A to E", "this
-   session", machine-load narratives, "flaky"); git keeps the history;
+ - README.md, docs/ and the READMEs under tests/ state the present: no dated session history
+   ("run A", "runs A to E", "this session", machine-load narratives such as "load average" or
+   "shared with other builds", "flaky"); git keeps the history;
  - every measured figure in docs/ (a number with a unit: ms, s, %, MiB, ×, ... in a paragraph or
    table that says measured/median/p99/took/wall) has its reproducing command nearby: the same
-   section (heading to heading) names a command in backquotes or holds a shell code block.
+   section (heading to heading) names a command in backquotes or holds a shell code block;
+ - the pages that name the supported kernels (docs/kernels.md's title, the README's link to it)
+   and the replay fixtures per kernel follow tests/testbed/kernel/series, the one list of them.
 """
 import pathlib
 import re
@@ -262,15 +265,18 @@ def check_state_claims(repo, exporter, problems):
 HISTORY_RE = re.compile(
     r"\b(?-i:[Rr]uns? [A-E](?: to [A-E])?)\b(?![\w'-])"
     r"|\b(?:this|last|previous|earlier|that) session\b"
-    r"|\bload average\b|\bat load\b|\bload [~≈]?\d|\(load\b"
+    r"|\bload average\b|\bat load [~≈]?\d|\bload [~≈]?\d|\(load\b"
+    r"|\b(?:shared|busy) with other (?:builds|guests|jobs)\b|\bwhile other builds\b"
     r"|\bflak(?:y|iness|es)\b"
     r"|\byesterday\b|\bthe first attempt\b", re.I)
+# Where history is looked for: every page a reader takes for the present.
+HISTORY_DOCS = ("README.md", "docs/**/*.md", "tests/**/README.md", "alerts/README.md")
 
 
 def check_session_history(repo, problems):
-    """Lines of README.md and docs/ outside code blocks and backquotes that tell session history."""
+    """Lines of the READMEs and docs/ outside code blocks and backquotes that tell session history."""
     seen = 0
-    for path in doc_files(repo, "README.md", "docs/**/*.md"):
+    for path in doc_files(repo, *HISTORY_DOCS):
         text = re.sub(r"^```.*?^```", lambda m: "\n" * m.group(0).count("\n"), path.read_text(),
                       flags=re.M | re.S)
         for lineno, line in enumerate(text.splitlines(), 1):
@@ -330,6 +336,34 @@ def check_figures(repo, problems):
     return seen
 
 
+# The kernel list lives in tests/testbed/kernel/series; the pages that name the whole set follow it.
+KERNEL_PAGES = {"docs/kernels.md": r"^# Kernel support: (.*)$",
+                "README.md": r"docs/kernels\.md\)[^(]*\(([\d., ]+)\)"}
+
+
+def check_kernel_list(repo, problems):
+    series_file = repo / "tests/testbed/kernel/series"
+    if not series_file.exists():
+        return 0
+    series = subprocess.run([str(series_file)], capture_output=True, text=True).stdout.split()
+    for page, pattern in KERNEL_PAGES.items():
+        path = repo / page
+        m = path.exists() and re.search(pattern, path.read_text(), re.M)
+        named = re.findall(r"\d+\.\d+", m.group(1)) if m else []
+        if named != series:
+            problems.append(f"{page}: names the kernels {named or 'nowhere'}, "
+                            f"tests/testbed/kernel/series lists {series}")
+    replay = repo / "tests/fixtures/replay"
+    if not replay.is_dir():
+        return len(series)
+    version = lambda name: [int(x) for x in name.split(".")]  # 5.10 before 6.1
+    captured = sorted((p.name for p in replay.iterdir() if p.is_dir()), key=version)
+    if captured != series:
+        problems.append(f"tests/fixtures/replay: holds captures of {captured}, tests/testbed/kernel/series "
+                        f"lists {series} (tests/testbed/capture-fixtures)")
+    return len(series)
+
+
 def main():
     repo, exporter = pathlib.Path(sys.argv[1]), sys.argv[2]
     problems = []
@@ -342,12 +376,13 @@ def main():
     state = check_state_claims(repo, exporter, problems)
     history = check_session_history(repo, problems)
     figures = check_figures(repo, problems)
+    kernels = check_kernel_list(repo, problems)
     for p in problems:
         print(p)
     print(f"docs: {flags} flags, {policies} policy examples, {metrics} metric mentions, "
           f"{paths} repository paths and links, {absent} absent/drift sentences, {lean} runbook "
           f"selectors (lean profile), {state} state claims, {history} lines for session history, "
-          f"{figures} measured figures checked; {len(problems)} problem(s)")
+          f"{figures} measured figures, {kernels} kernel series checked; {len(problems)} problem(s)")
     return 1 if problems else 0
 
 

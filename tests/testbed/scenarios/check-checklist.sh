@@ -15,7 +15,7 @@ sim=$(simnic_netdevs | head -n1)
 ibdev=$(rdma_links | awk -v n="$sim" '$2 == n { split($1, a, "/"); print a[1]; exit }')
 [ -n "$ibdev" ] || fail "no RDMA device bound to $sim"
 
-# The embedded default policy, as in qos_drift.sh, so only the item under test can differ.
+# The embedded default policy, as in qos-drift.sh, so only the item under test can differ.
 simnic_conform_default_policy "$sim" "$ibdev"
 ip link set "$sim" up
 port_is() { rdma_links | awk -v n="$sim" -v s="$1" '$2 == n && $3 == s { f = 1 } END { exit !f }'; }

@@ -16,7 +16,7 @@ sim=$(simnic_netdevs | head -n1)
 ibdev=$(rdma_links | awk -v n="$sim" '$2 == n { split($1, a, "/"); print a[1]; exit }')
 [ -n "$ibdev" ] || fail "no RDMA device bound to $sim"
 
-# The embedded default policy's state (as qos_drift.sh): in sync before the burst.
+# The embedded default policy's state (as qos-drift.sh): in sync before the burst.
 simnic_conform_default_policy "$sim" "$ibdev"
 ip link set "$sim" up
 

@@ -13,7 +13,7 @@ ibdev=$(rdma_links | awk -v n="$sim" '$2 == n { split($1, a, "/"); print a[1]; e
 config=/testbed/npd/roce-qos-monitor.json
 [ -f "$config" ] || fail "$config missing: the runner copies deploy/kubernetes/node-problem-detector"
 
-# The embedded default policy on $sim (as qos_drift.sh).
+# The embedded default policy on $sim (as qos-drift.sh).
 simnic_conform_default_policy "$sim" "$ibdev"
 
 # The config's values (one key per line in the shipped file; no jq in the guest).

@@ -25,11 +25,10 @@ simnic_storm_phase() {
 }
 # DCB netlink notifications seen for NETDEV (the module keeps the last 64 of all devices):
 # simnic_dcb_event_seq NETDEV: sequence number of the latest one (0 if none; compare before and
-# after an action); simnic_last_dcb_event NETDEV: e.g. "RTM_SETDCB IEEE_SET sim0".
+# after an action).
 simnic_dcb_event_seq() {
   tail -n 1 "$SIMNIC_DEBUGFS/$1/dcb_events" | awk '{ s = $1 } END { print s + 0 }'
 }
-simnic_last_dcb_event() { tail -n 1 "$SIMNIC_DEBUGFS/$1/dcb_events" | cut -d' ' -f2-; }
 # simnic_dcb_sets_after NETDEV SEQ: how many RTM_SETDCB notifications about NETDEV carry a sequence
 # number above SEQ (taken with simnic_dcb_event_seq; 0 right after a module load, which restarts
 # the numbering). Each DCB_CMD_IEEE_SET/IEEE_DEL a writer sends is one, even a failed one; control
