@@ -136,7 +136,7 @@ def node_values(tpl, dev, role, factor, k, period):
 
 def write_node(tpl, path, role, factor, period, samples):
     out = []
-    gstats_done = rdma_done = False
+    gstats_done, rdma_done = False, set()
     for line in tpl.lines:
         f = line.split(" ")
         if f[0] == "ioctl" and struct.unpack_from("<I", unb64(f[3]))[0] == ETHTOOL_GSTATS:
@@ -152,9 +152,9 @@ def write_node(tpl, path, role, factor, period, samples):
                     prev = after
             continue
         if f[0] == "netlink" and f[1] == str(NETLINK_RDMA) and f[5] in tpl.rdma:
-            if f[5] in rdma_done_set(out_state):
+            if f[5] in rdma_done:  # the request's replies are all written with its first record
                 continue
-            out_state.add(f[5])
+            rdma_done.add(f[5])
             last, slots = tpl.rdma[f[5]]
             own = unb64(f[6].split(",")[0])
             for k in range(samples):
@@ -172,13 +172,6 @@ def write_node(tpl, path, role, factor, period, samples):
         out.append(line)
     with open(path, "w", encoding="utf-8") as fh:
         fh.write("\n".join(out) + "\n")
-
-
-out_state = set()
-
-
-def rdma_done_set(state):
-    return state
 
 
 def drift_pfc(reply):
@@ -212,13 +205,12 @@ def main():
         role = role_of(i, a.nodes)
         node = f"node{i:03d}"
         factor = 0.5 + (i * 37 % 100) / 100
-        out_state.clear()
         write_node(tpl, os.path.join(a.out, f"{node}.bundle"), role, factor, a.period, a.samples)
         port = a.base_port + i
         switch = f"leaf{i // a.nodes_per_switch:02d}"
         targets.append({"targets": [f"127.0.0.1:{port}"],
                         "labels": {"node": node, "switch": switch, "rack": f"r{i // a.nodes_per_switch:02d}"}})
-        roles.append({"node": node, "port": port, "role": role, "instance": f"127.0.0.1:{port}",
+        roles.append({"node": node, "address": f"127.0.0.1:{port}", "role": role, "instance": node,
                       "switch": switch})
     with open(os.path.join(a.out, "targets.json"), "w", encoding="utf-8") as fh:
         json.dump(targets, fh, indent=1)
