@@ -10,8 +10,7 @@
 
 namespace roceqos {
 
-inline constexpr std::string_view kMetricsContentType =
-    "text/plain; version=0.0.4; charset=utf-8";
+inline constexpr std::string_view kMetricsContentType = "text/plain; version=0.0.4; charset=utf-8";
 
 /// The body of the latest snapshot, limited to the `collect[]` groups of the query (all without
 /// one; an unknown group is a 400 that names it), gzip when the client accepts it, with Vary

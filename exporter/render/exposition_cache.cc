@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <chrono>
 
-#include "exporter/render/gzip.h"
-
 namespace roceqos {
 namespace {
 
@@ -57,7 +55,7 @@ std::shared_ptr<const Exposition> ExpositionCache::Get(bool gzip, MetricGroups g
   if (!Fresh(entry.get(), latest.get())) Render(entry, std::move(latest), groups);
   if (gzip && !entry->gzip) {
     const auto start = std::chrono::steady_clock::now();
-    entry->gzip = GzipCompress(entry->text);
+    entry->gzip = gzip_.Compress(entry->text);
     last_render_seconds_ += SecondsSince(start);
   }
   return entry;

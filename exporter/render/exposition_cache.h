@@ -13,16 +13,17 @@
 #include <vector>
 
 #include "exporter/core/snapshot.h"
+#include "exporter/render/gzip.h"
 #include "exporter/render/metric_groups.h"
 #include "exporter/render/metrics.h"
 
 namespace roceqos {
 
 struct Exposition {
-  std::shared_ptr<const Snapshot> snapshot;  // what the body shows (null before the first sample)
+  std::shared_ptr<const Snapshot> snapshot;   // what the body shows (null before the first sample)
   MetricGroups groups = MetricGroups::All();  // the collect[] groups it holds
-  std::string text;                          // text format 0.0.4
-  std::optional<std::string> gzip;           // filled on the first gzip request, under the lock
+  std::string text;                           // text format 0.0.4
+  std::optional<std::string> gzip;            // filled on the first gzip request, under the lock
 };
 
 class ExpositionCache {
@@ -51,8 +52,9 @@ class ExpositionCache {
   std::mutex mutex_;
   // guarded by mutex_; an entry's gzip is written once under it
   std::vector<std::shared_ptr<Exposition>> entries_;
-  double last_render_seconds_ = 0;     // guarded by mutex_
-  uint64_t renders_ = 0;               // guarded by mutex_
+  GzipCompressor gzip_;             // guarded by mutex_
+  double last_render_seconds_ = 0;  // guarded by mutex_
+  uint64_t renders_ = 0;            // guarded by mutex_
 };
 
 }  // namespace roceqos

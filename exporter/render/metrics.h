@@ -48,7 +48,7 @@ class MetricSink {
 
   bool Wants(std::string_view area) const { return groups_.Contains(area); }
   Families* families() const { return families_; }  // null when writing text
-  std::string* text() const { return text_; }        // null when building families
+  std::string* text() const { return text_; }       // null when building families
 
  private:
   Families* families_ = nullptr;

@@ -64,8 +64,7 @@ inline std::string DirectText(const Snapshot* snapshot, const ServingStats* serv
 
 /// prometheus-cpp's TextSerializer over the families of the same render: what DirectText must
 /// equal byte for byte.
-inline std::string SerializedText(const Snapshot* snapshot,
-                                  const ServingStats* serving = nullptr) {
+inline std::string SerializedText(const Snapshot* snapshot, const ServingStats* serving = nullptr) {
   std::ostringstream out;
   prometheus::TextSerializer().Serialize(out, RenderSnapshot(snapshot, serving));
   return std::move(out).str();

@@ -91,8 +91,8 @@ TEST(ServeMetrics, GzipIsTheSelectedBodyCompressed) {
   std::string inflated, error;
   ASSERT_TRUE(GzipDecompress(r.Body(), inflated, error)) << error;
   EXPECT_EQ(inflated, ServeMetrics(Request("collect[]=self"), cache).Body());
-  EXPECT_THAT(r.headers, ::testing::Contains(std::pair<std::string, std::string>(
-                             "Content-Encoding", "gzip")));
+  EXPECT_THAT(r.headers,
+              ::testing::Contains(std::pair<std::string, std::string>("Content-Encoding", "gzip")));
 }
 
 // Sends one request to 127.0.0.1:port and returns the whole answer.
@@ -108,7 +108,8 @@ std::string Get(int port, const std::string& target) {
   std::string response;
   const std::string request = "GET " + target + " HTTP/1.1\r\nHost: x\r\n\r\n";
   if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      send(fd, request.data(), request.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(request.size())) {
+      send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
+          static_cast<ssize_t>(request.size())) {
     char buf[4096];
     ssize_t n;
     while ((n = recv(fd, buf, sizeof(buf), 0)) > 0) response.append(buf, static_cast<size_t>(n));
@@ -127,8 +128,7 @@ TEST(ServeMetrics, ThroughTheHttpServer) {
                       return ServeMetrics(request, cache);
                     }});
   HttpCounters counters;
-  auto server =
-      HttpServer::Start(HttpOptions{.listening_ports = "127.0.0.1:0"}, routes, &counters);
+  auto server = HttpServer::Start(HttpOptions{.listening_ports = "127.0.0.1:0"}, routes, &counters);
   ASSERT_TRUE(server.ok()) << server.error().message;
   const int port = server.value()->ListeningPorts()[0];
   const std::string all = Get(port, "/metrics");

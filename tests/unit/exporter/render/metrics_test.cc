@@ -10,11 +10,11 @@
 #include <set>
 #include <sstream>
 
+#include "bench/fleet.h"
 #include "exporter/core/build_info.h"
 #include "exporter/core/error_reason.h"
 #include "exporter/render/metric_table.h"
 #include "exporter/sampling/transceiver_poller.h"
-#include "bench/fleet.h"
 #include "tests/unit/support/fake_sources.h"
 #include "tests/unit/support/metric_families.h"
 

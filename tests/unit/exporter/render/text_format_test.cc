@@ -89,8 +89,8 @@ TEST(TextFormat, RandomValuesAsTheSerializerWritesThem) {
 }
 
 TEST(TextFormat, LabelValuesEscapedAsTheSerializerDoes) {
-  for (const std::string value : {"", "ens1f0np0", "a\"b", "back\\slash", "two\nlines",
-                                  "\\\"\n\\n", "trailing\\", "tab\there", "utf-8 \xc3\xa9"}) {
+  for (const std::string value : {"", "ens1f0np0", "a\"b", "back\\slash", "two\nlines", "\\\"\n\\n",
+                                  "trailing\\", "tab\there", "utf-8 \xc3\xa9"}) {
     EXPECT_EQ(DirectLine(1, value), SerializerLine(1, value)) << value;
   }
 }
