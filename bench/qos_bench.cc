@@ -147,7 +147,8 @@ void BM_RenderQosFamilies(benchmark::State& state) {
   size_t series = 0;
   for (auto _ : state) {
     Families out;
-    RenderQos(snapshot, out);
+    MetricSink sink(out);
+    RenderQos(snapshot, sink);
     series = 0;
     for (const auto& f : out) series += f.metric.size();
     benchmark::DoNotOptimize(out);

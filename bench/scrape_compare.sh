@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # Side by side, one run: node_exporter (Debian prometheus-node-exporter, ethtool collector only)
-# and roce_qos_exporter on the same 64 veths in a private network namespace. Reports per exporter:
-# scrape median and p99 (curl time_total over sequential scrapes), CPU seconds over a fixed
-# window of 15 s scrapes, RSS, plain and gzip body bytes. Then this exporter's cached scrapes alone
-# (a period of 1h: no new snapshot during the run, so every scrape after the first is one copy of
-# the cached body). Then the exporter alone on 8 veths at
-# the default period: CPU share of one core over the window. Figures: docs/performance.md.
+# and roce_qos_exporter on the same veths (8, then 64) in a private network namespace.
+# Headline, per device count: Prometheus-like scrapes, interleaved between the exporters — each
+# scrape one new curl process (so one new TCP connection) with Accept-Encoding: gzip, rounds
+# spaced so that every roce_qos_exporter scrape comes after a new snapshot (default 250 ms
+# period), as every scrape of a Prometheus scraping every 15 s does; median and p99 of curl's
+# time_total, and the ratio of the medians. The script checks that every such scrape rendered a
+# new snapshot (roce_exporter_scrape_renders_total). Secondary line: the same scrapes of a second
+# roce_qos_exporter with --sampler.period=1h, which serves one cached body (the floor: no render).
+# Then per exporter: CPU seconds (/proc/PID/stat) over a window of one scrape every 15 s, RSS,
+# plain and gzip body bytes. Figures: docs/performance.md "Serving".
 # Usage (root): bench/scrape_compare.sh path/to/roce_qos_exporter [scrapes] [window_seconds]
 set -euo pipefail
 exe=$(realpath "${1:?usage: $0 path/to/roce_qos_exporter [scrapes] [window_seconds]}")
-scrapes=${2:-300}
+scrapes=${2:-200}
 window=${3:-60}
 node_exporter=${NODE_EXPORTER:-/usr/bin/prometheus-node-exporter}
 [[ $(id -u) -eq 0 ]] || { echo "needs root (network namespace)" >&2; exit 1; }
@@ -28,12 +32,14 @@ trap 'exit 1' INT TERM  # the EXIT trap then stops the exporters
 ip netns add "$ns"
 in_ns() { ip netns exec "$ns" "$@"; }
 in_ns ip link set lo up
+veths=0
 make_veths() {  # N: rqb0..rqb(N-1), each with its peer rqp<i>
-  for ((i = 0; i < $1; i++)); do
+  for ((i = veths; i < $1; i++)); do
     in_ns ip link add "rqb$i" type veth peer name "rqp$i"
     in_ns ip link set "rqb$i" up
     in_ns ip link set "rqp$i" up
   done
+  veths=$1
 }
 cpu_seconds() {  # PID: utime + stime of the process, seconds
   awk -v hz="$(getconf CLK_TCK)" '{ print ($14 + $15) / hz }' "/proc/$1/stat"
@@ -44,67 +50,90 @@ wait_up() {  # URL
   echo "not answering: $1" >&2
   exit 1
 }
-# scrape_times NAME URL: `scrapes` sequential gzip scrapes; sets median and p99 (ms).
-scrape_times() {
-  local name=$1 url=$2 args=()
-  # One curl process for all scrapes, so the scrapes follow each other as fast as each answer
-  # comes (as a busy Prometheus would), not at the pace of process start-up.
-  for ((i = 0; i < scrapes; i++)); do args+=(-o /dev/null "$url"); done
-  in_ns curl -sf -H 'Accept-Encoding: gzip' -w '%{time_total}\n' "${args[@]}" |
-    sort -g >"$work/$name.times"
-  median=$(awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] * 1000 }' "$work/$name.times")
-  p99=$(awk '{ a[NR] = $1 } END { i = int(NR * 0.99); if (i < 1) i = 1; print a[i] * 1000 }' \
-    "$work/$name.times")
+renders() {  # URL: roce_exporter_scrape_renders_total as the served body shows it
+  in_ns curl -sf "$1" | awk '$1 == "roce_exporter_scrape_renders_total" { print $2 }'
 }
-# measure NAME PID URL: sequential scrapes (median, p99), bytes, then CPU over the window.
-measure() {
-  local name=$1 pid=$2 url=$3
-  local median p99 plain gz cpu0 cpu1
-  scrape_times "$name" "$url"
-  plain=$(in_ns curl -sf -o /dev/null -w '%{size_download}' "$url")
-  gz=$(in_ns curl -sf -o /dev/null -H 'Accept-Encoding: gzip' -w '%{size_download}' "$url")
-  cpu0=$(cpu_seconds "$pid")
+scrape() {  # NAME URL: one Prometheus-like scrape; appends curl's time_total (s) to NAME.times
+  local out
+  out=$(in_ns curl -s -o /dev/null -H 'Accept-Encoding: gzip' -w '%{http_code} %{time_total}' "$2")
+  [[ ${out%% *} == 200 ]] || { echo "$1: scrape answered '$out'" >&2; exit 1; }
+  echo "${out#* }" >>"$work/$1.times"
+}
+stats() {  # NAME: sets median and p99 (ms) of NAME.times
+  sort -g "$work/$1.times" >"$work/$1.sorted"
+  median=$(awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] * 1000 }' "$work/$1.sorted")
+  p99=$(awk '{ a[NR] = $1 } END { i = int(NR * 0.99 + 0.999); print a[i] * 1000 }' \
+    "$work/$1.sorted")
+}
+bytes() {  # URL: plain and gzip body bytes
+  plain=$(in_ns curl -sf -o /dev/null -w '%{size_download}' "$1")
+  gz=$(in_ns curl -sf -o /dev/null -H 'Accept-Encoding: gzip' -w '%{size_download}' "$1")
+}
+
+run_size() {  # N
+  local n=$1 node_url=http://127.0.0.1:9100/metrics url=http://127.0.0.1:9879/metrics
+  local cached_url=http://127.0.0.1:9880/metrics
+  make_veths "$n"
+  rm -f "$work"/*.times
+  ip netns exec "$ns" "$node_exporter" --web.listen-address=127.0.0.1:9100 \
+    --collector.disable-defaults --collector.ethtool 2>"$work/node.log" &
+  pids=($!)
+  ip netns exec "$ns" "$exe" --web.listen-address=127.0.0.1:9879 \
+    --collector.device-include='rqb.*' 2>"$work/exporter.log" &
+  pids+=($!)
+  ip netns exec "$ns" "$exe" --web.listen-address=127.0.0.1:9880 \
+    --collector.device-include='rqb.*' --sampler.period=1h --sampler.discovery-interval=1h \
+    2>"$work/cached.log" &
+  pids+=($!)
+  wait_up "$node_url"
+  wait_up http://127.0.0.1:9879/-/ready
+  wait_up http://127.0.0.1:9880/-/ready
+  in_ns curl -sf -o /dev/null -H 'Accept-Encoding: gzip' "$cached_url"  # its one render
+  local renders0 renders1
+  renders0=$(renders "$url")
+  for ((i = 0; i < scrapes; i++)); do
+    scrape node_exporter "$node_url"
+    scrape roce_qos_exporter "$url"
+    scrape cached "$cached_url"
+    sleep 0.3  # > the 250 ms period: the next scrape finds a new snapshot
+  done
+  renders1=$(renders "$url")
+  echo "== $n veths: $scrapes Prometheus-like scrapes each (new connection, gzip, interleaved)"
+  stats node_exporter
+  local node_median=$median
+  printf '%-34s median %8.3f ms  p99 %8.3f ms\n' node_exporter "$median" "$p99"
+  stats roce_qos_exporter
+  printf '%-34s median %8.3f ms  p99 %8.3f ms  (%.0fx node_exporter; %d renders for %d scrapes)\n' \
+    roce_qos_exporter "$median" "$p99" "$(echo "$node_median / $median" | bc -l)" \
+    "$((renders1 - renders0 - 1))" "$scrapes"
+  stats cached
+  printf '%-34s median %8.3f ms  p99 %8.3f ms\n' "  cached body (no new snapshot)" "$median" "$p99"
+  local cpu_node0 cpu_node1 cpu0 cpu1
+  cpu_node0=$(cpu_seconds "${pids[0]}")
+  cpu0=$(cpu_seconds "${pids[1]}")
   for ((t = 0; t < window; t += 15)); do
+    in_ns curl -sf -o /dev/null -H 'Accept-Encoding: gzip' "$node_url"
     in_ns curl -sf -o /dev/null -H 'Accept-Encoding: gzip' "$url"
     sleep 15
   done
-  cpu1=$(cpu_seconds "$pid")
-  printf '%-18s median %8.3f ms  p99 %8.3f ms  cpu %6.2f s/%ss (%.3f%% core)  rss %6d KiB  plain %8d B  gzip %7d B (%.1f%%)\n' \
-    "$name" "$median" "$p99" "$(echo "$cpu1 - $cpu0" | bc -l)" "$window" \
-    "$(echo "($cpu1 - $cpu0) * 100 / $window" | bc -l)" "$(rss_kib "$pid")" "$plain" "$gz" \
-    "$(echo "$gz * 100 / $plain" | bc -l)"
+  cpu_node1=$(cpu_seconds "${pids[0]}")
+  cpu1=$(cpu_seconds "${pids[1]}")
+  ((window > 0)) || window=1 # no CPU window asked for: the figures below read 0
+  for name in node_exporter roce_qos_exporter; do
+    if [[ $name == node_exporter ]]; then
+      bytes "$node_url"
+      set -- "$cpu_node0" "$cpu_node1" "${pids[0]}"
+    else
+      bytes "$url"
+      set -- "$cpu0" "$cpu1" "${pids[1]}"
+    fi
+    printf '%-34s cpu %6.2f s/%ss (%.3f%% core)  rss %6d KiB  plain %8d B  gzip %7d B (%.1f%%)\n' \
+      "$name" "$(echo "$2 - $1" | bc -l)" "$window" "$(echo "($2 - $1) * 100 / $window" | bc -l)" \
+      "$(rss_kib "$3")" "$plain" "$gz" "$(echo "$gz * 100 / $plain" | bc -l)"
+  done
+  for p in "${pids[@]}"; do kill "$p"; wait "$p" 2>/dev/null || true; done
+  pids=()
 }
 
-echo "== 64 veths, $scrapes scrapes each (gzip, sequential), CPU over ${window}s of 15 s scrapes"
-make_veths 64
-ip netns exec "$ns" "$node_exporter" --web.listen-address=127.0.0.1:9100 --collector.disable-defaults \
-  --collector.ethtool 2>"$work/node.log" &
-pids+=($!)
-ip netns exec "$ns" "$exe" --web.listen-address=127.0.0.1:9879 --collector.device-include='rqb.*' \
-  2>"$work/exporter.log" &
-pids+=($!)
-wait_up http://127.0.0.1:9100/metrics
-wait_up http://127.0.0.1:9879/-/ready
-measure node_exporter "${pids[0]}" http://127.0.0.1:9100/metrics
-measure roce_qos_exporter "${pids[1]}" http://127.0.0.1:9879/metrics
-for p in "${pids[@]}"; do kill "$p"; wait "$p" 2>/dev/null || true; done
-pids=()
-
-echo "== 64 veths, cached scrapes only: --sampler.period=1h, so only the first scrape renders"
-ip netns exec "$ns" "$exe" --web.listen-address=127.0.0.1:9879 --collector.device-include='rqb.*' \
-  --sampler.period=1h --sampler.discovery-interval=1h 2>"$work/exporter.log" &
-pids+=($!)
-wait_up http://127.0.0.1:9879/-/ready
-in_ns curl -sf -o /dev/null -H 'Accept-Encoding: gzip' http://127.0.0.1:9879/metrics # the render
-scrape_times cached http://127.0.0.1:9879/metrics
-printf '%-18s median %8.3f ms  p99 %8.3f ms\n' roce_qos_exporter_cached "$median" "$p99"
-for p in "${pids[@]}"; do kill "$p"; wait "$p" 2>/dev/null || true; done
-pids=()
-
-echo "== 8 veths, roce_qos_exporter alone, default period (250ms), CPU over ${window}s of 15 s scrapes"
-for ((i = 8; i < 64; i++)); do in_ns ip link del "rqb$i"; done
-ip netns exec "$ns" "$exe" --web.listen-address=127.0.0.1:9879 --collector.device-include='rqb.*' \
-  2>"$work/exporter.log" &
-pids+=($!)
-wait_up http://127.0.0.1:9879/-/ready
-measure roce_qos_exporter_8veths "${pids[0]}" http://127.0.0.1:9879/metrics
+run_size 8
+run_size 64

@@ -1,6 +1,7 @@
 // HTTP request handling (exporter/app/http_server.cc): the input is sent as raw bytes (request
 // line, headers, body) to a server on 127.0.0.1 with the exporter's route shapes; civetweb parses
-// it and the project's dispatcher routes it (exact path, method, HEAD as GET, 404/405/500).
+// it and the project's dispatcher routes it (exact path, method, HEAD as GET, 404/405/500);
+// /metrics is the real handler, so the query string goes through the collect[] parser.
 // After every input the server must still answer a well-formed request: a bad request may be
 // refused, never take the endpoint down.
 #include <arpa/inet.h>
@@ -17,6 +18,7 @@
 #include <string>
 
 #include "exporter/app/http_server.h"
+#include "exporter/app/metrics_route.h"
 
 namespace {
 
@@ -25,8 +27,11 @@ roceqos::HttpServer* Server(int* port) {
   static int bound = 0;
   if (!server) {
     std::vector<roceqos::HttpRoute> routes;
-    routes.push_back({"/metrics", {"GET"}, [](const roceqos::HttpRequest&) {
-                        return roceqos::HttpResponse{.body = "up 1\n"};
+    // Before the first sample: build info and serving counters only, a small body.
+    static roceqos::ExpositionCache cache([] { return std::shared_ptr<const roceqos::Snapshot>(); },
+                                          nullptr);
+    routes.push_back({"/metrics", {"GET"}, [](const roceqos::HttpRequest& request) {
+                        return roceqos::ServeMetrics(request, cache);
                       }});
     routes.push_back({"/-/reload", {"POST"}, [](const roceqos::HttpRequest&) {
                         return roceqos::HttpResponse{.body = "ok\n"};

@@ -113,7 +113,10 @@ def text_seeds():
         put('cli_fuzz', name, '\0'.join(argv).encode())
     for name, req in {'get': 'GET /metrics HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip\r\n\r\n',
                       'reload': 'POST /-/reload HTTP/1.1\r\nContent-Length: 0\r\n\r\n',
-                      '404': 'HEAD /nope?x=1 HTTP/1.0\r\n\r\n'}.items():
+                      '404': 'HEAD /nope?x=1 HTTP/1.0\r\n\r\n',
+                      'collect': 'GET /metrics?collect%5B%5D=self&collect[]=q%6Fs&x=%zz HTTP/1.1\r\n'
+                                 'Host: x\r\nAccept-Encoding: gzip\r\n\r\n',
+                      'collect-unknown': 'GET /metrics?collect[]=nope HTTP/1.1\r\nHost: x\r\n\r\n'}.items():
         put('http_fuzz', name, req.encode())
 
 

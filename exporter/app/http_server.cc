@@ -20,6 +20,8 @@ std::string_view StatusText(int status) {
   switch (status) {
     case 200:
       return "OK";
+    case 400:
+      return "Bad Request";
     case 403:
       return "Forbidden";
     case 404:
@@ -170,6 +172,11 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
   }
   // One catch-all handler: civetweb matches "/" as a prefix of every URI.
   mg_set_request_handler(server->context_, "/", &HttpServer::Dispatch, server.get());
+  // Without an authorization handler civetweb looks for a .htpasswd file on every request (a
+  // stat per scrape, and a file that would start demanding passwords if someone created it);
+  // the exporter authenticates nobody (TLS and auth belong to a proxy, docs/deployment.md).
+  mg_set_auth_handler(
+      server->context_, "/", [](mg_connection*, void*) { return 1; }, nullptr);
   return server;
 }
 
@@ -237,23 +244,32 @@ int HttpServer::Dispatch(mg_connection* conn, void* self) {
   const mg_request_info* info = mg_get_request_info(conn);
   HttpServer* server = static_cast<HttpServer*>(self);
   const char* accept_encoding = mg_get_header(conn, "Accept-Encoding");
-  HttpRequest request{info->request_method ? info->request_method : "",
-                      info->local_uri ? info->local_uri : "",
-                      accept_encoding ? accept_encoding : ""};
+  HttpRequest request{
+      info->request_method ? info->request_method : "", info->local_uri ? info->local_uri : "",
+      info->query_string ? info->query_string : "", accept_encoding ? accept_encoding : ""};
   const HttpResponse response = server->Admit(request);
+  const std::string_view body = response.Body();
   std::string head = fmt::format(
       "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\n"
       "Cache-Control: no-store\r\nConnection: close\r\n",
-      response.status, StatusText(response.status), response.content_type, response.body.size());
+      response.status, StatusText(response.status), response.content_type, body.size());
   for (const auto& [name, value] : response.headers) head += fmt::format("{}: {}\r\n", name, value);
   head += "\r\n";
-  mg_write(conn, head.data(), head.size());
-  const bool with_body = request.method != "HEAD" && !response.body.empty();
-  if (with_body) mg_write(conn, response.body.data(), response.body.size());
+  const bool with_body = request.method != "HEAD" && !body.empty();
+  // One send for head and body when the body is small enough to copy (every gzip body is): on
+  // loopback each send is a trip through the TCP stack and a wakeup of the client.
+  constexpr size_t kCopyBelow = size_t{256} * 1024;
+  if (with_body && body.size() < kCopyBelow) {
+    head += body;
+    mg_write(conn, head.data(), head.size());
+  } else {
+    mg_write(conn, head.data(), head.size());
+    if (with_body) mg_write(conn, body.data(), body.size());
+  }
   const bool gzip = std::any_of(response.headers.begin(), response.headers.end(), [](auto& h) {
     return h.first == "Content-Encoding" && h.second == "gzip";
   });
-  server->counters_->Answered(response.status, with_body ? response.body.size() : 0, gzip);
+  server->counters_->Answered(response.status, with_body ? body.size() : 0, gzip);
   return response.status;
 }
 

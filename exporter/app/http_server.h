@@ -26,6 +26,7 @@ namespace roceqos {
 struct HttpRequest {
   std::string_view method;           // "GET", "POST", ...
   std::string_view path;             // decoded, without the query string
+  std::string_view query;            // after '?', still percent-encoded; empty when absent
   std::string_view accept_encoding;  // the Accept-Encoding header, empty when absent
 };
 
@@ -33,7 +34,11 @@ struct HttpResponse {
   int status = 200;
   std::string content_type = "text/plain; charset=utf-8";
   std::string body;
+  /// Instead of `body`: a body owned elsewhere (the exposition cache's), sent without a copy.
+  std::shared_ptr<const std::string> shared_body;
   std::vector<std::pair<std::string, std::string>> headers;  // extra headers
+
+  std::string_view Body() const { return shared_body ? std::string_view(*shared_body) : body; }
 };
 
 using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
@@ -65,7 +70,7 @@ struct HttpOptions {
 /// Promhttp-style counters of the server, read lock-free by the /metrics renderer.
 class HttpCounters {
  public:
-  static constexpr std::array<int, 6> kCodes = {200, 403, 404, 405, 500, 503};
+  static constexpr std::array<int, 7> kCodes = {200, 400, 403, 404, 405, 500, 503};
   void Answered(int status, uint64_t body_bytes, bool gzip);
   ServingStats Read() const;  // render_seconds and renders are left 0: the cache fills them
   std::atomic<int64_t> in_flight{0};

@@ -16,6 +16,7 @@
 #include "exporter/app/enforcer_lock.h"
 #include "exporter/app/health.h"
 #include "exporter/app/http_server.h"
+#include "exporter/app/metrics_route.h"
 #include "exporter/app/storm_guard.h"
 #include "exporter/app/systemd_notify.h"
 #include "exporter/core/build_info.h"
@@ -36,8 +37,6 @@
 
 namespace roceqos {
 namespace {
-
-constexpr std::string_view kMetricsContentType = "text/plain; version=0.0.4; charset=utf-8";
 
 std::string LandingPage(const Config& config) {
   return fmt::format(
@@ -65,19 +64,6 @@ HttpResponse Reload(const Config& config, QosEngine& qos) {
   return r;
 }
 
-// The rendered body of the latest snapshot, gzip when the client accepts it (Vary either way,
-// so a cache between us and the client keeps the two apart).
-HttpResponse Metrics(const HttpRequest& request, ExpositionCache& cache) {
-  const bool gzip = AcceptsGzip(request.accept_encoding);
-  std::shared_ptr<const Exposition> exposition = cache.Get(gzip);
-  HttpResponse r;
-  r.content_type = kMetricsContentType;
-  r.body = gzip ? *exposition->gzip : exposition->text;
-  if (gzip) r.headers.emplace_back("Content-Encoding", "gzip");
-  r.headers.emplace_back("Vary", "Accept-Encoding");
-  return r;
-}
-
 HttpResponse Text(int status, std::string body, std::string content_type = "") {
   HttpResponse r;
   r.status = status;
@@ -92,7 +78,7 @@ std::vector<HttpRoute> Routes(const Config& config, const Sampler& sampler, Expo
   routes.push_back(
       {"/-/reload", {"POST"}, [&config, &qos](const HttpRequest&) { return Reload(config, qos); }});
   routes.push_back({config.telemetry_path, {"GET"}, [&cache](const HttpRequest& request) {
-                      return Metrics(request, cache);
+                      return ServeMetrics(request, cache);
                     }});
   // 503 with the reason once the sampler stopped publishing (health.h): the liveness probe's
   // counterpart of the systemd watchdog.

@@ -10,16 +10,20 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "exporter/core/snapshot.h"
+#include "exporter/render/gzip.h"
+#include "exporter/render/metric_groups.h"
 #include "exporter/render/metrics.h"
 
 namespace roceqos {
 
 struct Exposition {
-  std::shared_ptr<const Snapshot> snapshot;  // what the body shows (null before the first sample)
-  std::string text;                          // text format 0.0.4
-  std::optional<std::string> gzip;           // filled on the first gzip request, under the lock
+  std::shared_ptr<const Snapshot> snapshot;   // what the body shows (null before the first sample)
+  MetricGroups groups = MetricGroups::All();  // the collect[] groups it holds
+  std::string text;                           // text format 0.0.4
+  std::optional<std::string> gzip;            // filled on the first gzip request, under the lock
 };
 
 class ExpositionCache {
@@ -29,19 +33,28 @@ class ExpositionCache {
   ExpositionCache(Latest latest, Serving serving)
       : latest_(std::move(latest)), serving_(std::move(serving)) {}
 
-  /// The exposition of the latest snapshot (or a newer one), with `gzip` filled when asked for.
-  /// Concurrent callers for a new snapshot wait for one render instead of each rendering.
-  std::shared_ptr<const Exposition> Get(bool gzip);
+  /// The exposition of the latest snapshot (or a newer one) limited to `groups`, with `gzip`
+  /// filled when asked for. Concurrent callers for a new snapshot wait for one render instead of
+  /// each rendering.
+  std::shared_ptr<const Exposition> Get(bool gzip, MetricGroups groups = MetricGroups::All());
 
  private:
-  bool Fresh(const Snapshot* latest) const;
+  // A few collect[] selections are cached side by side (a site scraping with two jobs uses two);
+  // beyond that the oldest entry makes room.
+  static constexpr size_t kMaxEntries = 4;
+
+  std::shared_ptr<Exposition>& EntryFor(MetricGroups groups);
+  void Render(std::shared_ptr<Exposition>& entry, std::shared_ptr<const Snapshot> latest,
+              MetricGroups groups);
 
   Latest latest_;
   Serving serving_;
   std::mutex mutex_;
-  std::shared_ptr<Exposition> entry_;  // guarded by mutex_; gzip is written once under it
-  double last_render_seconds_ = 0;     // guarded by mutex_
-  uint64_t renders_ = 0;               // guarded by mutex_
+  // guarded by mutex_; an entry's gzip is written once under it
+  std::vector<std::shared_ptr<Exposition>> entries_;
+  GzipCompressor gzip_;             // guarded by mutex_
+  double last_render_seconds_ = 0;  // guarded by mutex_
+  uint64_t renders_ = 0;            // guarded by mutex_
 };
 
 }  // namespace roceqos

@@ -1,5 +1,6 @@
 #include "exporter/render/gzip.h"
 
+#include <libdeflate.h>
 #include <zlib.h>
 
 #include <new>
@@ -7,30 +8,31 @@
 namespace roceqos {
 namespace {
 
-// deflateInit2/inflateInit2 windowBits: 15 (32 KiB window) + 16 selects the gzip wrapper
-// (zlib.h), not the zlib one that "deflate" in HTTP would be.
+// inflateInit2 windowBits: 15 (32 KiB window) + 16 selects the gzip wrapper (zlib.h), not the
+// zlib one that "deflate" in HTTP would be.
 constexpr int kGzipWindowBits = 15 + 16;
+
+// libdeflate's levels run 0-12; 1 is its fastest (docs/decisions.md has the measured sizes).
+constexpr int kGzipLevel = 1;
 
 }  // namespace
 
-std::string GzipCompress(std::string_view text) {
-  z_stream stream{};
-  if (deflateInit2(&stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, kGzipWindowBits, 8,
-                   Z_DEFAULT_STRATEGY) != Z_OK) {
-    throw std::bad_alloc();
-  }
-  std::string out(deflateBound(&stream, text.size()), '\0');
-  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
-  stream.avail_in = static_cast<uInt>(text.size());
-  stream.next_out = reinterpret_cast<Bytef*>(out.data());
-  stream.avail_out = static_cast<uInt>(out.size());
-  // deflateBound() room: one Z_FINISH call completes the stream.
-  const int rc = deflate(&stream, Z_FINISH);
-  out.resize(stream.total_out);
-  deflateEnd(&stream);
-  if (rc != Z_STREAM_END) throw std::bad_alloc();
-  return out;
+GzipCompressor::GzipCompressor() : compressor_(libdeflate_alloc_compressor(kGzipLevel)) {
+  if (compressor_ == nullptr) throw std::bad_alloc();
 }
+
+GzipCompressor::~GzipCompressor() { libdeflate_free_compressor(compressor_); }
+
+std::string GzipCompressor::Compress(std::string_view text) {
+  buffer_.resize(libdeflate_gzip_compress_bound(compressor_, text.size()));
+  // The bound leaves room for any input, so 0 (no room) cannot happen.
+  const size_t size = libdeflate_gzip_compress(compressor_, text.data(), text.size(),
+                                               buffer_.data(), buffer_.size());
+  if (size == 0) throw std::bad_alloc();
+  return std::string(buffer_.data(), size);
+}
+
+std::string GzipCompress(std::string_view text) { return GzipCompressor().Compress(text); }
 
 bool GzipDecompress(std::string_view gzip, std::string& out, std::string& error) {
   z_stream stream{};

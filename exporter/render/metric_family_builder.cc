@@ -1,7 +1,11 @@
 #include "exporter/render/metric_family_builder.h"
 
 #include <cassert>
+#include <cstdint>
+#include <cstring>
 #include <string>
+
+#include "exporter/render/text_format.h"
 
 namespace roceqos {
 namespace {
@@ -18,40 +22,98 @@ prometheus::MetricType ToPrometheus(MetricKind kind) {
   return prometheus::MetricType::Untyped;
 }
 
-}  // namespace
-
-FamilyBuilder::FamilyBuilder(const MetricDef& def) : def_(def) {
-  family_.name = std::string(def.name);
-  family_.help = std::string(def.help);
-  family_.type = ToPrometheus(def.kind);
+std::string_view TypeName(MetricKind kind) {
+  switch (kind) {
+    case MetricKind::kCounter:
+      return "counter";
+    case MetricKind::kGauge:
+      return "gauge";
+    case MetricKind::kUntyped:
+      break;
+  }
+  return "untyped";
 }
+
+// Reads the next label value that Add() stored at `pos` and advances past it.
+std::string_view NextLabel(const std::string& labels, size_t& pos) {
+  uint32_t size = 0;
+  std::memcpy(&size, labels.data() + pos, sizeof(size));
+  pos += sizeof(size);
+  const std::string_view value(labels.data() + pos, size);
+  pos += size;
+  return value;
+}
+
+}  // namespace
 
 void FamilyBuilder::Add(std::initializer_list<std::string_view> label_values, double value) {
   if (label_values.size() != def_.label_count()) {
     assert(false && "label values do not match the metric table");
     return;
   }
-  prometheus::ClientMetric& metric = family_.metric.emplace_back();
-  metric.label.reserve(label_values.size());
-  size_t i = 0;
   for (std::string_view v : label_values) {
-    metric.label.push_back({std::string(def_.labels[i++]), std::string(v)});
+    const auto size = static_cast<uint32_t>(v.size());
+    labels_.append(reinterpret_cast<const char*>(&size), sizeof(size));
+    labels_ += v;
   }
-  switch (def_.kind) {
-    case MetricKind::kCounter:
-      metric.counter.value = value;
-      break;
-    case MetricKind::kGauge:
-      metric.gauge.value = value;
-      break;
-    case MetricKind::kUntyped:
-      metric.untyped.value = value;
-      break;
+  values_.push_back(value);
+}
+
+void FamilyBuilder::AppendTo(MetricSink& out) {
+  if (values_.empty() || !out.Wants(def_.area)) return;
+  if (out.text() != nullptr) WriteText(*out.text());
+  if (out.families() != nullptr) AppendFamily(*out.families());
+}
+
+// What prometheus::TextSerializer writes for the family AppendFamily() builds.
+void FamilyBuilder::WriteText(std::string& out) const {
+  if (!def_.help.empty()) {
+    out.append("# HELP ").append(def_.name).append(" ").append(def_.help).append("\n");
+  }
+  out.append("# TYPE ").append(def_.name).append(" ").append(TypeName(def_.kind)).append("\n");
+  const size_t label_count = def_.label_count();
+  size_t pos = 0;
+  for (double value : values_) {
+    out += def_.name;
+    for (size_t i = 0; i < label_count; ++i) {
+      out += i == 0 ? '{' : ',';
+      out.append(def_.labels[i]).append("=\"");
+      AppendLabelValue(out, NextLabel(labels_, pos));
+      out += '"';
+    }
+    if (label_count > 0) out += '}';
+    out += ' ';
+    AppendSampleValue(out, value);
+    out += '\n';
   }
 }
 
-void FamilyBuilder::AppendTo(std::vector<prometheus::MetricFamily>& out) {
-  if (!family_.metric.empty()) out.push_back(std::move(family_));
+void FamilyBuilder::AppendFamily(Families& out) const {
+  prometheus::MetricFamily& family = out.emplace_back();
+  family.name = std::string(def_.name);
+  family.help = std::string(def_.help);
+  family.type = ToPrometheus(def_.kind);
+  const size_t label_count = def_.label_count();
+  family.metric.reserve(values_.size());
+  size_t pos = 0;
+  for (double value : values_) {
+    prometheus::ClientMetric& metric = family.metric.emplace_back();
+    metric.label.reserve(label_count);
+    for (size_t i = 0; i < label_count; ++i) {
+      metric.label.push_back({std::string(def_.labels[i]), std::string(NextLabel(labels_, pos))});
+    }
+    switch (def_.kind) {
+      case MetricKind::kCounter:
+        metric.counter.value = value;
+        break;
+      case MetricKind::kGauge:
+        metric.gauge.value = value;
+        break;
+      case MetricKind::kUntyped:
+        metric.untyped.value = value;
+        break;
+    }
+  }
 }
 
 }  // namespace roceqos

@@ -11,8 +11,7 @@ std::string_view IndexLabel(int index, std::string& storage) {
   return storage;
 }
 
-Families RenderSnapshot(const Snapshot* snapshot, const ServingStats* serving) {
-  Families out;
+void RenderSnapshot(const Snapshot* snapshot, const ServingStats* serving, MetricSink& out) {
   if (snapshot != nullptr) {
     RenderEthtoolCounters(*snapshot, out);
     RenderRdmaCounters(*snapshot, out);
@@ -24,7 +23,13 @@ Families RenderSnapshot(const Snapshot* snapshot, const ServingStats* serving) {
   }
   RenderSelf(snapshot, out);
   if (serving != nullptr) RenderServing(*serving, out);
-  return out;
+}
+
+Families RenderSnapshot(const Snapshot* snapshot, const ServingStats* serving) {
+  Families families;
+  MetricSink sink(families);
+  RenderSnapshot(snapshot, serving, sink);
+  return families;
 }
 
 std::vector<prometheus::MetricFamily> SnapshotCollectable::Collect() const {

@@ -1,10 +1,11 @@
 #pragma once
 
-// /metrics rendering: a snapshot becomes fresh MetricFamily values on every scrape (the
-// const-metric pattern: nothing persists between scrapes, so a device that vanished leaves no
-// series). Rendering is split into one function per area, each in its own metrics_<area>.cc,
-// each appending its families; RenderSnapshot calls them in catalogue order. The QoS and signals
-// work add RenderQos (metrics_qos.cc) and RenderDerived (metrics_derived.cc) to that list.
+// /metrics rendering: a snapshot becomes fresh families on every render (the const-metric
+// pattern: nothing persists between renders, so a device that vanished leaves no series).
+// Rendering is split into one function per area, each in its own metrics_<area>.cc, each
+// appending its families to a MetricSink; RenderSnapshot calls them in catalogue order. The sink
+// takes prometheus-cpp MetricFamily values (tests, SnapshotCollectable) or writes the text format
+// directly (/metrics, exposition_cache.h), the same bytes TextSerializer would write.
 
 #include <prometheus/collectable.h>
 #include <prometheus/metric_family.h>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "exporter/core/snapshot.h"
+#include "exporter/render/metric_groups.h"
 
 namespace roceqos {
 
@@ -35,18 +37,41 @@ struct ServingStats {
   uint64_t renders = 0;
 };
 
-void RenderEthtoolCounters(const Snapshot& snapshot, Families& out);  // metrics_counters.cc
-void RenderRdmaCounters(const Snapshot& snapshot, Families& out);     // metrics_rdma.cc
-void RenderDeviceInfo(const Snapshot& snapshot, Families& out);       // metrics_device.cc
-void RenderQos(const Snapshot& snapshot, Families& out);              // metrics_qos.cc
-void RenderDerived(const Snapshot& snapshot, Families& out);          // metrics_derived.cc
-void RenderTransceivers(const Snapshot& snapshot, Families& out);     // metrics_transceiver.cc
-void RenderLldp(const Snapshot& snapshot, Families& out);             // metrics_lldp.cc
-/// Self-metrics; `snapshot` is null before the first sample (build info only).
-void RenderSelf(const Snapshot* snapshot, Families& out);      // metrics_self.cc
-void RenderServing(const ServingStats& stats, Families& out);  // metrics_self.cc
+/// Where the renderers put their families, limited to `groups`: prometheus-cpp values, or the
+/// text format 0.0.4 appended to a string.
+class MetricSink {
+ public:
+  explicit MetricSink(Families& families, MetricGroups groups = MetricGroups::All())
+      : families_(&families), groups_(groups) {}
+  explicit MetricSink(std::string& text, MetricGroups groups = MetricGroups::All())
+      : text_(&text), groups_(groups) {}
 
-/// All families for one scrape. Never throws on data; `snapshot` and `serving` may be null.
+  bool Wants(std::string_view area) const { return groups_.Contains(area); }
+  Families* families() const { return families_; }  // null when writing text
+  std::string* text() const { return text_; }       // null when building families
+
+ private:
+  Families* families_ = nullptr;
+  std::string* text_ = nullptr;
+  MetricGroups groups_;
+};
+
+void RenderEthtoolCounters(const Snapshot& snapshot, MetricSink& out);  // metrics_counters.cc
+void RenderRdmaCounters(const Snapshot& snapshot, MetricSink& out);     // metrics_rdma.cc
+void RenderDeviceInfo(const Snapshot& snapshot, MetricSink& out);       // metrics_device.cc
+void RenderQos(const Snapshot& snapshot, MetricSink& out);              // metrics_qos.cc
+void RenderDerived(const Snapshot& snapshot, MetricSink& out);          // metrics_derived.cc
+void RenderTransceivers(const Snapshot& snapshot, MetricSink& out);     // metrics_transceiver.cc
+void RenderLldp(const Snapshot& snapshot, MetricSink& out);             // metrics_lldp.cc
+/// Self-metrics; `snapshot` is null before the first sample (build info only).
+void RenderSelf(const Snapshot* snapshot, MetricSink& out);      // metrics_self.cc
+void RenderServing(const ServingStats& stats, MetricSink& out);  // metrics_self.cc
+
+/// Every family of one scrape into `out`, in catalogue order. Never throws on data; `snapshot`
+/// and `serving` may be null.
+void RenderSnapshot(const Snapshot* snapshot, const ServingStats* serving, MetricSink& out);
+
+/// The same as prometheus-cpp families (tests, SnapshotCollectable).
 Families RenderSnapshot(const Snapshot* snapshot, const ServingStats* serving = nullptr);
 
 /// Label value for a priority / traffic class index without allocating for 0..7.

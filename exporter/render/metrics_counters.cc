@@ -89,7 +89,7 @@ struct CounterFamilies {
     }
   }
 
-  void AppendTo(Families& out) {
+  void AppendTo(MetricSink& out) {
     for (FamilyBuilder* f :
          {&pause_frames, &pause_duration, &pause_transitions, &prio_packets, &prio_bytes,
           &prio_discards, &tc_discards, &tc_ecn, &global_pause, &global_pause_duration,
@@ -101,7 +101,7 @@ struct CounterFamilies {
 
 }  // namespace
 
-void RenderEthtoolCounters(const Snapshot& snapshot, Families& out) {
+void RenderEthtoolCounters(const Snapshot& snapshot, MetricSink& out) {
   CounterFamilies families;
   std::string index_storage;
   for (const DeviceSnapshot& device : snapshot.devices) {

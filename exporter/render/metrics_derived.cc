@@ -10,7 +10,7 @@
 
 namespace roceqos {
 
-void RenderDerived(const Snapshot& snapshot, Families& out) {
+void RenderDerived(const Snapshot& snapshot, MetricSink& out) {
   FamilyBuilder rate_peak(FindMetric("roce_pfc_pause_rate_peak"));
   FamilyBuilder paused_ratio(FindMetric("roce_pfc_paused_ratio"));
   FamilyBuilder pfc_to_ecn(FindMetric("roce_pfc_to_ecn_ratio"));

@@ -18,7 +18,7 @@ std::string_view PortStateName(uint8_t state) { return NameOf(kPortStateNames, s
 
 }  // namespace
 
-void RenderDeviceInfo(const Snapshot& snapshot, Families& out) {
+void RenderDeviceInfo(const Snapshot& snapshot, MetricSink& out) {
   FamilyBuilder netdev_info(FindMetric("roce_netdev_info"));
   FamilyBuilder device_info(FindMetric("roce_device_info"));
   FamilyBuilder carrier_changes(FindMetric("roce_netdev_carrier_changes_total"));

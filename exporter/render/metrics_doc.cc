@@ -81,6 +81,8 @@ void AppendArea(std::string& out, std::string_view id, std::string_view title,
                 std::string_view intro) {
   out += fmt::format("\n## {}\n\n", title);
   if (!intro.empty()) out += fmt::format("{}\n\n", intro);
+  out +=
+      fmt::format("Group `{}`: `/metrics?collect[]={}` serves these families alone.\n\n", id, id);
   out += "| Metric | Type | Labels | Help | Source |\n|---|---|---|---|---|\n";
   for (const MetricDef& def : AllMetrics()) {
     if (def.area != id) continue;
@@ -116,7 +118,13 @@ std::string GenerateMetricsDoc() {
       "`mtu`, "
       "`link_speed_min_mbps`, `sriov_numvfs`; nothing "
       "the device lacks) with each result of the mode (`success`, `failed`, `mismatch` in "
-      "enforce, `dry_run` in dry-run). No other label values are made up in advance.\n";
+      "enforce, `dry_run` in dry-run). No other label values are made up in advance.\n\n"
+      "Scrape-time selection, as node_exporter's: `GET /metrics?collect[]=<group>` serves only "
+      "the families of the named groups (one per section below; repeat the parameter for "
+      "several), so one job can scrape the fast signals often and another the slow QoS state "
+      "seldom. Without `collect[]` the body is everything; an unknown group is a 400 whose body "
+      "names it and the known ones. Prometheus: `params: {collect[]: [derived, ethtool]}` in the "
+      "scrape config.\n";
   for (const Area& area : kAreas) AppendArea(out, area.id, area.title, area.intro);
   // Areas added later (QoS, derived signals) appear even before they get an intro here.
   std::vector<std::string_view> extra;

@@ -31,7 +31,7 @@ struct LldpFamilies {
   FamilyBuilder max_frame{FindMetric("roce_lldp_switch_max_frame_size_bytes")};
   FamilyBuilder mismatch{FindMetric("roce_qos_switch_mismatch")};
 
-  void AppendTo(Families& out) {
+  void AppendTo(MetricSink& out) {
     for (FamilyBuilder* family :
          {&present, &absent_reason, &info, &age, &ttl, &frames, &pfc_enabled, &pfc_willing,
           &pfc_cap, &dscp_prio, &prio_tc, &ets_bandwidth, &ets_tsa, &max_frame, &mismatch})
@@ -103,7 +103,7 @@ void AddDevice(LldpFamilies& f, const LldpState& state, const DeviceSnapshot& sn
   AddMismatch(f, netdev, snap, *neighbor);
 }
 
-void AddSelf(const LldpState& state, Families& out) {
+void AddSelf(const LldpState& state, MetricSink& out) {
   FamilyBuilder interval(FindMetric("roce_exporter_lldp_interval_seconds"));
   interval.Add({}, state.interval_seconds);
   interval.AppendTo(out);
@@ -117,7 +117,7 @@ void AddSelf(const LldpState& state, Families& out) {
 
 }  // namespace
 
-void RenderLldp(const Snapshot& snapshot, Families& out) {
+void RenderLldp(const Snapshot& snapshot, MetricSink& out) {
   if (!snapshot.lldp) return;  // --lldp.interval=0, or no round finished yet
   LldpFamilies f;
   for (const DeviceSnapshot& snap : snapshot.devices)

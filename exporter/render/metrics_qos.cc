@@ -68,7 +68,7 @@ struct QosFamilies {
   FamilyBuilder apply_stuck{FindMetric("roce_qos_remediation_apply_stuck")};
   FamilyBuilder apply_stuck_total{FindMetric("roce_qos_remediation_apply_stuck_total")};
 
-  void AppendTo(Families& out) {
+  void AppendTo(MetricSink& out) {
     for (FamilyBuilder* f : {&trust,
                              &pfc,
                              &cable,
@@ -263,7 +263,7 @@ void RenderDrift(std::string_view netdev, const QosDeviceState& q, RemediationMo
 
 }  // namespace
 
-void RenderQos(const Snapshot& snapshot, Families& out) {
+void RenderQos(const Snapshot& snapshot, MetricSink& out) {
   QosFamilies f;
   const RemediationMode mode =
       snapshot.qos ? snapshot.qos->remediation_mode : RemediationMode::kOff;

@@ -7,7 +7,7 @@
 
 namespace roceqos {
 
-void RenderRdmaCounters(const Snapshot& snapshot, Families& out) {
+void RenderRdmaCounters(const Snapshot& snapshot, MetricSink& out) {
   FamilyBuilder cnp_sent(FindMetric("roce_cnp_sent_total"));
   FamilyBuilder cnp_handled(FindMetric("roce_cnp_handled_total"));
   FamilyBuilder cnp_ignored(FindMetric("roce_cnp_ignored_total"));

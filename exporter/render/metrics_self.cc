@@ -19,7 +19,7 @@ static_assert(kRdmaPortsKeep == std::chrono::seconds(60),
 
 namespace {
 
-void RenderProcess(const ProcessStats& p, Families& out) {
+void RenderProcess(const ProcessStats& p, MetricSink& out) {
   const std::pair<const MetricDef*, double> values[] = {
       {&FindMetric("process_cpu_seconds_total"), p.cpu_seconds},
       {&FindMetric("process_resident_memory_bytes"), p.resident_bytes},
@@ -37,7 +37,7 @@ void RenderProcess(const ProcessStats& p, Families& out) {
 
 }  // namespace
 
-void RenderSelf(const Snapshot* snapshot, Families& out) {
+void RenderSelf(const Snapshot* snapshot, MetricSink& out) {
   FamilyBuilder build(FindMetric("roce_exporter_build_info"));
   build.Add({kVersion, kGitRevision}, 1);
   build.AppendTo(out);
@@ -87,7 +87,7 @@ void RenderSelf(const Snapshot* snapshot, Families& out) {
   if (snapshot->process) RenderProcess(*snapshot->process, out);
 }
 
-void RenderServing(const ServingStats& stats, Families& out) {
+void RenderServing(const ServingStats& stats, MetricSink& out) {
   FamilyBuilder requests(FindMetric("roce_exporter_http_requests_total"));
   for (const auto& [code, count] : stats.requests_by_code) {
     requests.Add({code}, static_cast<double>(count));

@@ -101,7 +101,7 @@ void AddModule(TransceiverFamilies& f, std::string_view netdev, const Transceive
 
 }  // namespace
 
-void RenderTransceivers(const Snapshot& snapshot, Families& out) {
+void RenderTransceivers(const Snapshot& snapshot, MetricSink& out) {
   if (!snapshot.transceivers) return;  // --transceiver.interval=0, or no round finished yet
   const TransceiverState& state = *snapshot.transceivers;
   TransceiverFamilies f;

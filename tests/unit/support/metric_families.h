@@ -3,8 +3,11 @@
 // Lookups into rendered metric families for the render tests: one family by name, one sample by
 // its exact label set, the number of samples.
 
+#include <prometheus/text_serializer.h>
+
 #include <cmath>
 #include <map>
+#include <sstream>
 #include <string>
 #include <string_view>
 
@@ -49,6 +52,22 @@ inline double Value(const Families& families, std::string_view family, const Lab
 inline size_t Count(const Families& families, std::string_view family) {
   const prometheus::MetricFamily* f = Find(families, family);
   return f == nullptr ? 0 : f->metric.size();
+}
+
+/// The body /metrics serves: the direct text writer.
+inline std::string DirectText(const Snapshot* snapshot, const ServingStats* serving = nullptr) {
+  std::string text;
+  MetricSink sink(text);
+  RenderSnapshot(snapshot, serving, sink);
+  return text;
+}
+
+/// prometheus-cpp's TextSerializer over the families of the same render: what DirectText must
+/// equal byte for byte.
+inline std::string SerializedText(const Snapshot* snapshot, const ServingStats* serving = nullptr) {
+  std::ostringstream out;
+  prometheus::TextSerializer().Serialize(out, RenderSnapshot(snapshot, serving));
+  return std::move(out).str();
 }
 
 }  // namespace roceqos::testing

@@ -120,6 +120,27 @@ TEST(ExpositionCache, NeverServesABodyOlderThanTheSnapshotItClaims) {
   EXPECT_EQ(violations.load(), 0);
 }
 
+// collect[] selections are cached side by side: a scrape of one does not evict another of the
+// same snapshot, and each holds only its own families.
+TEST(ExpositionCache, EachGroupSelectionHasItsOwnBody) {
+  Published published;
+  published.Publish(3);
+  ExpositionCache cache([&] { return published.Latest(); }, nullptr);
+  const MetricGroups self = *MetricGroups::Named("self");
+  const MetricGroups device = *MetricGroups::Named("device");
+  auto all = cache.Get(false);
+  auto only_self = cache.Get(false, self);
+  auto only_device = cache.Get(false, device);
+  EXPECT_EQ(cache.Get(false).get(), all.get());
+  EXPECT_EQ(cache.Get(true, self).get(), only_self.get());
+  EXPECT_EQ(only_self->groups, self);
+  EXPECT_EQ(SamplesIn(only_self->text), 3);
+  EXPECT_EQ(only_device->text, "") << "an empty snapshot has no inventory";
+  EXPECT_NE(all->text, "");
+  published.Publish(4);
+  EXPECT_EQ(SamplesIn(cache.Get(false, self)->text), 4);
+}
+
 TEST(Gzip, GarbageIsAnErrorNotACrash) {
   std::string out, error;
   EXPECT_FALSE(GzipDecompress("not gzip at all", out, error));

@@ -156,5 +156,12 @@ TEST(MetricsLldpTest, SelfMetricsAndNothingWhenOff) {
   }
 }
 
+// /metrics writes the text directly: byte for byte prometheus-cpp's serialization of the
+// families (LLDP strings are free text from the switch).
+TEST(MetricsLldpTest, DirectTextIsTheSerializersText) {
+  const Snapshot s = WithLldp();
+  EXPECT_EQ(testing::DirectText(&s), testing::SerializedText(&s));
+}
+
 }  // namespace
 }  // namespace roceqos

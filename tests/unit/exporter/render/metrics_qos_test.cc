@@ -316,5 +316,10 @@ TEST(RenderQos, EverySampleMatchesItsTableEntryAndSerializes) {
   EXPECT_NE(text.str().find("roce_qos_drift{netdev=\"sim0\",field=\"pfc\"} 1"), std::string::npos);
 }
 
+TEST(RenderQos, DirectTextIsTheSerializersText) {
+  const Snapshot s = QosSnapshot();
+  EXPECT_EQ(testing::DirectText(&s), testing::SerializedText(&s));
+}
+
 }  // namespace
 }  // namespace roceqos

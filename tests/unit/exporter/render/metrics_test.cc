@@ -6,9 +6,11 @@
 
 #include <cmath>
 #include <iterator>
+#include <regex>
 #include <set>
 #include <sstream>
 
+#include "bench/fleet.h"
 #include "exporter/core/build_info.h"
 #include "exporter/core/error_reason.h"
 #include "exporter/render/metric_table.h"
@@ -332,6 +334,61 @@ TEST(SnapshotCollectable, RendersTheLatestSnapshotAtEachCollect) {
   EXPECT_NE(Find(collectable.Collect(), "roce_pfc_pause_frames_total"), nullptr);
   current = std::make_shared<const Snapshot>();  // the device is gone
   EXPECT_EQ(Find(collectable.Collect(), "roce_pfc_pause_frames_total"), nullptr);
+}
+
+// /metrics writes the text format directly; every render is byte for byte what prometheus-cpp's
+// TextSerializer writes for the families of the same snapshot.
+TEST(DirectText, IsTheSerializersTextForEverySnapshotShape) {
+  const Snapshot rich = RichSnapshot();
+  ServingStats serving;
+  serving.requests_by_code = {{"200", 12}, {"503", 0}};
+  serving.render_seconds = 0.000123;
+  EXPECT_EQ(testing::DirectText(&rich, &serving), testing::SerializedText(&rich, &serving));
+  const Snapshot empty;
+  EXPECT_EQ(testing::DirectText(&empty), testing::SerializedText(&empty));
+  EXPECT_EQ(testing::DirectText(nullptr), testing::SerializedText(nullptr));
+}
+
+// A 64-port mlx5-like node with every ethtool stat exported raw (~50 k series, the real mlx5
+// stat names of capture 24).
+TEST(DirectText, IsTheSerializersTextForAFleetNodeWithEveryRawStat) {
+  testing::FakeClock clock;
+  auto sampler = bench::MakeFleetSampler(64, clock, std::regex(".*"));
+  const auto snapshot = sampler->Latest();
+  const std::string direct = testing::DirectText(snapshot.get());
+  EXPECT_GT(direct.size(), 1'000'000u);
+  EXPECT_EQ(direct, testing::SerializedText(snapshot.get()));
+}
+
+// collect[]: a sink limited to some groups writes exactly the families of those areas, in the
+// same order and bytes as the full body.
+TEST(DirectText, GroupsSelectWholeFamiliesOfTheirAreas) {
+  const Snapshot rich = RichSnapshot();
+  const std::string all = testing::DirectText(&rich);
+  MetricGroups groups = *MetricGroups::Named("ethtool");
+  groups |= *MetricGroups::Named("self");
+  std::string some;
+  MetricSink sink(some, groups);
+  RenderSnapshot(&rich, nullptr, sink);
+  std::string expected;
+  std::istringstream lines(all);
+  std::string family, line;
+  for (std::getline(lines, line); lines; std::getline(lines, line)) {
+    if (line.rfind("# HELP ", 0) == 0) family = line.substr(7, line.find(' ', 7) - 7);
+    std::string_view area;
+    for (const MetricDef& d : AllMetrics()) {
+      if (d.name == family) area = d.area;
+    }
+    if (groups.Contains(area)) expected += line + "\n";
+  }
+  EXPECT_THAT(some, HasSubstr("roce_pfc_pause_frames_total{"));
+  EXPECT_THAT(some, HasSubstr("roce_exporter_build_info{"));
+  EXPECT_THAT(some, Not(HasSubstr("roce_rdma_")));
+  EXPECT_EQ(some, expected);
+  std::string none;
+  MetricSink empty(none, MetricGroups::None());
+  RenderSnapshot(&rich, nullptr, empty);
+  EXPECT_EQ(none, "");
 }
 
 }  // namespace

@@ -210,5 +210,10 @@ TEST(RenderDeviceInfo, CarrierChangesWhenTheKernelReportsThem) {
   EXPECT_EQ(Count(f, "roce_netdev_carrier_changes_total"), 1u);  // sim1: no IFLA_CARRIER_CHANGES
 }
 
+TEST(RenderTransceivers, DirectTextIsTheSerializersText) {
+  const Snapshot s = WithModules({"sim0", "sim1"}, true);
+  EXPECT_EQ(testing::DirectText(&s), testing::SerializedText(&s));
+}
+
 }  // namespace
 }  // namespace roceqos
