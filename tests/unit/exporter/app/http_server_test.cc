@@ -1,9 +1,7 @@
 #include "exporter/app/http_server.h"
 
-#include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -13,40 +11,17 @@
 #include <string>
 #include <thread>
 
+#include "tests/unit/support/http_exchange.h"
+
 namespace roceqos {
 namespace {
 
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-// Sends raw bytes to 127.0.0.1:port and returns everything the server answers until it closes.
-std::string Exchange(int port, const std::string& request) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return "";
-  timeval timeout{10, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string response;
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
-    size_t sent = 0;
-    while (sent < request.size()) {
-      const ssize_t n = send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
-      if (n <= 0) break;
-      sent += static_cast<size_t>(n);
-    }
-    char buf[4096];
-    ssize_t n;
-    while ((n = recv(fd, buf, sizeof(buf), 0)) > 0) response.append(buf, static_cast<size_t>(n));
-  }
-  close(fd);
-  return response;
-}
-
 std::string Get(int port, const std::string& method, const std::string& path) {
-  return Exchange(port, method + " " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  return HttpExchange(port,
+                      method + " " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
 }
 
 // One server for the suite: civetweb's mg_stop() takes ~2 s (its master thread polls with a 2 s
@@ -115,8 +90,9 @@ TEST_F(HttpServerTest, WrongMethodsAre405WithAllow) {
   EXPECT_THAT(r, HasSubstr("Allow: GET, HEAD\r\n"));
   EXPECT_THAT(Get(port_, "DELETE", "/metrics"), StartsWith("HTTP/1.1 405 "));
   EXPECT_THAT(Get(port_, "GET", "/-/reload"), StartsWith("HTTP/1.1 405 "));
-  EXPECT_THAT(Exchange(port_, "POST /-/reload HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"),
-              StartsWith("HTTP/1.1 200 "));
+  EXPECT_THAT(
+      HttpExchange(port_, "POST /-/reload HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"),
+      StartsWith("HTTP/1.1 200 "));
 }
 
 TEST_F(HttpServerTest, AThrowingHandlerIsA500AndTheServerStaysUp) {
@@ -127,9 +103,9 @@ TEST_F(HttpServerTest, AThrowingHandlerIsA500AndTheServerStaysUp) {
 TEST_F(HttpServerTest, MalformedAndOversizedRequestsGet4xx) {
   const std::string huge(64 * 1024, 'a');
   const std::string big_header =
-      Exchange(port_, "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: " + huge + "\r\n\r\n");
+      HttpExchange(port_, "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: " + huge + "\r\n\r\n");
   EXPECT_THAT(big_header, ::testing::MatchesRegex("HTTP/1\\.[01] 4[0-9][0-9] (.|\r|\n)*"));
-  const std::string garbage = Exchange(port_, "\x01\x02 garbage\r\n\r\n");
+  const std::string garbage = HttpExchange(port_, "\x01\x02 garbage\r\n\r\n");
   EXPECT_THAT(garbage, ::testing::MatchesRegex("HTTP/1\\.[01] 4[0-9][0-9] (.|\r|\n)*"));
   EXPECT_THAT(Get(port_, "GET", "/metrics"), StartsWith("HTTP/1.1 200 ")) << "still serving";
 }
@@ -137,7 +113,7 @@ TEST_F(HttpServerTest, MalformedAndOversizedRequestsGet4xx) {
 TEST_F(HttpServerTest, AnOverlongRequestLineIsRefusedAndTheServerStaysUp) {
   // Longer than max_request_size (8 KiB): civetweb answers 4xx (413/414/431) or just closes.
   const std::string r =
-      Exchange(port_, "GET /" + std::string(20000, 'a') + " HTTP/1.1\r\nHost: x\r\n\r\n");
+      HttpExchange(port_, "GET /" + std::string(20000, 'a') + " HTTP/1.1\r\nHost: x\r\n\r\n");
   EXPECT_THAT(r, ::testing::AnyOf(::testing::MatchesRegex("HTTP/1\\.[01] 4[0-9][0-9] (.|\r|\n)*"),
                                   ::testing::IsEmpty()));
   EXPECT_THAT(r, ::testing::Not(HasSubstr("200 OK")));

@@ -1,11 +1,7 @@
 #include "exporter/app/metrics_route.h"
 
-#include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <memory>
 #include <string>
@@ -13,6 +9,7 @@
 
 #include "exporter/render/gzip.h"
 #include "tests/unit/support/fake_sources.h"
+#include "tests/unit/support/http_exchange.h"
 
 namespace roceqos {
 namespace {
@@ -95,27 +92,8 @@ TEST(ServeMetrics, GzipIsTheSelectedBodyCompressed) {
               ::testing::Contains(std::pair<std::string, std::string>("Content-Encoding", "gzip")));
 }
 
-// Sends one request to 127.0.0.1:port and returns the whole answer.
 std::string Get(int port, const std::string& target) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return "";
-  timeval timeout{10, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string response;
-  const std::string request = "GET " + target + " HTTP/1.1\r\nHost: x\r\n\r\n";
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
-          static_cast<ssize_t>(request.size())) {
-    char buf[4096];
-    ssize_t n;
-    while ((n = recv(fd, buf, sizeof(buf), 0)) > 0) response.append(buf, static_cast<size_t>(n));
-  }
-  close(fd);
-  return response;
+  return HttpExchange(port, "GET " + target + " HTTP/1.1\r\nHost: x\r\n\r\n");
 }
 
 // The route through the real server: the query string reaches the handler as sent, an unknown
