@@ -86,11 +86,13 @@ declare -A stable_uid=(
   [roce-qos-fleet-overview.json]=roce-qos-fleet
   [roce-qos-node-detail.json]=roce-qos-node
   [roce-qos-by-switch.json]=roce-qos-switch
+  [roce-qos-global.json]=roce-qos-global
 )
 declare -A required_vars=(
   [roce-qos-fleet-overview.json]="datasource cluster job window"
   [roce-qos-node-detail.json]="datasource cluster job node netdev prio window"
   [roce-qos-by-switch.json]="datasource cluster job switch window"
+  [roce-qos-global.json]="datasource cluster job topn"
 )
 
 # The $window variable offers exactly the exporter's default --derive.windows (a window the
@@ -342,16 +344,35 @@ if [[ -z "$prometheus" && -z "${ROCEQOS_DASHBOARDS_NO_SELFTEST:-}" ]]; then
   promtool tsdb create-blocks-from openmetrics "$work/synthetic.om" "$work/tsdb" >/dev/null
   printf 'global:\n  scrape_interval: 15s\n' >"$work/prometheus.yml"
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/tsdb" \
-    --storage.tsdb.retention.time=3650d --web.listen-address="127.0.0.1:$port" >"$work/prometheus.log" 2>&1 &
-  prom_pid=$!
+  # start_prometheus: (re)starts the self-test Prometheus on $work/tsdb; 0 once it is ready.
+  start_prometheus() {
+    prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/tsdb" \
+      --storage.tsdb.retention.time=3650d --web.listen-address="127.0.0.1:$port" >"$work/prometheus.log" 2>&1 &
+    prom_pid=$!
+    local deadline=$((SECONDS + 30))
+    until curl -sf "http://127.0.0.1:$port/-/ready" >/dev/null; do
+      ((SECONDS < deadline)) && kill -0 $prom_pid 2>/dev/null || return 1
+      sleep 0.2
+    done
+  }
   trap 'kill $prom_pid 2>/dev/null || true; rm -rf "$work"' EXIT
-  deadline=$((SECONDS + 30))
-  until curl -sf "http://127.0.0.1:$port/-/ready" >/dev/null; do
-    ((SECONDS < deadline)) && kill -0 $prom_pid 2>/dev/null || break
-    sleep 0.2
-  done
-  if ! curl -sf "http://127.0.0.1:$port/-/ready" >/dev/null; then
+  # The global view dashboard reads only the recording rules' series: backfill them from the
+  # synthetic series with promtool (the shipped rule file, evaluated at its 15 s interval), then
+  # restart Prometheus so that it opens the new blocks.
+  ready=false
+  if start_prometheus; then
+    mkdir -p "$work/rule-blocks"
+    if promtool tsdb create-blocks-from rules --url "http://127.0.0.1:$port" \
+      --start "$((self_end - 1800))" --end "$self_end" --output-dir "$work/rule-blocks" \
+      "$root/alerts/roce_qos.recording.yaml" >"$work/backfill.log" 2>&1; then
+      kill $prom_pid && wait $prom_pid 2>/dev/null || true
+      mv "$work/rule-blocks"/* "$work/tsdb/"
+      start_prometheus && ready=true
+    else
+      fail "self-test: promtool could not backfill the recording rules: $(tail -3 "$work/backfill.log")"
+    fi
+  fi
+  if ! $ready; then
     fail "self-test: Prometheus did not become ready: $(tail -5 "$work/prometheus.log")"
   else
     if ROCEQOS_DASHBOARDS_NO_SELFTEST=1 bash "$0" --prometheus "http://127.0.0.1:$port" \

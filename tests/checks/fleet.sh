@@ -4,7 +4,8 @@
 # RoceQosPfcStorm on the storm node only (and delivered by Alertmanager), RoceQosDrift on the drift
 # node only, RoceQosPolicyMismatch active on the odd-policy node only, every node roll-up recording
 # rule per node, and the remote_write keep: only instance: series, of every node, in
-# VictoriaMetrics. About 2.5 minutes; the figures it prints are not the documented ones
+# VictoriaMetrics, where every query of the global view dashboard (roce-qos-global.json) returns
+# data. About 2.5 minutes; the figures it prints are not the documented ones
 # (those come from the 100-node run).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)

@@ -53,6 +53,9 @@ for node in NODES:
         rd = {**inst, "device": dev, "port": "1"}
         add("roce_device", "info", "roce_device_info", {**rd, "netdev": netdev, "pci": pci, "role": "pf", "state": "up"}, lambda t: 1)
         add("roce_qos_in_sync", "gauge", "roce_qos_in_sync", nd, lambda t, n=node, d=netdev: 0 if drifted(n, d, t) else 1)
+        for direction in ("rx", "tx"):
+            add("roce_port_discards", "counter", "roce_port_discards_total", {**nd, "direction": direction}, lambda t: t // 120)
+        add("roce_port_rx_out_of_buffer_packets", "counter", "roce_port_rx_out_of_buffer_packets_total", nd, lambda t: t // 300)
         for window in ("15s", "1m"):
             add("roce_pfc_to_ecn_ratio", "gauge", "roce_pfc_to_ecn_ratio", {**nd, "window": window}, lambda t, n=node, d=netdev: 40.0 if storm(n, d, 3, "rx", t) else 0.5)
         add("roce_qos_trust", "gauge", "roce_qos_trust", {**nd, "mode": "dscp"}, lambda t: 1)
