@@ -31,6 +31,20 @@ void ScrapeSchedule::Arrived(Key key, TimePoint at) {
   s.count = std::min(s.count + 1, kArrivals);
 }
 
+// The largest difference between two recent intervals of about the same length (within 1.5x):
+// the alternating intervals of two replicas are two cadences, not jitter.
+ScrapeSchedule::Duration ScrapeSchedule::Jitter(const Scraper& s) {
+  Duration jitter{0};
+  for (size_t k = 1; k < s.count; ++k) {
+    for (size_t j = k + 1; j < s.count; ++j) {
+      const Duration a = s.arrivals[k - 1] - s.arrivals[k], b = s.arrivals[j - 1] - s.arrivals[j];
+      const Duration shorter = std::min(a, b), longer = std::max(a, b);
+      if (longer * 2 <= shorter * 3) jitter = std::max(jitter, longer - shorter);
+    }
+  }
+  return jitter;
+}
+
 bool ScrapeSchedule::IsDue(const Scraper& s, TimePoint now, Duration gap) {
   if (s.count < 2) return false;  // no interval yet: a single scrape predicts nothing
   const TimePoint last = s.arrivals[0];
@@ -39,8 +53,8 @@ bool ScrapeSchedule::IsDue(const Scraper& s, TimePoint now, Duration gap) {
     longest = std::max(longest, s.arrivals[k - 1] - s.arrivals[k]);
   if (now - last > 3 * longest) return false;  // the scraper is gone
   // Prometheus scrapes a target at a fixed offset of its interval; the slack absorbs the
-  // connection and the scheduling around it.
-  const Duration slack = longest / 8;
+  // connection and the scheduling around it, or the observed jitter of a looser client.
+  const Duration slack = std::max(longest / 8, Jitter(s));
   TimePoint latest_prediction = last;
   for (size_t k = 1; k < s.count; ++k) {
     const TimePoint predicted = last + (s.arrivals[k - 1] - s.arrivals[k]);

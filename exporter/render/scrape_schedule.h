@@ -5,9 +5,10 @@
 //
 // A scraper is known from its second scrape on (one interval observed). A snapshot published at
 // `now` is the body a scrape gets if it arrives before the next publish (`now + gap`), so it is
-// worth rendering when a predicted arrival lies no earlier than `now + gap - slack`... and no
-// later than `now + slack` past it; from the last prediction on it stays worth rendering until
-// the scraper is gone (3 of its intervals without a scrape). Predictions are the last arrival
+// worth rendering when a predicted arrival lies between `now - slack` and `now + gap + slack`
+// (slack: an eighth of the interval, or the jitter seen between intervals if larger); from the
+// last prediction on it stays worth rendering until the scraper is gone (3 of its intervals
+// without a scrape). Predictions are the last arrival
 // plus each of the last intervals: one scraper repeats one interval, two Prometheus replicas
 // scraping the same target alternate two, and each is predicted.
 
@@ -52,6 +53,7 @@ class ScrapeSchedule {
     size_t count = 0;                             // valid entries of `arrivals`
   };
 
+  static Duration Jitter(const Scraper& s);
   static bool IsDue(const Scraper& s, TimePoint now, Duration gap);
 
   std::vector<Scraper> scrapers_;

@@ -68,6 +68,19 @@ TEST(ScrapeSchedule, AlternatingIntervalsPredictBothScrapes) {
   EXPECT_EQ(schedule.Due(At(milliseconds(29900)), kGap).size(), 1u);
 }
 
+// A client whose intervals vary (here 400 to 550 ms) widens the window by that jitter: a scrape
+// 150 ms earlier than predicted still finds its snapshot rendered.
+TEST(ScrapeSchedule, JitterWidensTheWindow) {
+  ScrapeSchedule schedule;
+  schedule.Arrived({}, At(milliseconds(0)));
+  schedule.Arrived({}, At(milliseconds(550)));
+  schedule.Arrived({}, At(milliseconds(950)));
+  schedule.Arrived({}, At(milliseconds(1450)));
+  // Predicted at 1950 (+500), 1850 (+400) and 2000 (+550); slack 150 ms, gap 250 ms.
+  EXPECT_EQ(schedule.Due(At(milliseconds(1450)), kGap).size(), 1u);
+  EXPECT_TRUE(schedule.Due(At(milliseconds(1440)), kGap).empty()) << "before the scrape itself";
+}
+
 TEST(ScrapeSchedule, ScrapesOfOneRoundAreNotAnInterval) {
   ScrapeSchedule schedule;
   schedule.Arrived({}, At(seconds(0)));
