@@ -171,12 +171,14 @@ Result<std::unique_ptr<QosEngine>> MakeQosEngine(const Config& config, EnforcerL
   return qos;
 }
 
-// The sampler's stages in order and its publish hook (sd_notify on every snapshot).
+// The sampler's stages in order and its publish hook (sd_notify on every snapshot, and a wake-up
+// of the render worker, which renders on its own thread).
 void WireSampler(const Config& config, Sampler& sampler, QosEngine& qos, SystemdNotifier& notifier,
-                 FaultLog& notify_log) {
+                 FaultLog& notify_log, RenderAheadThread& render_ahead) {
   sampler.AddStage(std::make_unique<DeriveStage>(config.derive));
   sampler.AddStage(std::make_unique<ProcessStage>());
-  sampler.SetPublishHook([&notifier, &notify_log](const Snapshot&) {
+  sampler.SetPublishHook([&notifier, &notify_log, &render_ahead](const Snapshot&) {
+    render_ahead.Notify();
     if (Result<void> sent = notifier.SnapshotPublished(); !sent) {
       notify_log.Fault("sd_notify", "failed", sent.error().message);
     } else {
@@ -299,15 +301,16 @@ int RunExporter(const Config& config) {
   SystemdNotifier notifier;  // before the sampler thread starts (reads the environment)
   FaultLog notify_log;       // only touched on the sampler thread
   Sampler sampler(std::move(options.value()), MakeKernelSources());
-  WireSampler(config, sampler, **qos, notifier, notify_log);
+  HttpCounters http_counters;
+  ExpositionCache cache([&sampler] { return sampler.Latest(); },
+                        [&http_counters] { return http_counters.Read(); });
+  RenderAheadThread render_ahead(cache);
+  WireSampler(config, sampler, **qos, notifier, notify_log, render_ahead);
   Pollers pollers = MakePollers(config, sampler);
   // A DCB notification wakes the sampler at once: detection well under one period.
   QosMonitorThread qos_monitor(qos->get(), [&sampler](const QosEngine::ChangeResponse& change) {
     sampler.Wake(change.discovery, change.dcb_changed);
   });
-  HttpCounters http_counters;
-  ExpositionCache cache([&sampler] { return sampler.Latest(); },
-                        [&http_counters] { return http_counters.Read(); });
   Result<std::unique_ptr<HttpServer>> server =
       HttpServer::Start(HttpOptions{.listening_ports = *listen,
                                     .threads = config.max_connections,
@@ -319,6 +322,7 @@ int RunExporter(const Config& config) {
              {{"error", server.error().message}});
     return 1;
   }
+  render_ahead.Start();
   sampler.Start();
   pollers.Start();
   qos_monitor.Start();
@@ -334,6 +338,7 @@ int RunExporter(const Config& config) {
   qos_monitor.Stop();
   pollers.Stop();  // before the sampler their attach hook points into
   sampler.Stop();
+  render_ahead.Stop();  // after the sampler, whose publish hook wakes it
   // After the sampler, which posts its passes: waits for the device step under way, if any.
   (*qos)->Stop();
   LogEvent(spdlog::level::info, "stopped", {});

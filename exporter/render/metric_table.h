@@ -292,6 +292,9 @@ inline constexpr MetricDef kMetricTable[] = {
   {"roce_exporter_scrape_renders_total", MetricKind::kCounter,
    "Renders of the exposition; at most one per published sample, whatever the number of scrapes.",
    {}, "self", "exposition cache"},
+  {"roce_exporter_scrapes_total", MetricKind::kCounter,
+   "Scrapes of the telemetry path by where their body came from: prerendered (by the render worker, ready on arrival), cached (rendered for an earlier scrape of the same sample), waited (finished while the scrape waited for a render under way), rendered (on the scrape's path); as of the render of the served body.",
+   {"body"}, "self", "exposition cache"},
 
   // ---- Process (Prometheus client conventions; exporter/sampling/process_stage.h) ---------------
   {"process_cpu_seconds_total", MetricKind::kCounter,

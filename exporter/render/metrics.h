@@ -10,6 +10,7 @@
 #include <prometheus/collectable.h>
 #include <prometheus/metric_family.h>
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -25,6 +26,15 @@ namespace roceqos {
 
 using Families = std::vector<prometheus::MetricFamily>;
 
+/// Where a /metrics scrape's body came from (roce_exporter_scrapes_total{body}): rendered ahead by
+/// the render worker and ready on arrival; ready on arrival because an earlier scrape of the same
+/// snapshot rendered it; finished while the scrape waited for a render under way; or rendered (or
+/// compressed) by the scrape itself on its path.
+enum class ScrapeBody : uint8_t { kPrerendered, kCached, kWaited, kRendered };
+inline constexpr size_t kScrapeBodies = 4;
+inline constexpr std::array<std::string_view, kScrapeBodies> kScrapeBodyNames = {
+    "prerendered", "cached", "waited", "rendered"};
+
 /// The HTTP server's own counters (promhttp-style) and the exposition cache's render cost, as of
 /// the moment a body is rendered (a cached body shows them as of its render).
 struct ServingStats {
@@ -35,6 +45,7 @@ struct ServingStats {
   uint64_t bytes_gzip = 0;
   double render_seconds = 0;  // of the previous render (a body cannot time itself)
   uint64_t renders = 0;
+  std::array<uint64_t, kScrapeBodies> scrapes{};  // by ScrapeBody
 };
 
 /// Where the renderers put their families, limited to `groups`: prometheus-cpp values, or the

@@ -103,7 +103,11 @@ void RenderServing(const ServingStats& stats, MetricSink& out) {
   render.Add({}, stats.render_seconds);
   FamilyBuilder renders(FindMetric("roce_exporter_scrape_renders_total"));
   renders.Add({}, static_cast<double>(stats.renders));
-  for (FamilyBuilder* f : {&requests, &in_flight, &rejected, &bytes, &render, &renders}) {
+  FamilyBuilder scrapes(FindMetric("roce_exporter_scrapes_total"));
+  for (size_t i = 0; i < kScrapeBodies; ++i) {
+    scrapes.Add({kScrapeBodyNames[i]}, static_cast<double>(stats.scrapes[i]));
+  }
+  for (FamilyBuilder* f : {&requests, &in_flight, &rejected, &bytes, &render, &renders, &scrapes}) {
     f->AppendTo(out);
   }
 }

@@ -19,9 +19,10 @@ using ::testing::HasSubstr;
 // A publisher as the sampler is: Latest() hands out the last published snapshot.
 class Published {
  public:
-  void Publish(uint64_t sequence) {
+  void Publish(uint64_t sequence, std::chrono::steady_clock::time_point taken = {}) {
     auto s = std::make_shared<Snapshot>();
     s->sequence = sequence;
+    s->taken_at_steady = taken;
     s->sampler.samples = sequence;  // rendered as roce_exporter_samples_total
     std::lock_guard lock(mutex_);
     latest_ = std::move(s);
@@ -139,6 +140,131 @@ TEST(ExpositionCache, EachGroupSelectionHasItsOwnBody) {
   EXPECT_NE(all->text, "");
   published.Publish(4);
   EXPECT_EQ(SamplesIn(cache.Get(false, self)->text), 4);
+}
+
+// Rendering ahead, driven by hand: an injected clock, and RenderAhead() called where the render
+// worker would call it after a publish.
+class RenderAheadTest : public ::testing::Test {
+ protected:
+  using Clock = std::chrono::steady_clock;
+
+  void SetUp() override { published_.Publish(1, now_); }
+  // Moves the clock to `at` (from the start) and publishes the next snapshot taken then.
+  void PublishAt(std::chrono::milliseconds at) {
+    now_ = start_ + at;
+    published_.Publish(++sequence_, now_);
+  }
+  ScrapeBody Scrape(std::chrono::milliseconds at, bool gzip = true) {
+    now_ = start_ + at;
+    ScrapeBody body{};
+    last_ = cache_.Get(gzip, MetricGroups::All(), &body);
+    return body;
+  }
+
+  const Clock::time_point start_{std::chrono::seconds(1000)};
+  Clock::time_point now_ = start_;
+  uint64_t sequence_ = 1;
+  Published published_;
+  ExpositionCache cache_{[this] { return published_.Latest(); }, nullptr, [this] { return now_; }};
+  std::shared_ptr<const Exposition> last_;
+};
+
+TEST_F(RenderAheadTest, NoRenderAheadWithoutAScraper) {
+  PublishAt(std::chrono::milliseconds(250));
+  EXPECT_EQ(cache_.RenderAhead(), 0);
+  EXPECT_EQ(Scrape(std::chrono::milliseconds(300)), ScrapeBody::kRendered);
+  PublishAt(std::chrono::milliseconds(500));
+  EXPECT_EQ(cache_.RenderAhead(), 0) << "one scrape predicts no next one";
+}
+
+// A 15 s scraper and a snapshot every 250 ms: only the snapshots published in the window before
+// its next scrape (one period plus an eighth of its interval) are rendered and compressed ahead,
+// and that scrape copies the last of them without rendering.
+TEST_F(RenderAheadTest, TheNextScrapeFindsItsBodyReady) {
+  using std::chrono::milliseconds;
+  EXPECT_EQ(Scrape(milliseconds(0)), ScrapeBody::kRendered);
+  PublishAt(milliseconds(10000));
+  EXPECT_EQ(cache_.RenderAhead(), 0) << "one scrape predicts nothing";
+  EXPECT_EQ(Scrape(milliseconds(15000)), ScrapeBody::kRendered) << "no interval known yet";
+  const milliseconds window_start = milliseconds(30000) - milliseconds(250) - milliseconds(1875);
+  int ahead = 0;
+  for (milliseconds at(15250); at < milliseconds(30000); at += milliseconds(250)) {
+    PublishAt(at);
+    const int rendered = cache_.RenderAhead();
+    EXPECT_EQ(rendered, at >= window_start ? 2 : 0) << at.count() << " ms";
+    ahead += rendered;
+  }
+  EXPECT_EQ(ahead, 16) << "8 snapshots (28.0 s to 29.75 s), text and gzip each";
+  EXPECT_EQ(cache_.RenderAhead(), 0) << "a wake-up without a publish renders nothing";
+  EXPECT_EQ(Scrape(milliseconds(30000)), ScrapeBody::kPrerendered);
+  EXPECT_EQ(last_->snapshot->sequence, sequence_);
+  ASSERT_TRUE(last_->gzip.has_value());
+  std::string inflated, error;
+  ASSERT_TRUE(GzipDecompress(*last_->gzip, inflated, error)) << error;
+  EXPECT_EQ(inflated, last_->text);
+  EXPECT_EQ(Scrape(milliseconds(30010)), ScrapeBody::kPrerendered)
+      << "a second scrape of that snapshot copies the same body";
+  // The served body counts the two scrapes that rendered on their path, as of its render.
+  EXPECT_THAT(last_->text, HasSubstr("\nroce_exporter_scrapes_total{body=\"rendered\"} 2\n"));
+  EXPECT_THAT(last_->text, HasSubstr("\nroce_exporter_scrapes_total{body=\"prerendered\"} 0\n"));
+  EXPECT_THAT(last_->text, HasSubstr("\nroce_exporter_scrape_renders_total 10\n"));
+}
+
+// The body rendered ahead is of the snapshot then latest: a scrape after a newer publish
+// renders that one instead.
+TEST_F(RenderAheadTest, AStaleBodyIsNeverServed) {
+  Scrape(std::chrono::seconds(0));
+  Scrape(std::chrono::seconds(15));
+  PublishAt(std::chrono::milliseconds(29800));
+  ASSERT_EQ(cache_.RenderAhead(), 2);
+  PublishAt(std::chrono::milliseconds(29990));  // the worker has not run for this one yet
+  EXPECT_EQ(Scrape(std::chrono::seconds(30)), ScrapeBody::kRendered);
+  EXPECT_EQ(last_->snapshot->sequence, sequence_);
+  EXPECT_EQ(SamplesIn(last_->text), static_cast<long long>(sequence_));
+}
+
+// Only the encoding a scraper asked for is prepared: a plain scraper gets no gzip ahead, and a
+// gzip scrape of that body compresses on its path.
+TEST_F(RenderAheadTest, OnlyTheEncodingsScrapedAreRenderedAhead) {
+  Scrape(std::chrono::seconds(0), /*gzip=*/false);
+  Scrape(std::chrono::seconds(15), /*gzip=*/false);
+  PublishAt(std::chrono::milliseconds(29900));
+  EXPECT_EQ(cache_.RenderAhead(), 1);
+  EXPECT_EQ(Scrape(std::chrono::seconds(30), /*gzip=*/false), ScrapeBody::kPrerendered);
+  EXPECT_FALSE(last_->gzip.has_value());
+  EXPECT_EQ(Scrape(std::chrono::milliseconds(30100), /*gzip=*/true), ScrapeBody::kRendered);
+  EXPECT_EQ(Scrape(std::chrono::milliseconds(30200), /*gzip=*/true), ScrapeBody::kCached);
+}
+
+TEST_F(RenderAheadTest, AScraperGoneForThreeIntervalsIsNoLongerRenderedFor) {
+  Scrape(std::chrono::seconds(0));
+  Scrape(std::chrono::seconds(15));
+  PublishAt(std::chrono::seconds(50));
+  EXPECT_EQ(cache_.RenderAhead(), 2) << "late, still expected";
+  PublishAt(std::chrono::seconds(61));
+  EXPECT_EQ(cache_.RenderAhead(), 0);
+}
+
+// Scrapes of one new snapshot from many threads: one render, every scrape gets that body.
+TEST(ExpositionCache, ConcurrentScrapesOfANewSnapshotRenderOnce) {
+  Published published;
+  published.Publish(1);
+  ExpositionCache cache([&] { return published.Latest(); }, nullptr);
+  (void)cache.Get(true);
+  published.Publish(2);
+  constexpr int kThreads = 8;
+  std::vector<std::shared_ptr<const Exposition>> got(kThreads);
+  std::vector<ScrapeBody> bodies(kThreads);
+  std::vector<std::thread> scrapers;
+  for (int t = 0; t < kThreads; ++t) {
+    scrapers.emplace_back([&, t] { got[t] = cache.Get(true, MetricGroups::All(), &bodies[t]); });
+  }
+  for (auto& s : scrapers) s.join();
+  EXPECT_EQ(std::count(bodies.begin(), bodies.end(), ScrapeBody::kRendered), 1);
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_EQ(got[t].get(), got[0].get()) << t;
+    EXPECT_EQ(got[t]->snapshot->sequence, 2u);
+  }
 }
 
 TEST(Gzip, GarbageIsAnErrorNotACrash) {
