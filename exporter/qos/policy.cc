@@ -12,8 +12,8 @@
 #include <set>
 #include <sstream>
 
-#include "exporter/core/regex_text.h"
-#include "exporter/core/regular_file.h"
+#include "base/regex_text.h"
+#include "base/regular_file.h"
 
 namespace roceqos {
 namespace {

@@ -16,12 +16,12 @@
 #include <string>
 #include <vector>
 
+#include "base/published.h"
 #include "collectors/module_eeprom.h"
 #include "collectors/transceiver.h"
 #include "exporter/core/error_reason.h"
 #include "exporter/core/fault_log.h"
 #include "exporter/core/periodic_thread.h"
-#include "exporter/core/published.h"
 
 namespace roceqos {
 
