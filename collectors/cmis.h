@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "collectors/result.h"
+#include "base/result.h"
 #include "collectors/transceiver.h"
 
 namespace roceqos {

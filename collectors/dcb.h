@@ -12,9 +12,9 @@
 #include <string_view>
 #include <vector>
 
-#include "collectors/enum_names.h"
+#include "base/enum_names.h"
+#include "base/result.h"
 #include "collectors/netlink/attr.h"
-#include "collectors/result.h"
 
 namespace roceqos {
 

@@ -20,9 +20,9 @@
 #include <unordered_map>
 #include <utility>
 
-#include "collectors/enum_names.h"
+#include "base/enum_names.h"
+#include "base/log_event.h"
 #include "collectors/ethtool_ioctl.h"
-#include "collectors/log_event.h"
 #include "collectors/netlink/socket.h"
 #include "collectors/sysfs_file.h"
 

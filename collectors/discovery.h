@@ -8,10 +8,10 @@
 #include <string_view>
 #include <vector>
 
+#include "base/result.h"
 #include "collectors/device.h"
 #include "collectors/netlink/attr.h"
 #include "collectors/rdma.h"
-#include "collectors/result.h"
 
 namespace roceqos {
 

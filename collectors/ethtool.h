@@ -9,8 +9,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/result.h"
 #include "collectors/device.h"
-#include "collectors/result.h"
 
 namespace roceqos {
 

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "collectors/enum_names.h"
+#include "base/enum_names.h"
 
 namespace roceqos {
 

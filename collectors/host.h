@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/result.h"
 #include "collectors/dcb.h"
-#include "collectors/result.h"
 
 namespace roceqos {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "base/result.h"
 #include "collectors/host.h"
-#include "collectors/result.h"
 
 namespace roceqos {
 

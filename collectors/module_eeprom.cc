@@ -9,8 +9,8 @@
 #include <cstring>
 #include <optional>
 
+#include "base/enum_names.h"
 #include "collectors/cmis.h"
-#include "collectors/enum_names.h"
 #include "collectors/ethtool_ioctl.h"
 #include "collectors/netlink/genl.h"
 #include "collectors/netlink/socket.h"

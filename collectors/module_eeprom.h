@@ -13,8 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/result.h"
 #include "collectors/netlink/socket.h"
-#include "collectors/result.h"
 #include "collectors/transceiver.h"
 
 namespace roceqos {

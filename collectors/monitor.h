@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "collectors/enum_names.h"
+#include "base/enum_names.h"
+#include "base/result.h"
 #include "collectors/netlink/socket.h"
-#include "collectors/result.h"
 
 namespace roceqos {
 

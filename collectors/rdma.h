@@ -9,10 +9,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/result.h"
 #include "collectors/device.h"
 #include "collectors/netlink/attr.h"
 #include "collectors/netlink/socket.h"
-#include "collectors/result.h"
 
 namespace roceqos {
 

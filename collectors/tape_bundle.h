@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "collectors/result.h"
+#include "base/result.h"
 
 namespace roceqos::tape {
 

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "base/result.h"
 #include "collectors/lldp/neighbor.h"
-#include "collectors/result.h"
 
 namespace roceqos::lldp {
 

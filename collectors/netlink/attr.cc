@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "collectors/enum_names.h"
+#include "base/enum_names.h"
 
 namespace roceqos::netlink {
 namespace {

@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "collectors/result.h"
+#include "base/result.h"
 
 namespace roceqos::netlink {
 

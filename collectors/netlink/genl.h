@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/result.h"
 #include "collectors/netlink/socket.h"
-#include "collectors/result.h"
 
 namespace roceqos::netlink {
 

@@ -16,7 +16,7 @@
 #include <optional>
 #include <utility>
 
-#include "collectors/log_event.h"
+#include "base/log_event.h"
 #include "collectors/tape.h"
 
 namespace roceqos::netlink {

@@ -20,8 +20,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/result.h"
 #include "collectors/netlink/attr.h"
-#include "collectors/result.h"
 
 struct mnl_socket;
 

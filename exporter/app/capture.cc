@@ -13,12 +13,12 @@
 #include <sstream>
 #include <thread>
 
+#include "base/regular_file.h"
 #include "collectors/tape.h"
 #include "exporter/app/check.h"
 #include "exporter/app/storm_guard.h"
 #include "exporter/app/subcommands.h"
 #include "exporter/core/build_info.h"
-#include "exporter/core/regular_file.h"
 #include "exporter/qos/qos_engine.h"
 #include "exporter/qos/qos_io.h"
 #include "exporter/qos/qos_stage.h"

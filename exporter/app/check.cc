@@ -6,7 +6,7 @@
 #include <ctime>
 #include <ostream>
 
-#include "collectors/enum_names.h"
+#include "base/enum_names.h"
 #include "exporter/qos/switch_compare.h"
 #include "exporter/sampling/device_selector.h"
 #include "exporter/sampling/lldp_poller.h"

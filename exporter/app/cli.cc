@@ -9,10 +9,10 @@
 #include <optional>
 #include <ostream>
 
+#include "base/duration.h"
 #include "exporter/app/health.h"
 #include "exporter/app/subcommands.h"
 #include "exporter/core/build_info.h"
-#include "exporter/core/duration.h"
 #include "exporter/render/metrics_doc.h"
 
 namespace roceqos {

@@ -7,7 +7,7 @@
 #include <charconv>
 #include <regex>
 
-#include "exporter/core/regex_text.h"
+#include "base/regex_text.h"
 
 namespace roceqos {
 namespace {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "collectors/result.h"
+#include "base/result.h"
 #include "exporter/sampling/sampler.h"
 #include "exporter/signals/derive.h"
 

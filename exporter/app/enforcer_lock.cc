@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <utility>
 
-#include "collectors/log_event.h"
+#include "base/log_event.h"
 #include "exporter/qos/remediate_store.h"
 
 namespace roceqos {

@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "collectors/result.h"
+#include "base/result.h"
 #include "exporter/app/config.h"
 #include "exporter/qos/remediate.h"
 

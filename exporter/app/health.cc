@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "exporter/core/duration.h"
+#include "base/duration.h"
 #include "exporter/sampling/sampler.h"
 
 namespace roceqos {

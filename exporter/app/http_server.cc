@@ -11,7 +11,7 @@
 #include <mutex>
 #include <optional>
 
-#include "collectors/log_event.h"
+#include "base/log_event.h"
 
 namespace roceqos {
 namespace {

@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "collectors/result.h"
+#include "base/result.h"
 #include "exporter/render/metrics.h"
 
 struct mg_context;

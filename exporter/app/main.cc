@@ -10,7 +10,7 @@
 #include <functional>
 #include <iostream>
 
-#include "collectors/log_event.h"
+#include "base/log_event.h"
 #include "exporter/app/capture.h"
 #include "exporter/app/cli.h"
 #include "exporter/app/enforcer_lock.h"

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <functional>
 
-#include "collectors/result.h"
+#include "base/result.h"
 
 namespace roceqos {
 

@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "collectors/enum_names.h"
-#include "collectors/result.h"
+#include "base/enum_names.h"
+#include "base/result.h"
 
 namespace roceqos {
 

@@ -2,7 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "collectors/log_event.h"
+#include "base/log_event.h"
 
 namespace roceqos {
 

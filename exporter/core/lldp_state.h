@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "collectors/enum_names.h"
+#include "base/enum_names.h"
 #include "collectors/lldp/neighbor.h"
 
 namespace roceqos {

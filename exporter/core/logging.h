@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "collectors/result.h"
+#include "base/result.h"
 
 namespace roceqos {
 

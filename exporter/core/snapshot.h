@@ -18,6 +18,7 @@
 #include "collectors/ethtool_map.h"
 #include "collectors/process_stats.h"
 #include "exporter/core/lldp_state.h"
+#include "exporter/core/transceiver_state.h"
 
 namespace roceqos {
 
@@ -27,7 +28,6 @@ namespace roceqos {
 struct QosDeviceState;        // exporter/qos: observed DCB state + drift for one netdev
 struct QosGlobalState;        // exporter/qos: policy source/reload, monitor, host-wide state
 struct DerivedDeviceSignals;  // exporter/signals: windowed rates/peaks + storm state of a netdev
-struct TransceiverState;      // exporter/sampling/transceiver_poller.h: modules of all netdevs
 
 /// ETHTOOL_GSTATS of one netdev with the name mapping of its string-set generation.
 struct EthtoolSample {

@@ -5,8 +5,8 @@
 
 #include <algorithm>
 
-#include "collectors/enum_names.h"
-#include "collectors/log_event.h"
+#include "base/enum_names.h"
+#include "base/log_event.h"
 
 namespace roceqos {
 namespace {

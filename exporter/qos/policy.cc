@@ -12,8 +12,8 @@
 #include <set>
 #include <sstream>
 
-#include "exporter/core/regex_text.h"
-#include "exporter/core/regular_file.h"
+#include "base/regex_text.h"
+#include "base/regular_file.h"
 
 namespace roceqos {
 namespace {
@@ -446,21 +446,6 @@ PolicySet ParseDocument(const YAML::Node& root, std::string_view source) {
   return set;
 }
 
-std::string Quote(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
 // Where each document of a YAML stream starts, and where its root node is: the events yaml-cpp's
 // parser reports, without building the documents.
 class DocumentMarks : public YAML::EventHandler {
@@ -539,56 +524,6 @@ std::optional<YAML::Node> LoadSingleDocument(const std::string& text) {
 
 }  // namespace
 
-namespace {
-
-bool MatchesNetdevAndPci(const PolicyMatch& match, const Device& device) {
-  if (match.netdev_regex) {
-    if (!match.netdev_compiled || !std::regex_match(device.name, *match.netdev_compiled))
-      return false;
-  }
-  return !match.pci || device.pci_address == *match.pci;
-}
-
-}  // namespace
-
-bool PolicyMatch::Matches(const Device& device) const {
-  if (!MatchesNetdevAndPci(*this, device)) return false;
-  if (rdma_device) {
-    bool found = false;
-    for (const auto& port : device.rdma_ports) found |= port.device == *rdma_device;
-    if (!found) return false;
-  }
-  return netdev_regex || pci || rdma_device;
-}
-
-bool PolicyMatch::Undecidable(const Device& device) const {
-  return rdma_device && !device.rdma_ports_known && MatchesNetdevAndPci(*this, device);
-}
-
-bool DefaultsApplyTo(const Device& device) {
-  // DCB, buffers and DCQCN are configured on the Mellanox physical function (also when it is a
-  // bond member); a VF, a bond master or a Soft-RoCE netdev has none of it to check.
-  return device.pci_vendor == 0x15b3 &&
-         (device.role == DeviceRole::kPf || device.role == DeviceRole::kBondMember);
-}
-
-PolicyResolution PolicySet::ResolveChecked(const Device& device) const {
-  static const QosPolicy kNothingChecked;
-  for (const auto& rule : rules) {
-    // First match wins, so a rule that cannot be decided leaves every later choice open too.
-    if (rule.match.Undecidable(device))
-      return {&kNothingChecked, kUnresolvedRule, false, rule.name};
-    if (rule.match.Matches(device)) return {&rule.policy, rule.name, true, {}};
-  }
-  if (DefaultsApplyTo(device)) return {&defaults, "default", true, {}};
-  return {&kNothingChecked, "none", true, {}};
-}
-
-std::pair<const QosPolicy*, std::string_view> PolicySet::Resolve(const Device& device) const {
-  PolicyResolution resolution = ResolveChecked(device);
-  return {resolution.policy, resolution.rule};
-}
-
 PolicySet DefaultPolicy() {
   PolicySet set;
   set.source = "embedded default";
@@ -632,129 +567,6 @@ Result<PolicySet> LoadPolicyFile(const std::string& path) {
   return ParsePolicy(*text, path);
 }
 
-std::string PriorityListText(uint8_t mask) {
-  std::string out = "[";
-  for (int p = 0; p < kNumPriorities; ++p)
-    if (mask & (1u << p)) out += fmt::format("{}{}", out.size() > 1 ? ", " : "", p);
-  return out + "]";
-}
-
 std::span<const DcqcnParamInfo> KnownDcqcnParams() { return kDcqcnParams; }
-
-std::string DcqcnParamsText(const QosPolicy& p) {
-  if (p.dcqcn_rp_params.empty() && p.dcqcn_np_params.empty()) return "null";
-  auto role = [](const std::map<std::string, uint64_t>& params) {
-    if (params.empty()) return std::string("null");
-    std::string out = "{";
-    for (const auto& [name, value] : params)
-      out += fmt::format("{}{}: {}", out.size() > 1 ? ", " : "", name, value);
-    return out + "}";
-  };
-  return fmt::format("{{roce_rp: {}, roce_np: {}}}", role(p.dcqcn_rp_params),
-                     role(p.dcqcn_np_params));
-}
-
-std::string RenderQosPolicyYaml(const QosPolicy& p, int indent) {
-  std::string pad(static_cast<size_t>(indent), ' ');
-  std::string out;
-  auto line = [&](std::string_view key, const std::string& value) {
-    out += fmt::format("{}{}: {}\n", pad, key, value);
-  };
-  line("trust", p.trust ? std::string(TrustModeName(*p.trust)) : "null");
-  line("pfc", p.pfc ? PriorityListText(*p.pfc) : "null");
-  if (p.dscp_prio) {
-    std::string m = "{";
-    for (const auto& [dscp, prio] : *p.dscp_prio)
-      m += fmt::format("{}{}: {}", m.size() > 1 ? ", " : "", dscp, prio);
-    line("dscp_prio", m + "}");
-  } else {
-    line("dscp_prio", "null");
-  }
-  line("prio_tc", p.prio_tc ? ArrayText(*p.prio_tc) : "null");
-  if (p.ets) {
-    line("ets", fmt::format("{{tsa: {}, bandwidth: {}}}", TsaListText(p.ets->tsa),
-                            ArrayText(p.ets->bandwidth)));
-  } else {
-    line("ets", "null");
-  }
-  if (p.buffer) {
-    line("buffer", fmt::format("{{prio_buffer: {}, size: {}}}", ArrayText(p.buffer->prio_buffer),
-                               p.buffer->size ? ArrayText(*p.buffer->size) : "null"));
-  } else {
-    line("buffer", "null");
-  }
-  line("roce_tos", p.roce_tos ? std::to_string(*p.roce_tos) : "null");
-  if (p.dcqcn_np || p.dcqcn_rp) {
-    line("dcqcn",
-         fmt::format("{{np: {}, rp: {}}}", p.dcqcn_np ? PriorityListText(*p.dcqcn_np) : "null",
-                     p.dcqcn_rp ? PriorityListText(*p.dcqcn_rp) : "null"));
-  } else {
-    line("dcqcn", "null");
-  }
-  line("tcp_ecn", p.tcp_ecn ? std::to_string(*p.tcp_ecn) : "null");
-  line("mtu", p.mtu ? std::to_string(*p.mtu) : "null");
-  line("link_speed_min_mbps",
-       p.link_speed_min_mbps ? std::to_string(*p.link_speed_min_mbps) : "null");
-  line("sriov_numvfs", p.sriov_numvfs ? std::to_string(*p.sriov_numvfs) : "null");
-  // CNP marking and DCQCN parameters
-  line("cnp_dscp", p.cnp_dscp ? std::to_string(*p.cnp_dscp) : "null");
-  line("cnp_802p_prio", p.cnp_802p_prio ? std::to_string(*p.cnp_802p_prio) : "null");
-  line("dcqcn_params", DcqcnParamsText(p));
-  return out;
-}
-
-std::string RenderPolicyYaml(const PolicySet& set) {
-  std::string out =
-      "# roce_qos_exporter QoS policy (reference: docs/policy.md).\n"
-      "# null = unchecked: no drift series and never remediated.\n"
-      "version: 1\n"
-      "defaults:\n";
-  out += RenderQosPolicyYaml(set.defaults, 2);
-  if (set.rules.empty()) {
-    out += "# Per-device overrides; the first rule whose match fits a device wins.\n";
-    out += "devices: []\n";
-    return out;
-  }
-  out += "devices:\n";
-  for (const auto& rule : set.rules) {
-    out += fmt::format("  - name: {}\n    match: {{", Quote(rule.name));
-    std::string sel;
-    if (rule.match.netdev_regex) sel += "netdev: " + Quote(*rule.match.netdev_regex);
-    if (rule.match.pci)
-      sel += (sel.empty() ? "" : ", ") + std::string("pci: ") + Quote(*rule.match.pci);
-    if (rule.match.rdma_device)
-      sel +=
-          (sel.empty() ? "" : ", ") + std::string("rdma_device: ") + Quote(*rule.match.rdma_device);
-    out += sel + "}\n    policy:\n";
-    std::string fields = RenderQosPolicyYaml(rule.policy, 6);
-    // tcp_ecn is host-wide: a rule inherits it from defaults and may only uncheck it (null).
-    if (rule.policy.tcp_ecn) {
-      const std::string inherited = fmt::format("      tcp_ecn: {}\n", *rule.policy.tcp_ecn);
-      if (auto at = fields.find(inherited); at != std::string::npos)
-        fields.erase(at, inherited.size());
-    }
-    out += fields;
-  }
-  return out;
-}
-
-std::string TsaListText(const std::array<uint8_t, kNumTcs>& tsa) {
-  std::string out = "[";
-  for (int tc = 0; tc < kNumTcs; ++tc) out += fmt::format("{}{}", tc ? ", " : "", TsaName(tsa[tc]));
-  return out + "]";
-}
-
-std::string Fnv1a64Hex(std::string_view text) {
-  uint64_t hash = 0xcbf29ce484222325ULL;
-  for (unsigned char c : text) {
-    hash ^= c;
-    hash *= 0x100000001b3ULL;
-  }
-  return fmt::format("{:016x}", hash);
-}
-
-std::string PolicyFingerprint(const QosPolicy& policy) {
-  return Fnv1a64Hex(RenderQosPolicyYaml(policy, 0));
-}
 
 }  // namespace roceqos

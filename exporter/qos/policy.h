@@ -15,9 +15,9 @@
 #include <string_view>
 #include <vector>
 
+#include "base/result.h"
 #include "collectors/dcb.h"
 #include "collectors/device.h"
-#include "collectors/result.h"
 
 namespace roceqos {
 

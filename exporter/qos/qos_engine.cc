@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <set>
 
-#include "collectors/log_event.h"
+#include "base/log_event.h"
 #include "collectors/netlink/socket.h"
 
 namespace roceqos {

@@ -3,7 +3,7 @@
 #include <linux/netlink.h>
 #include <spdlog/spdlog.h>
 
-#include "collectors/log_event.h"
+#include "base/log_event.h"
 
 namespace roceqos {
 

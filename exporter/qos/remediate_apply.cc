@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "collectors/log_event.h"
+#include "base/log_event.h"
 
 namespace roceqos {
 namespace {

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "collectors/result.h"
+#include "base/result.h"
 #include "exporter/qos/remediate_plan.h"
 
 namespace roceqos {

@@ -12,7 +12,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "exporter/core/regular_file.h"
+#include "base/regular_file.h"
 
 namespace roceqos {
 namespace {

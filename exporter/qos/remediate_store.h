@@ -12,7 +12,7 @@
 #include <optional>
 #include <string>
 
-#include "collectors/result.h"
+#include "base/result.h"
 
 namespace roceqos {
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <exception>
 
-#include "collectors/log_event.h"
+#include "base/log_event.h"
 
 namespace roceqos {
 namespace {

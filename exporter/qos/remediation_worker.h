@@ -19,8 +19,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/published.h"
 #include "collectors/device.h"
-#include "exporter/core/published.h"
 #include "exporter/qos/drift.h"
 #include "exporter/qos/policy.h"
 #include "exporter/qos/qos_io.h"

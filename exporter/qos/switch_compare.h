@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "collectors/enum_names.h"
+#include "base/enum_names.h"
 #include "collectors/lldp/neighbor.h"
 #include "exporter/qos/drift.h"
 

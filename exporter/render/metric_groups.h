@@ -9,7 +9,7 @@
 #include <optional>
 #include <string_view>
 
-#include "collectors/result.h"
+#include "base/result.h"
 
 namespace roceqos {
 

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "collectors/enum_names.h"
+#include "base/enum_names.h"
 #include "exporter/render/metric_family_builder.h"
 #include "exporter/render/metrics.h"
 

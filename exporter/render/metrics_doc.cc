@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "collectors/enum_names.h"
+#include "base/enum_names.h"
 #include "exporter/render/metric_table.h"
 
 namespace roceqos {

@@ -7,9 +7,9 @@
 #include <string>
 #include <string_view>
 
+#include "exporter/core/transceiver_state.h"
 #include "exporter/render/metric_family_builder.h"
 #include "exporter/render/metrics.h"
-#include "exporter/sampling/transceiver_poller.h"
 
 namespace roceqos {
 namespace {

@@ -6,7 +6,7 @@
 #include <ctime>
 #include <set>
 
-#include "collectors/log_event.h"
+#include "base/log_event.h"
 
 namespace roceqos {
 namespace {

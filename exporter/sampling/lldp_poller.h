@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
+#include "base/published.h"
 #include "collectors/lldp/lldpd_client.h"
 #include "exporter/core/fault_log.h"
 #include "exporter/core/lldp_state.h"
 #include "exporter/core/periodic_thread.h"
-#include "exporter/core/published.h"
 
 namespace roceqos {
 

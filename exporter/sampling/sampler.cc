@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <exception>
 
-#include "collectors/log_event.h"
+#include "base/log_event.h"
 #include "exporter/core/error_reason.h"
 #include "exporter/sampling/source_call.h"
 

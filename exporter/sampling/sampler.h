@@ -24,9 +24,9 @@
 #include <utility>
 #include <vector>
 
+#include "base/published.h"
 #include "exporter/core/error_reason.h"
 #include "exporter/core/fault_log.h"
-#include "exporter/core/published.h"
 #include "exporter/core/snapshot.h"
 #include "exporter/sampling/device_selector.h"
 #include "exporter/sampling/period_controller.h"

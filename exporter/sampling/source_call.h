@@ -10,7 +10,7 @@
 #include <chrono>
 #include <exception>
 
-#include "collectors/result.h"
+#include "base/result.h"
 #include "exporter/core/error_reason.h"
 
 namespace roceqos {

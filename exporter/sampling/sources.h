@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "base/result.h"
 #include "collectors/device.h"
 #include "collectors/discovery.h"
 #include "collectors/ethtool_map.h"
 #include "collectors/rdma.h"
-#include "collectors/result.h"
 
 namespace roceqos {
 

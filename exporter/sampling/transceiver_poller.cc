@@ -7,7 +7,7 @@
 #include <exception>
 #include <set>
 
-#include "collectors/log_event.h"
+#include "base/log_event.h"
 #include "exporter/sampling/source_call.h"
 
 namespace roceqos {

@@ -16,37 +16,15 @@
 #include <string>
 #include <vector>
 
+#include "base/published.h"
 #include "collectors/module_eeprom.h"
 #include "collectors/transceiver.h"
 #include "exporter/core/error_reason.h"
 #include "exporter/core/fault_log.h"
 #include "exporter/core/periodic_thread.h"
-#include "exporter/core/published.h"
+#include "exporter/core/transceiver_state.h"
 
 namespace roceqos {
-
-/// One netdev's module, as of its last successful read.
-struct TransceiverReading {
-  Transceiver module;
-  double read_seconds = 0;  // wall time of that read (all its half pages)
-  ModuleAccess access;      // netlink or the ioctl fallback, and the pages it could not read
-};
-
-/// What the poller publishes; the renderer reads nothing else.
-struct TransceiverState {
-  /// netdev -> its module. Netdevs without a module EEPROM (EOPNOTSUPP, a non-SFF identifier) and
-  /// those whose last read failed have no entry: a failed read leaves no stale values.
-  std::map<std::string, TransceiverReading> modules;
-  uint64_t reads = 0;  // module reads attempted since start (one per netdev per round)
-  /// reason -> failed module reads since start; every reason is present (0 until it happens).
-  std::map<std::string, uint64_t> errors;
-  double interval_seconds = 0;    // --transceiver.interval
-  double last_round_seconds = 0;  // wall time of the last round (every netdev)
-  /// At least one read of the last round was refused for lack of permission (EPERM/EACCES: the
-  /// process has no CAP_NET_ADMIN), so optics are missing for a reason the operator can fix.
-  bool permission_denied = false;
-  bool serial_numbers = false;  // --transceiver.serial: the info metric carries the serial
-};
 
 struct TransceiverPollerOptions {
   std::chrono::nanoseconds interval = std::chrono::seconds(60);

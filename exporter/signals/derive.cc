@@ -6,8 +6,8 @@
 #include <cerrno>
 #include <limits>
 
-#include "collectors/log_event.h"
-#include "exporter/core/ring_buffer.h"
+#include "base/log_event.h"
+#include "base/ring_buffer.h"
 
 namespace roceqos {
 namespace {

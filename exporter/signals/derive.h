@@ -19,11 +19,11 @@
 #include <string_view>
 #include <vector>
 
+#include "base/enum_names.h"
+#include "base/result.h"
 #include "collectors/dcb.h"
 #include "collectors/device.h"
-#include "collectors/enum_names.h"
 #include "collectors/ethtool_map.h"
-#include "collectors/result.h"
 #include "exporter/signals/storm.h"
 
 namespace roceqos {

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "collectors/result.h"
+#include "base/result.h"
 
 namespace roceqos {
 

@@ -13,25 +13,27 @@ fi
 
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-mkdir -p "$scratch"/collectors "$scratch"/exporter/{core,sampling,signals,qos,render,app}
+mkdir -p "$scratch"/base "$scratch"/collectors "$scratch"/exporter/{core,sampling,signals,qos,render,app}
 printf '#include "exporter/core/snapshot.h"\n' >"$scratch/collectors/dcb.h"
-printf '#include "collectors/result.h"\n#include "exporter/qos/policy.h"\n' >"$scratch/exporter/core/duration.h"
+printf '#include "collectors/dcb.h"\n' >"$scratch/base/result.h"
+printf '#include "base/result.h"\n#include "exporter/qos/policy.h"\n' >"$scratch/exporter/core/fault_log.h"
 printf '#include "exporter/qos/drift.h"\n' >"$scratch/exporter/signals/derive.cc"
 printf '#include "exporter/render/metrics.h"\n' >"$scratch/exporter/qos/drift.cc"
 printf '#include "exporter/app/cli.h"\n' >"$scratch/exporter/render/metrics.cc"
-printf '#include "exporter/core/duration.h"\n#include <vector>\n' >"$scratch/exporter/app/cli.cc"
+printf '#include "base/duration.h"\n#include <vector>\n' >"$scratch/exporter/app/cli.cc"
 printf '#include "exporter/sampling/sampler.h"\n' >"$scratch/exporter/stray.cc"
 
 out=$("$checker" "$scratch" 2>&1)
 status=$?
 expected=(
   "collectors/dcb.h:1: collectors must not include exporter/core/snapshot.h"
-  "exporter/core/duration.h:2: exporter/core must not include exporter/qos/policy.h"
+  "base/result.h:1: base must not include collectors/dcb.h"
+  "exporter/core/fault_log.h:2: exporter/core must not include exporter/qos/policy.h"
   "exporter/signals/derive.cc:1: exporter/signals must not include exporter/qos/drift.h"
   "exporter/qos/drift.cc:1: exporter/qos must not include exporter/render/metrics.h"
   "exporter/render/metrics.cc:1: exporter/render must not include exporter/app/cli.h"
   "exporter/stray.cc: every exporter source belongs to a layer folder"
-  "check-layers: 6 violation(s)"
+  "check-layers: 7 violation(s)"
 )
 ((status == 1)) && pass "a tree with forbidden includes fails (exit 1)" ||
   fail "a tree with forbidden includes exited $status, want 1:"$'\n'"$out"

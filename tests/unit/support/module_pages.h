@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "collectors/result.h"
+#include "base/result.h"
 #include "collectors/transceiver.h"
 
 namespace roceqos::testing_support {

@@ -7,7 +7,7 @@
 
 #include <regex>
 
-#include "collectors/log_event.h"
+#include "base/log_event.h"
 
 namespace roceqos {
 namespace {

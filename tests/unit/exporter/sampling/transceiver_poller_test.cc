@@ -13,8 +13,8 @@
 #include <set>
 #include <thread>
 
+#include "base/log_event.h"
 #include "collectors/cmis.h"
-#include "collectors/log_event.h"
 #include "exporter/sampling/sampler.h"
 #include "tests/unit/support/fake_sources.h"
 #include "tests/unit/support/module_pages.h"

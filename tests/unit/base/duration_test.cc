@@ -1,4 +1,4 @@
-#include "exporter/core/duration.h"
+#include "base/duration.h"
 
 #include <gtest/gtest.h>
 

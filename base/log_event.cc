@@ -1,4 +1,4 @@
-#include "collectors/log_event.h"
+#include "base/log_event.h"
 
 namespace roceqos {
 namespace {

@@ -1,8 +1,8 @@
-#include "exporter/core/regex_text.h"
+#include "base/regex_text.h"
 
 #include <fmt/format.h>
 
-#include "collectors/enum_names.h"
+#include "base/enum_names.h"
 
 namespace roceqos {
 namespace {

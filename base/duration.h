@@ -4,7 +4,7 @@
 #include <string>
 #include <string_view>
 
-#include "collectors/result.h"
+#include "base/result.h"
 
 namespace roceqos {
 

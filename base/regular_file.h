@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <string>
 
-#include "collectors/result.h"
+#include "base/result.h"
 
 namespace roceqos {
 

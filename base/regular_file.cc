@@ -1,4 +1,4 @@
-#include "exporter/core/regular_file.h"
+#include "base/regular_file.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>

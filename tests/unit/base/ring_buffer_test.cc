@@ -1,4 +1,4 @@
-#include "exporter/core/ring_buffer.h"
+#include "base/ring_buffer.h"
 
 #include <gtest/gtest.h>
 
