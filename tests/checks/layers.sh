@@ -22,6 +22,11 @@ printf '#include "exporter/render/metrics.h"\n' >"$scratch/exporter/qos/drift.cc
 printf '#include "exporter/app/cli.h"\n' >"$scratch/exporter/render/metrics.cc"
 printf '#include "base/duration.h"\n#include <vector>\n' >"$scratch/exporter/app/cli.cc"
 printf '#include "exporter/sampling/sampler.h"\n' >"$scratch/exporter/stray.cc"
+# Forward declarations: one of a type from a layer above (hidden from the include check), one of
+# a type from a layer below (allowed).
+printf '#pragma once\nstruct DeviceDrift {\n  int fields = 0;\n};\n' >"$scratch/exporter/qos/drift.h"
+printf '#pragma once\nstruct DeviceDrift;\n' >"$scratch/exporter/core/lldp_state.h"
+printf '#pragma once\nstruct DeviceDrift;\n' >"$scratch/exporter/render/table.h"
 
 out=$("$checker" "$scratch" 2>&1)
 status=$?
@@ -33,14 +38,16 @@ expected=(
   "exporter/qos/drift.cc:1: exporter/qos must not include exporter/render/metrics.h"
   "exporter/render/metrics.cc:1: exporter/render must not include exporter/app/cli.h"
   "exporter/stray.cc: every exporter source belongs to a layer folder"
-  "check-layers: 7 violation(s)"
+  "exporter/core/lldp_state.h:2: exporter/core must not declare DeviceDrift, defined in exporter/qos"
+  "check-layers: 8 violation(s)"
 )
 ((status == 1)) && pass "a tree with forbidden includes fails (exit 1)" ||
   fail "a tree with forbidden includes exited $status, want 1:"$'\n'"$out"
 for line in "${expected[@]}"; do
   grep -qxF "$line" <<<"$out" && pass "reported: $line" || fail "not reported: $line"$'\n'"$out"
 done
-grep -q 'exporter/app/cli.cc' <<<"$out" && fail "an allowed include was reported:"$'\n'"$out"
+grep -qE 'exporter/app/cli.cc|exporter/render/table.h' <<<"$out" &&
+  fail "an allowed include or declaration was reported:"$'\n'"$out"
 
 echo "layers: $failures failure(s)"
 ((failures == 0))
