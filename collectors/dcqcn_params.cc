@@ -69,8 +69,10 @@ Observed<DcqcnParams> ReadDcqcnParams(std::string_view netdev, const std::string
   const fs::path ecn = fs::path(sysfs) / "class/net" / std::string(netdev) / "ecn";
   if (!IsDirectory(ecn.string())) return Observed<DcqcnParams>::Absent();
   DcqcnParams params;
-  const bool rp = ReadRole(ecn / "roce_rp", &params.reaction_point, &params.errors);
-  const bool np = ReadRole(ecn / "roce_np", &params.notification_point, &params.errors);
+  const bool rp = ReadRole(ecn / DcqcnRoleName(DcqcnRole::kReactionPoint), &params.reaction_point,
+                           &params.errors);
+  const bool np = ReadRole(ecn / DcqcnRoleName(DcqcnRole::kNotificationPoint),
+                           &params.notification_point, &params.errors);
   if (!rp && !np) return Observed<DcqcnParams>::Failed(params.errors.front());
   return Observed<DcqcnParams>::Ok(std::move(params));
 }

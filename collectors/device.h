@@ -11,6 +11,28 @@
 
 namespace roceqos {
 
+/// IFLA_OPERSTATE: enum IF_OPER_* of linux/if.h, with the kernel's values (discovery.cc checks).
+enum class OperState : uint8_t {
+  kUnknown = 0,
+  kNotPresent = 1,
+  kDown = 2,
+  kLowerLayerDown = 3,
+  kTesting = 4,
+  kDormant = 5,
+  kUp = 6,
+};
+
+/// Spelled as `ip link` prints them (the oper_state label of roce_netdev_info).
+inline constexpr EnumName<OperState> kOperStateNames[] = {
+    {OperState::kUnknown, "unknown"}, {OperState::kNotPresent, "notpresent"},
+    {OperState::kDown, "down"},       {OperState::kLowerLayerDown, "lowerlayerdown"},
+    {OperState::kTesting, "testing"}, {OperState::kDormant, "dormant"},
+    {OperState::kUp, "up"},
+};
+
+/// A value outside the table (a newer kernel's) reads as "unknown".
+constexpr std::string_view OperStateName(OperState state) { return NameOf(kOperStateNames, state); }
+
 /// How a netdev relates to the hardware; remediation and selection depend on it.
 enum class DeviceRole { kPf, kVf, kBond, kBondMember, kOther };
 
@@ -37,12 +59,12 @@ struct RdmaPort {
 
 /// A network interface as discovery sees it. Plain value type: tests build it by hand.
 struct Device {
-  int32_t ifindex = 0;     // ifinfomsg.ifi_index
-  std::string name;        // IFLA_IFNAME
-  std::string oper_state;  // IFLA_OPERSTATE as text: "up", "down", "lowerlayerdown", ...
-  bool admin_up = false;   // ifinfomsg.ifi_flags & IFF_UP
-  bool carrier = false;    // ifinfomsg.ifi_flags & IFF_LOWER_UP
-  uint32_t mtu = 0;        // IFLA_MTU
+  int32_t ifindex = 0;                         // ifinfomsg.ifi_index
+  std::string name;                            // IFLA_IFNAME
+  OperState oper_state = OperState::kUnknown;  // IFLA_OPERSTATE
+  bool admin_up = false;                       // ifinfomsg.ifi_flags & IFF_UP
+  bool carrier = false;                        // ifinfomsg.ifi_flags & IFF_LOWER_UP
+  uint32_t mtu = 0;                            // IFLA_MTU
   /// IFLA_CARRIER_CHANGES: carrier up/down transitions since the netdev was created (2.6.37+).
   std::optional<uint32_t> carrier_changes;
   int32_t master_ifindex = 0;  // IFLA_MASTER (0 = none)

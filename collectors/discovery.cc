@@ -53,17 +53,14 @@ constexpr auto kLinkInfoPolicy = MakePolicy<IFLA_INFO_SLAVE_KIND + 1>({
     {IFLA_INFO_SLAVE_KIND, attr::String("IFLA_INFO_SLAVE_KIND")},
 });
 
-// enum IF_OPER_* (linux/if.h), spelled as `ip link` prints them; IF_OPER_UNKNOWN is the fallback.
-constexpr EnumName<uint8_t> kOperStateNames[] = {
-    {IF_OPER_NOTPRESENT, "notpresent"},
-    {IF_OPER_DOWN, "down"},
-    {IF_OPER_LOWERLAYERDOWN, "lowerlayerdown"},
-    {IF_OPER_TESTING, "testing"},
-    {IF_OPER_DORMANT, "dormant"},
-    {IF_OPER_UP, "up"},
-};
-
-std::string_view OperStateName(uint8_t state) { return NameOf(kOperStateNames, state); }
+// OperState carries the kernel's IF_OPER_* values (linux/if.h), so the attribute converts as is.
+static_assert(static_cast<uint8_t>(OperState::kUnknown) == IF_OPER_UNKNOWN &&
+              static_cast<uint8_t>(OperState::kNotPresent) == IF_OPER_NOTPRESENT &&
+              static_cast<uint8_t>(OperState::kDown) == IF_OPER_DOWN &&
+              static_cast<uint8_t>(OperState::kLowerLayerDown) == IF_OPER_LOWERLAYERDOWN &&
+              static_cast<uint8_t>(OperState::kTesting) == IF_OPER_TESTING &&
+              static_cast<uint8_t>(OperState::kDormant) == IF_OPER_DORMANT &&
+              static_cast<uint8_t>(OperState::kUp) == IF_OPER_UP);
 
 // The two ETHTOOL_GDRVINFO fields discovery needs (the ethtool collector has its own DriverInfo).
 struct DriverBinding {
@@ -151,7 +148,8 @@ Result<Device> ParseLinkReply(netlink::Bytes body) {
   device.mtu = attrs->U32(IFLA_MTU).value_or(0);
   device.carrier_changes = attrs->U32(IFLA_CARRIER_CHANGES);  // u32, link flaps since creation
   device.master_ifindex = static_cast<int32_t>(attrs->U32(IFLA_MASTER).value_or(0));
-  device.oper_state = OperStateName(attrs->U8(IFLA_OPERSTATE).value_or(IF_OPER_UNKNOWN));
+  device.oper_state = static_cast<OperState>(
+      attrs->U8(IFLA_OPERSTATE).value_or(IF_OPER_UNKNOWN));  // IFLA_OPERSTATE
   if (attrs->Has(IFLA_LINKINFO)) {
     Result<Attrs> info = attrs->Nested(IFLA_LINKINFO, kLinkInfoPolicy,
                                        fmt::format("{} {} IFLA_LINKINFO", kContext, device.name));

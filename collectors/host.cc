@@ -124,10 +124,12 @@ DcqcnState HostReader::ReadDcqcn(std::string_view netdev) const {
   std::string ecn = fmt::format("{}/class/net/{}/ecn", paths_.sysfs, netdev);
   if (!IsDirectory(ecn)) return state;  // not MOFED, or a VF/SF: every field absent
   for (int prio = 0; prio < kNumPriorities; ++prio) {
-    state.np_enabled[prio] =
-        ReadObserved<bool>(fmt::format("{}/roce_np/enable/{}", ecn, prio), ParseEnableFlag);
-    state.rp_enabled[prio] =
-        ReadObserved<bool>(fmt::format("{}/roce_rp/enable/{}", ecn, prio), ParseEnableFlag);
+    state.np_enabled[prio] = ReadObserved<bool>(
+        fmt::format("{}/{}/enable/{}", ecn, DcqcnRoleName(DcqcnRole::kNotificationPoint), prio),
+        ParseEnableFlag);
+    state.rp_enabled[prio] = ReadObserved<bool>(
+        fmt::format("{}/{}/enable/{}", ecn, DcqcnRoleName(DcqcnRole::kReactionPoint), prio),
+        ParseEnableFlag);
   }
   auto dscp = [](std::string_view c) { return ParseSmallInt(c, 0, 63); };
   auto prio = [](std::string_view c) { return ParseSmallInt(c, 0, kNumPriorities - 1); };
@@ -207,7 +209,7 @@ Observed<int> HostReader::ReadTcpEcn() const {
 Result<void> HostReader::WriteDcqcnEnable(std::string_view netdev, bool np, int prio,
                                           bool enable) const {
   return WriteSmallFile(fmt::format("{}/class/net/{}/ecn/{}/enable/{}", paths_.sysfs, netdev,
-                                    np ? "roce_np" : "roce_rp", prio),
+                                    DcqcnRoleName(DcqcnRoleOf(np)), prio),
                         enable ? "1\n" : "0\n");
 }
 
@@ -217,7 +219,7 @@ Result<void> HostReader::WriteDcqcnParam(std::string_view netdev, bool np, std::
   if (name.empty() || name.find('/') != std::string_view::npos || name == "." || name == "..")
     return MakeError(EINVAL, fmt::format("\"{}\" is not a DCQCN parameter name", name));
   return WriteSmallFile(fmt::format("{}/class/net/{}/ecn/{}/{}", paths_.sysfs, netdev,
-                                    np ? "roce_np" : "roce_rp", name),
+                                    DcqcnRoleName(DcqcnRoleOf(np)), name),
                         fmt::format("{}\n", value));
 }
 

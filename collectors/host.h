@@ -10,10 +10,23 @@
 #include <string_view>
 #include <vector>
 
+#include "base/enum_names.h"
 #include "base/result.h"
 #include "collectors/dcb.h"
 
 namespace roceqos {
+
+/// The two DCQCN roles of an mlx5 netdev (MOFED sysfs /sys/class/net/<if>/ecn/<role>/), named as
+/// their directories; the `role` label of the DCQCN parameter families.
+enum class DcqcnRole : uint8_t { kReactionPoint, kNotificationPoint };
+inline constexpr EnumName<DcqcnRole> kDcqcnRoleNames[] = {
+    {DcqcnRole::kReactionPoint, "roce_rp"},
+    {DcqcnRole::kNotificationPoint, "roce_np"},
+};
+constexpr std::string_view DcqcnRoleName(DcqcnRole role) { return NameOf(kDcqcnRoleNames, role); }
+constexpr DcqcnRole DcqcnRoleOf(bool np) {
+  return np ? DcqcnRole::kNotificationPoint : DcqcnRole::kReactionPoint;
+}
 
 /// A value read from one host source: absent (the source does not exist on this host or device,
 /// e.g. no MOFED sysfs), ok, or failed (it exists but could not be read or made no sense).

@@ -9,12 +9,29 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/enum_names.h"
 #include "base/result.h"
 #include "collectors/device.h"
 #include "collectors/netlink/attr.h"
 #include "collectors/netlink/socket.h"
 
 namespace roceqos {
+
+/// The mlx5 congestion counters (cong_cnts, docs/kernel-interfaces.md §5.7) that get families and
+/// signals of their own; every other hw counter is exported by its name only.
+enum class RdmaCongestionCounter : uint8_t {
+  kNpCnpSent,
+  kNpEcnMarkedRocePackets,
+  kRpCnpHandled,
+  kRpCnpIgnored,
+};
+/// Spelled as RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME reports them.
+inline constexpr EnumName<RdmaCongestionCounter> kRdmaCongestionCounterNames[] = {
+    {RdmaCongestionCounter::kNpCnpSent, "np_cnp_sent"},
+    {RdmaCongestionCounter::kNpEcnMarkedRocePackets, "np_ecn_marked_roce_packets"},
+    {RdmaCongestionCounter::kRpCnpHandled, "rp_cnp_handled"},
+    {RdmaCongestionCounter::kRpCnpIgnored, "rp_cnp_ignored"},
+};
 
 /// One RDMA device from an RDMA_NLDEV_CMD_GET dump.
 struct RdmaDevice {

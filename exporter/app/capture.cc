@@ -193,7 +193,7 @@ int RunCapture(const Config& config, const CaptureOptions& options, std::ostream
 }
 
 int StartReplayFrom(Config& config, std::ostream& err) {
-  if (config.remediation == "enforce") {
+  if (config.remediation == RemediationMode::kEnforce) {
     err << "roce_qos_exporter: --replay cannot be combined with --remediation=enforce (a replay "
            "never writes)\n";
     return kCaptureError;

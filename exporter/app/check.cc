@@ -40,7 +40,7 @@ std::string DeviceHeadline(const Device& d) {
     ports += fmt::format("{}{}/{}", ports.empty() ? "" : ",", p.device, p.port);
   return fmt::format("{} ({}{}{}, {})", d.name, DeviceRoleName(d.role),
                      d.pci_address.empty() ? "" : " " + d.pci_address,
-                     ports.empty() ? "" : ", " + ports, d.oper_state.empty() ? "?" : d.oper_state);
+                     ports.empty() ? "" : ", " + ports, OperStateName(d.oper_state));
 }
 
 // A field whose source the device lacks is not drift, but the reader must know it was not checked.
@@ -272,7 +272,7 @@ LldpState QueryLldpdOnce(const lldp::LldpdQuery& query, const std::vector<std::s
 std::vector<CheckItem> SwitchChecklist(const LldpState& lldp, const Device& device,
                                        const ObservedQos& observed) {
   const std::optional<LldpAbsence> absence =
-      LldpNeighborAbsence(lldp, device.name, device.oper_state == "up");
+      LldpNeighborAbsence(lldp, device.name, device.oper_state == OperState::kUp);
   if (absence == LldpAbsence::kLldpdNotInstalled || absence == LldpAbsence::kLldpdNotRunning)
     return {};
   if (absence) return UnverifiedSwitchItems(*absence);

@@ -34,22 +34,45 @@ struct FlagText {
   bool print_metrics_doc = false;
   double storm_threshold = 0;
   std::string storm_detection, storm_restoration, derive_windows;
+  std::string remediation;  // a name of kAllRemediationModes (CLI11 checks it)
 };
 
 Result<void> Invalid(std::string message) { return MakeError(EINVAL, std::move(message)); }
 
-Result<void> ValidateSampler(Config& config, const FlagText& text) {
-  auto parsed_period = ParseDuration(text.period);
-  if (!parsed_period) return Invalid("--sampler.period: " + parsed_period.error().message);
-  if (*parsed_period < std::chrono::milliseconds(10) || *parsed_period > std::chrono::hours(1)) {
-    return Invalid(fmt::format("--sampler.period \"{}\" must be between 10ms and 1h", text.period));
+// A duration flag's text, parsed; the error names the flag. Every duration flag goes through it.
+Result<std::chrono::nanoseconds> ParseFlagDuration(std::string_view flag, const std::string& text) {
+  auto parsed = ParseDuration(text);
+  if (!parsed) return MakeError(EINVAL, fmt::format("{}: {}", flag, parsed.error().message));
+  return *parsed;
+}
+
+// A duration flag checked against [min, max] (or 0 when `zero_is_off`), with one message shape
+// for every flag whose range is fixed.
+struct DurationRange {
+  std::chrono::nanoseconds min, max;
+  bool zero_is_off = false;
+};
+Result<std::chrono::nanoseconds> ParseDurationFlag(std::string_view flag, const std::string& text,
+                                                   DurationRange range) {
+  auto parsed = ParseFlagDuration(flag, text);
+  if (!parsed) return parsed;
+  if (range.zero_is_off && parsed->count() == 0) return *parsed;
+  if (*parsed < range.min || *parsed > range.max) {
+    return MakeError(EINVAL, fmt::format("{} \"{}\" must be {}between {} and {}", flag, text,
+                                         range.zero_is_off ? "0 (off) or " : "",
+                                         FormatDuration(range.min), FormatDuration(range.max)));
   }
+  return *parsed;
+}
+
+Result<void> ValidateSampler(Config& config, const FlagText& text) {
+  auto parsed_period = ParseDurationFlag("--sampler.period", text.period,
+                                         {std::chrono::milliseconds(10), std::chrono::hours(1)});
+  if (!parsed_period) return parsed_period.error();
   config.sampler_period = *parsed_period;
 
-  auto parsed_discovery = ParseDuration(text.discovery);
-  if (!parsed_discovery) {
-    return Invalid("--sampler.discovery-interval: " + parsed_discovery.error().message);
-  }
+  auto parsed_discovery = ParseFlagDuration("--sampler.discovery-interval", text.discovery);
+  if (!parsed_discovery) return parsed_discovery.error();
   if (*parsed_discovery < config.sampler_period) {
     return Invalid(
         fmt::format("--sampler.discovery-interval \"{}\" must not be shorter than --sampler.period",
@@ -64,20 +87,18 @@ Result<void> ValidateSampler(Config& config, const FlagText& text) {
 }
 
 Result<void> ValidateQos(Config& config, const FlagText& text) {
-  auto parsed_poll = ParseDuration(text.qos_poll);
-  if (!parsed_poll) return Invalid("--qos.poll-interval: " + parsed_poll.error().message);
-  if (*parsed_poll < std::chrono::milliseconds(100) || *parsed_poll > std::chrono::hours(1)) {
-    return Invalid(
-        fmt::format("--qos.poll-interval \"{}\" must be between 100ms and 1h", text.qos_poll));
-  }
+  Result<RemediationMode> mode = ParseRemediationMode(text.remediation);
+  if (!mode) return mode.error();  // unreachable past CLI11's check, kept for direct callers
+  config.remediation = *mode;
+  auto parsed_poll = ParseDurationFlag("--qos.poll-interval", text.qos_poll,
+                                       {std::chrono::milliseconds(100), std::chrono::hours(1)});
+  if (!parsed_poll) return parsed_poll.error();
   config.qos_poll_interval = *parsed_poll;
 
-  auto parsed_backoff = ParseDuration(text.backoff);
-  auto parsed_max_backoff = ParseDuration(text.max_backoff);
-  if (!parsed_backoff) return Invalid("--remediation.backoff: " + parsed_backoff.error().message);
-  if (!parsed_max_backoff) {
-    return Invalid("--remediation.max-backoff: " + parsed_max_backoff.error().message);
-  }
+  auto parsed_backoff = ParseFlagDuration("--remediation.backoff", text.backoff);
+  if (!parsed_backoff) return parsed_backoff.error();
+  auto parsed_max_backoff = ParseFlagDuration("--remediation.max-backoff", text.max_backoff);
+  if (!parsed_max_backoff) return parsed_max_backoff.error();
   if (*parsed_backoff < std::chrono::seconds(1) || *parsed_max_backoff < *parsed_backoff) {
     return Invalid(fmt::format(
         "--remediation.backoff \"{}\" must be at least 1s and at most --remediation.max-backoff",
@@ -91,25 +112,6 @@ Result<void> ValidateQos(Config& config, const FlagText& text) {
                                config.remediation_max_attempts));
   }
   return {};
-}
-
-// A duration flag: parsed, then checked against [min, max] (or 0 when `zero_is_off`), with one
-// message shape for every flag.
-struct DurationRange {
-  std::chrono::nanoseconds min, max;
-  bool zero_is_off = false;
-};
-Result<std::chrono::nanoseconds> ParseDurationFlag(std::string_view flag, const std::string& text,
-                                                   DurationRange range) {
-  auto parsed = ParseDuration(text);
-  if (!parsed) return MakeError(EINVAL, fmt::format("{}: {}", flag, parsed.error().message));
-  if (range.zero_is_off && parsed->count() == 0) return *parsed;
-  if (*parsed < range.min || *parsed > range.max) {
-    return MakeError(EINVAL, fmt::format("{} \"{}\" must be {}between {} and {}", flag, text,
-                                         range.zero_is_off ? "0 (off) or " : "",
-                                         FormatDuration(range.min), FormatDuration(range.max)));
-  }
-  return *parsed;
 }
 
 // The pollers' intervals. --transceiver.interval: at least 1s, since every module read is several
@@ -153,8 +155,8 @@ Result<void> ValidateHealth(Config& config, const FlagText& text) {
     config.health_max_sample_age = DefaultHealthMaxSampleAge(config.sampler_period);
     return {};
   }
-  auto parsed = ParseDuration(text.health_max_sample_age);
-  if (!parsed) return Invalid("--web.health-max-sample-age: " + parsed.error().message);
+  auto parsed = ParseFlagDuration("--web.health-max-sample-age", text.health_max_sample_age);
+  if (!parsed) return parsed.error();
   // Below two periods a healthy sampler would fail the probe between two samples.
   if (*parsed < std::chrono::seconds(1) || *parsed < 2 * config.sampler_period) {
     return Invalid(fmt::format(
@@ -183,7 +185,7 @@ Result<void> ValidateConfigPath(const std::string& path) {
 // Enforcing writes a policy to every device; the embedded default is a guess about the fabric, so
 // one flag missed in a rollout must not write it. Observe and dry-run may still use it.
 Result<void> ValidateEnforcePolicy(const Config& config) {
-  if (config.remediation != "enforce" || !config.config_path.empty()) return {};
+  if (config.remediation != RemediationMode::kEnforce || !config.config_path.empty()) return {};
   return Invalid(
       "--remediation=enforce needs --config: the embedded default policy is never enforced "
       "(to enforce it, write it with `roce_qos_exporter policy show-default > policy.yaml` and "
@@ -210,11 +212,10 @@ Result<void> Validate(Config& config, const FlagText& text) {
 // --storm.* and --derive.windows (docs/signals.md); ranges as in SONiC's PFC watchdog.
 Result<void> ValidateDerive(Config& config, double threshold, const std::string& detection,
                             const std::string& restoration, const std::string& windows) {
-  auto invalid = [](std::string message) { return MakeError(EINVAL, std::move(message)); };
-  auto whole_millis = [&](std::string_view flag,
-                          const std::string& text) -> Result<std::chrono::milliseconds> {
-    auto parsed = ParseDuration(text);
-    if (!parsed) return invalid(fmt::format("{}: {}", flag, parsed.error().message));
+  auto whole_millis = [](std::string_view flag,
+                         const std::string& text) -> Result<std::chrono::milliseconds> {
+    auto parsed = ParseFlagDuration(flag, text);
+    if (!parsed) return parsed.error();
     return std::chrono::duration_cast<std::chrono::milliseconds>(*parsed);
   };
   auto detection_ms = whole_millis("--storm.detection-time", detection);
@@ -233,10 +234,10 @@ Result<void> ValidateDerive(Config& config, double threshold, const std::string&
   while (start <= windows.size()) {
     const size_t comma = std::min(windows.find(',', start), windows.size());
     const std::string item = windows.substr(start, comma - start);
-    auto d = ParseDuration(item);
-    if (!d) return invalid("--derive.windows: " + d.error().message);
+    auto d = ParseFlagDuration("--derive.windows", item);
+    if (!d) return d.error();
     if (*d % std::chrono::seconds(1) != std::chrono::nanoseconds(0)) {
-      return invalid(
+      return Invalid(
           fmt::format("--derive.windows: \"{}\" is not a whole number of seconds", item));
     }
     parsed_windows.push_back(std::chrono::duration_cast<std::chrono::seconds>(*d));
@@ -304,10 +305,14 @@ void AddQosFlags(CLI::App& app, Config& config, FlagText& text) {
   app.add_option("--config", config.config_path,
                  "Desired QoS policy file (YAML); without it the embedded default policy applies "
                  "(observe and dry-run only: enforce requires this flag)");
-  app.add_option("--remediation", config.remediation,
+  std::vector<std::string> modes;
+  for (const RemediationMode mode : kAllRemediationModes) {
+    modes.emplace_back(RemediationModeName(mode));
+  }
+  app.add_option("--remediation", text.remediation,
                  "Re-apply the policy when the QoS state drifts: off, dry-run (log the plan) or "
                  "enforce")
-      ->check(CLI::IsMember({"off", "dry-run", "enforce"}))
+      ->check(CLI::IsMember(modes))
       ->capture_default_str();
   app.add_option("--remediation.backoff", text.backoff,
                  "Wait after a remediation attempt; doubles with each attempt that did not hold")
@@ -386,6 +391,7 @@ FlagText DefaultFlagText(const Config& config) {
   text.qos_poll = FormatDuration(config.qos_poll_interval);
   text.transceiver_interval = FormatDuration(config.transceiver_interval);
   text.lldp_interval = FormatDuration(config.lldp_interval);
+  text.remediation = RemediationModeName(config.remediation);
   text.backoff = FormatDuration(config.remediation_backoff);
   text.max_backoff = FormatDuration(config.remediation_max_backoff);
   text.storm_threshold = config.derive.storm.threshold;

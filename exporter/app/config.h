@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "exporter/qos/remediate.h"
 #include "exporter/sampling/sampler.h"
 #include "exporter/signals/derive.h"
 
@@ -26,8 +27,8 @@ struct Config {
   std::chrono::nanoseconds sampler_period = std::chrono::milliseconds(250);  // --sampler.period
   double sampler_budget = 0.5;                                               // --sampler.budget
   std::chrono::nanoseconds discovery_interval = std::chrono::seconds(5);
-  std::string config_path;          // --config: policy YAML; empty = the embedded default policy
-  std::string remediation = "off";  // --remediation: off|dry-run|enforce (QoS engine)
+  std::string config_path;  // --config: policy YAML; empty = the embedded default policy
+  RemediationMode remediation = RemediationMode::kOff;  // --remediation (QoS engine)
   std::chrono::nanoseconds qos_poll_interval = std::chrono::seconds(5);  // --qos.poll-interval
   std::chrono::seconds remediation_backoff{30};                          // --remediation.backoff
   std::chrono::seconds remediation_max_backoff{600};  // --remediation.max-backoff

@@ -119,9 +119,8 @@ sigset_t BlockSignals() {
 // validate, or enforce mode without the capability it needs, refuses to start.
 // `enforcer` is the caller's: the lock must be held for the life of the process, not this call.
 Result<std::unique_ptr<QosEngine>> MakeQosEngine(const Config& config, EnforcerLock& enforcer) {
-  Result<RemediationMode> mode = ParseRemediationMode(config.remediation);
-  if (!mode) return mode.error();
-  if (*mode == RemediationMode::kEnforce && !HasNetAdminCapability()) {
+  RemediationMode mode = config.remediation;
+  if (mode == RemediationMode::kEnforce && !HasNetAdminCapability()) {
     return MakeError(
         EPERM,
         "--remediation=enforce needs CAP_NET_ADMIN (RTM_SETDCB is refused without it); run with "
@@ -130,7 +129,7 @@ Result<std::unique_ptr<QosEngine>> MakeQosEngine(const Config& config, EnforcerL
   // One enforcer per node; a second instance observes.
   bool enforce_held_elsewhere = false;
   Result<RemediationMode> claimed =
-      ClaimEnforcement(config, *mode, enforcer, enforce_held_elsewhere);
+      ClaimEnforcement(config, mode, enforcer, enforce_held_elsewhere);
   Result<std::string> state_file =
       claimed ? RemediationStateFile(config, *claimed) : Result<std::string>(claimed.error());
   if (!state_file) return state_file.error();
@@ -146,7 +145,7 @@ Result<std::unique_ptr<QosEngine>> MakeQosEngine(const Config& config, EnforcerL
   // netlink socket is not shared across threads). A replay opens a replayed one: it never writes,
   // and dry-run never reads.
   QosIo remediation_io;
-  if (*mode != RemediationMode::kOff) {
+  if (mode != RemediationMode::kOff) {
     Result<std::unique_ptr<KernelQosReader>> reader =
         KernelQosReader::Open(HostPaths{}, config.qos_configfs_tos);
     if (!reader) return MakeError(EINVAL, "remediation reader: " + reader.error().message);
@@ -156,7 +155,7 @@ Result<std::unique_ptr<QosEngine>> MakeQosEngine(const Config& config, EnforcerL
   QosEngineOptions qos_options;
   qos_options.config_path = config.config_path;
   qos_options.poll_interval = config.qos_poll_interval;
-  qos_options.remediation.mode = *mode;
+  qos_options.remediation.mode = mode;
   qos_options.remediation.base_backoff = config.remediation_backoff;
   qos_options.remediation.max_backoff = config.remediation_max_backoff;
   qos_options.remediation.max_attempts = config.remediation_max_attempts;
@@ -167,7 +166,7 @@ Result<std::unique_ptr<QosEngine>> MakeQosEngine(const Config& config, EnforcerL
   LogEvent(spdlog::level::info, "QoS policy loaded",
            {{"source", (*policy)->source},
             {"device_rules", (*policy)->rules.size()},
-            {"remediation", RemediationModeName(*mode)}});
+            {"remediation", RemediationModeName(mode)}});
   return qos;
 }
 

@@ -364,10 +364,11 @@ FieldVerdict CheckDcqcnParams(const QosPolicy& policy, const Observed<DcqcnParam
   if (!FromSource(observed, "no ecn/roce_rp, ecn/roce_np sysfs (MOFED only)", &v)) return v;
   std::string actual, impact, missing;
   size_t known = 0;
-  auto compare = [&](std::string_view role, const std::map<std::string, uint64_t>& want,
+  auto compare = [&](DcqcnRole dcqcn_role, const std::map<std::string, uint64_t>& want,
                      const std::map<std::string, uint64_t>& have) {
+    const std::string_view role = DcqcnRoleName(dcqcn_role);
     for (const auto& [name, value] : want) {
-      DcqcnParamVerdict d{std::string(role), name, FieldStatus::kInSync, value, 0};
+      DcqcnParamVerdict d{dcqcn_role, name, FieldStatus::kInSync, value, 0};
       auto it = have.find(name);
       if (it == have.end()) {
         d.status = FieldStatus::kAbsent;
@@ -385,8 +386,8 @@ FieldVerdict CheckDcqcnParams(const QosPolicy& policy, const Observed<DcqcnParam
       details->push_back(std::move(d));
     }
   };
-  compare("roce_rp", policy.dcqcn_rp_params, observed.value.reaction_point);
-  compare("roce_np", policy.dcqcn_np_params, observed.value.notification_point);
+  compare(DcqcnRole::kReactionPoint, policy.dcqcn_rp_params, observed.value.reaction_point);
+  compare(DcqcnRole::kNotificationPoint, policy.dcqcn_np_params, observed.value.notification_point);
   if (!observed.value.errors.empty() && impact.empty()) {
     v.status = FieldStatus::kFailed;
     v.actual = "unreadable: " + observed.value.errors.front();

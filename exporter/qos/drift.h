@@ -87,7 +87,7 @@ struct FieldVerdict {
 
 /// One DCQCN parameter the policy lists (the detail behind the dcqcn_params verdict).
 struct DcqcnParamVerdict {
-  std::string role;  // roce_rp | roce_np
+  DcqcnRole role = DcqcnRole::kReactionPoint;
   std::string name;
   FieldStatus status = FieldStatus::kInSync;
   uint64_t expected = 0;

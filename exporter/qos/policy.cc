@@ -124,15 +124,17 @@ std::array<T, N> ParseFixedList(const YAML::Node& node, std::string_view what, i
   return out;
 }
 
+// The words of kTsaNames (collectors/dcb.h), the ones `dcb ets show` prints.
 uint8_t ParseTsa(const YAML::Node& node, std::string_view what) {
   if (node.IsScalar() && node.Tag() == "?") {
-    const std::string& s = node.Scalar();
-    if (s == "strict") return IEEE_8021QAZ_TSA_STRICT;
-    if (s == "cbs") return IEEE_8021QAZ_TSA_CB_SHAPER;
-    if (s == "ets") return IEEE_8021QAZ_TSA_ETS;
-    if (s == "vendor") return IEEE_8021QAZ_TSA_VENDOR;
+    if (std::optional<Tsa> tsa = ValueOf(kTsaNames, node.Scalar())) {
+      return static_cast<uint8_t>(*tsa);
+    }
   }
-  Fail(node, fmt::format("{} must be one of strict, cbs, ets, vendor", what));
+  std::string words;
+  for (const auto& entry : kTsaNames)
+    words += fmt::format("{}{}", words.empty() ? "" : ", ", entry.name);
+  Fail(node, fmt::format("{} must be one of {}", what, words));
 }
 
 EtsPolicy ParseEts(const YAML::Node& node) {
@@ -216,23 +218,23 @@ void ApplyInt(const YAML::Node& v, int64_t lo, int64_t hi, std::string_view key,
 }
 
 constexpr DcqcnParamInfo kDcqcnParams[] = {
-    {"roce_rp", "clamp_tgt_rate", "boolean"},
-    {"roce_rp", "clamp_tgt_rate_after_time_inc", "boolean"},
-    {"roce_rp", "rpg_time_reset", "microseconds"},
-    {"roce_rp", "rpg_byte_reset", "bytes"},
-    {"roce_rp", "rpg_threshold", "count (timer/byte-counter expirations)"},
-    {"roce_rp", "rpg_max_rate", "Mbit/s (0 = line rate)"},
-    {"roce_rp", "rpg_ai_rate", "Mbit/s"},
-    {"roce_rp", "rpg_hai_rate", "Mbit/s"},
-    {"roce_rp", "rpg_gd", "exponent (alpha gain 1/2^gd)"},
-    {"roce_rp", "rpg_min_dec_fac", "percent"},
-    {"roce_rp", "rpg_min_rate", "Mbit/s"},
-    {"roce_rp", "rate2set_fcnp", "Mbit/s (0 = line rate)"},
-    {"roce_rp", "dce_tcp_g", "1/1024"},
-    {"roce_rp", "dce_tcp_rtt", "microseconds"},
-    {"roce_rp", "rreduce_mperiod", "microseconds"},
-    {"roce_rp", "initial_alpha_value", "1/1024"},
-    {"roce_np", "min_time_between_cnps", "microseconds"},
+    {DcqcnRole::kReactionPoint, "clamp_tgt_rate", "boolean"},
+    {DcqcnRole::kReactionPoint, "clamp_tgt_rate_after_time_inc", "boolean"},
+    {DcqcnRole::kReactionPoint, "rpg_time_reset", "microseconds"},
+    {DcqcnRole::kReactionPoint, "rpg_byte_reset", "bytes"},
+    {DcqcnRole::kReactionPoint, "rpg_threshold", "count (timer/byte-counter expirations)"},
+    {DcqcnRole::kReactionPoint, "rpg_max_rate", "Mbit/s (0 = line rate)"},
+    {DcqcnRole::kReactionPoint, "rpg_ai_rate", "Mbit/s"},
+    {DcqcnRole::kReactionPoint, "rpg_hai_rate", "Mbit/s"},
+    {DcqcnRole::kReactionPoint, "rpg_gd", "exponent (alpha gain 1/2^gd)"},
+    {DcqcnRole::kReactionPoint, "rpg_min_dec_fac", "percent"},
+    {DcqcnRole::kReactionPoint, "rpg_min_rate", "Mbit/s"},
+    {DcqcnRole::kReactionPoint, "rate2set_fcnp", "Mbit/s (0 = line rate)"},
+    {DcqcnRole::kReactionPoint, "dce_tcp_g", "1/1024"},
+    {DcqcnRole::kReactionPoint, "dce_tcp_rtt", "microseconds"},
+    {DcqcnRole::kReactionPoint, "rreduce_mperiod", "microseconds"},
+    {DcqcnRole::kReactionPoint, "initial_alpha_value", "1/1024"},
+    {DcqcnRole::kNotificationPoint, "min_time_between_cnps", "microseconds"},
 };
 
 // dcqcn_params: {roce_rp: {name: value, ...}, roce_np: {...}}; null at any level unchecks what
@@ -244,26 +246,30 @@ void ParseDcqcnParams(const YAML::Node& node, QosPolicy* into) {
     return;
   }
   RequireMap(node, "dcqcn_params");
-  ForEachKey(node, "dcqcn_params", {"roce_rp", "roce_np"},
-             [&](const std::string& role, const YAML::Node& params) {
-               auto& map = role == "roce_rp" ? into->dcqcn_rp_params : into->dcqcn_np_params;
-               if (IsUnchecked(params)) {
-                 map.clear();
-                 return;
-               }
-               const std::string where = "dcqcn_params." + role;
-               RequireMap(params, where);
-               std::vector<std::string_view> names;
-               for (const auto& p : kDcqcnParams)
-                 if (p.role == role) names.push_back(p.name);
-               ForEachKey(params, where, names, [&](const std::string& name, const YAML::Node& v) {
-                 if (IsUnchecked(v))
-                   map.erase(name);
-                 else
-                   map[name] = static_cast<uint64_t>(
-                       ParseInt(v, 0, UINT32_MAX, fmt::format("{}.{}", where, name)));
-               });
-             });
+  const std::vector<std::string_view> roles = {DcqcnRoleName(DcqcnRole::kReactionPoint),
+                                               DcqcnRoleName(DcqcnRole::kNotificationPoint)};
+  ForEachKey(
+      node, "dcqcn_params", roles, [&](const std::string& role_name, const YAML::Node& params) {
+        const DcqcnRole role = *ValueOf(kDcqcnRoleNames, role_name);  // ForEachKey checked
+        auto& map =
+            role == DcqcnRole::kReactionPoint ? into->dcqcn_rp_params : into->dcqcn_np_params;
+        if (IsUnchecked(params)) {
+          map.clear();
+          return;
+        }
+        const std::string where = "dcqcn_params." + role_name;
+        RequireMap(params, where);
+        std::vector<std::string_view> names;
+        for (const auto& p : kDcqcnParams)
+          if (p.role == role) names.push_back(p.name);
+        ForEachKey(params, where, names, [&](const std::string& name, const YAML::Node& v) {
+          if (IsUnchecked(v))
+            map.erase(name);
+          else
+            map[name] = static_cast<uint64_t>(
+                ParseInt(v, 0, UINT32_MAX, fmt::format("{}.{}", where, name)));
+        });
+      });
 }
 
 // The CNP/DCQCN-parameter keys of one policy mapping; false for any other key.

@@ -18,6 +18,7 @@
 #include "base/result.h"
 #include "collectors/dcb.h"
 #include "collectors/device.h"
+#include "collectors/host.h"
 
 namespace roceqos {
 
@@ -158,7 +159,7 @@ std::string PolicyFingerprint(const QosPolicy& policy);
 /// The DCQCN parameter files a policy may name under dcqcn_params.roce_rp / roce_np (MOFED
 /// en_ecn.c), with the unit of each value (docs/policy.md "DCQCN parameters").
 struct DcqcnParamInfo {
-  std::string_view role;  // "roce_rp" or "roce_np"
+  DcqcnRole role;
   std::string_view name;
   std::string_view unit;
 };

@@ -46,7 +46,7 @@ DeviceContext MakeContext(const QosEngine::DeviceInput& input, bool driver_ready
   context.netdev = device.name;
   context.identity = DeviceIdentity(device);
   context.role = device.role;
-  context.oper_up = device.oper_state == "up";
+  context.oper_up = device.oper_state == OperState::kUp;
   for (const auto& port : device.rdma_ports) context.rdma_devices.push_back(port.device);
   context.driver_ready = driver_ready;
   context.storm = input.storm;

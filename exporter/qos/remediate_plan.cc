@@ -165,7 +165,7 @@ void PlanDcqcn(const QosPolicy& policy, const ObservedQos& observed, const Devic
       a.np = np;
       a.prio = prio;
       a.enable = target;
-      a.old_value = fmt::format("ecn/{}/enable/{}={}", np ? "roce_np" : "roce_rp", prio,
+      a.old_value = fmt::format("ecn/{}/enable/{}={}", DcqcnRoleName(DcqcnRoleOf(np)), prio,
                                 enabled[prio].value ? 1 : 0);
       a.new_value = fmt::format("{}", target ? 1 : 0);
       plan.push_back(std::move(a));
@@ -207,10 +207,10 @@ void PlanDcqcnParams(const DeviceDrift& drift, std::vector<RemediationAction>& p
     RemediationAction a;
     a.field = QosField::kDcqcnParams;
     a.kind = RemediationAction::Kind::kDcqcnParam;
-    a.np = d.role == "roce_np";
+    a.np = d.role == DcqcnRole::kNotificationPoint;
     a.param = d.name;
     a.param_value = d.expected;
-    a.old_value = fmt::format("ecn/{}/{}={}", d.role, d.name, d.actual);
+    a.old_value = fmt::format("ecn/{}/{}={}", DcqcnRoleName(d.role), d.name, d.actual);
     a.new_value = std::to_string(d.expected);
     plan.push_back(std::move(a));
   }

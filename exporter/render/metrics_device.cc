@@ -27,7 +27,7 @@ void RenderDeviceInfo(const Snapshot& snapshot, MetricSink& out) {
     const Device& d = *snap.device;
     const std::string_view role = DeviceRoleName(d.role);
     const std::string_view pci = d.pci_address;
-    netdev_info.Add({d.name, d.driver, pci, role, d.oper_state, d.master}, 1);
+    netdev_info.Add({d.name, d.driver, pci, role, OperStateName(d.oper_state), d.master}, 1);
     if (d.carrier_changes) carrier_changes.Add({d.name}, *d.carrier_changes);
     for (const RdmaPort& port : d.rdma_ports) {
       device_info.Add({port.device, std::to_string(port.port), d.name, pci, role,

@@ -95,7 +95,8 @@ void AddDevice(LldpFamilies& f, const LldpState& state, const DeviceSnapshot& sn
   const lldp::Neighbor* neighbor = FindLldpNeighbor(state, netdev);
   f.present.Add({netdev}, neighbor != nullptr ? 1 : 0);
   if (neighbor == nullptr) {
-    const auto absence = LldpNeighborAbsence(state, netdev, snap.device->oper_state == "up");
+    const auto absence =
+        LldpNeighborAbsence(state, netdev, snap.device->oper_state == OperState::kUp);
     if (absence) f.absent_reason.Add({netdev, LldpAbsenceName(*absence)}, 1);
     return;
   }

@@ -176,11 +176,13 @@ void RenderHost(std::string_view netdev, const ObservedQos& o, QosFamilies& f) {
   if (o.dcqcn.cnp_802p_prio.ok()) f.cnp_prio.Add({netdev}, o.dcqcn.cnp_802p_prio.value);
   if (o.dcqcn_params.ok()) {
     for (const auto& [name, value] : o.dcqcn_params.value.reaction_point)
-      f.dcqcn_param.Add({netdev, "roce_rp", name}, static_cast<double>(value));
+      f.dcqcn_param.Add({netdev, DcqcnRoleName(DcqcnRole::kReactionPoint), name},
+                        static_cast<double>(value));
     for (const auto& [name, value] : o.dcqcn_params.value.notification_point) {
       // CNP marking has its own families (roce_qos_cnp_dscp, roce_qos_cnp_prio).
       if (name == "cnp_dscp" || name == "cnp_802p_prio") continue;
-      f.dcqcn_param.Add({netdev, "roce_np", name}, static_cast<double>(value));
+      f.dcqcn_param.Add({netdev, DcqcnRoleName(DcqcnRole::kNotificationPoint), name},
+                        static_cast<double>(value));
     }
   }
   for (const PortTos& port : o.roce_tos) {
@@ -246,7 +248,8 @@ void RenderDrift(std::string_view netdev, const QosDeviceState& q, RemediationMo
   if (!q.drift.fields.empty()) f.in_sync.Add({netdev}, q.drift.InSync() ? 1 : 0);
   for (const DcqcnParamVerdict& p : q.drift.dcqcn_params)
     if (p.status == FieldStatus::kInSync || p.status == FieldStatus::kDrift)
-      f.dcqcn_param_drift.Add({netdev, p.role, p.name}, p.status == FieldStatus::kDrift ? 1 : 0);
+      f.dcqcn_param_drift.Add({netdev, DcqcnRoleName(p.role), p.name},
+                              p.status == FieldStatus::kDrift ? 1 : 0);
   for (const auto& [field, count] : q.drift_events)
     f.drift_events.Add({netdev, QosFieldName(field)}, static_cast<double>(count));
   f.last_change.Add({netdev}, UnixSeconds(q.last_change));

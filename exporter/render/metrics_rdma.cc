@@ -1,7 +1,9 @@
 // RDMA port hw counters from RDMA_NLDEV_CMD_STAT_GET.
 
+#include <optional>
 #include <string>
 
+#include "collectors/rdma.h"
 #include "exporter/render/metric_family_builder.h"
 #include "exporter/render/metrics.h"
 
@@ -24,17 +26,25 @@ void RenderRdmaCounters(const Snapshot& snapshot, MetricSink& out) {
       for (size_t i = 0; i < names.size() && i < values.size(); ++i) {
         const std::string_view name = names[i];
         const double v = static_cast<double>(values[i]);
-        // mlx5 cong_cnts counters (docs/kernel-interfaces.md §5.7) get their own families.
-        if (name == "np_cnp_sent") {
-          cnp_sent.Add({rdma_device, port_label}, v);
-        } else if (name == "rp_cnp_handled") {
-          cnp_handled.Add({rdma_device, port_label}, v);
-        } else if (name == "rp_cnp_ignored") {
-          cnp_ignored.Add({rdma_device, port_label}, v);
-        } else if (name == "np_ecn_marked_roce_packets") {
-          ecn_marked.Add({rdma_device, port_label}, v);
-        } else {
+        const std::optional<RdmaCongestionCounter> congestion =
+            ValueOf(kRdmaCongestionCounterNames, name);
+        if (!congestion) {
           other.Add({rdma_device, port_label, name}, v);
+          continue;
+        }
+        switch (*congestion) {
+          case RdmaCongestionCounter::kNpCnpSent:
+            cnp_sent.Add({rdma_device, port_label}, v);
+            break;
+          case RdmaCongestionCounter::kRpCnpHandled:
+            cnp_handled.Add({rdma_device, port_label}, v);
+            break;
+          case RdmaCongestionCounter::kRpCnpIgnored:
+            cnp_ignored.Add({rdma_device, port_label}, v);
+            break;
+          case RdmaCongestionCounter::kNpEcnMarkedRocePackets:
+            ecn_marked.Add({rdma_device, port_label}, v);
+            break;
         }
       }
     }

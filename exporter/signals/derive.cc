@@ -8,6 +8,7 @@
 
 #include "base/log_event.h"
 #include "base/ring_buffer.h"
+#include "collectors/rdma.h"
 
 namespace roceqos {
 namespace {
@@ -188,9 +189,13 @@ void RdmaSignalIndex::Fill(const CounterSet& counters, DeviceSample& sample) {
     if (indexed_names_) {
       const auto& names = *indexed_names_;
       for (size_t i = 0; i < names.size(); ++i) {
-        if (names[i] == "np_cnp_sent") positions_[0] = static_cast<int32_t>(i);
-        if (names[i] == "np_ecn_marked_roce_packets") positions_[1] = static_cast<int32_t>(i);
-        if (names[i] == "rp_cnp_handled") positions_[2] = static_cast<int32_t>(i);
+        const auto counter = ValueOf(kRdmaCongestionCounterNames, names[i]);
+        if (counter == RdmaCongestionCounter::kNpCnpSent) positions_[0] = static_cast<int32_t>(i);
+        if (counter == RdmaCongestionCounter::kNpEcnMarkedRocePackets) {
+          positions_[1] = static_cast<int32_t>(i);
+        }
+        if (counter == RdmaCongestionCounter::kRpCnpHandled)
+          positions_[2] = static_cast<int32_t>(i);
       }
     }
   }

@@ -128,7 +128,7 @@ TEST(ParseLinkReply, ReadsEveryField) {
   EXPECT_TRUE(device.admin_up);
   EXPECT_TRUE(device.carrier);
   EXPECT_EQ(device.mtu, 1518u);
-  EXPECT_EQ(device.oper_state, "up");
+  EXPECT_EQ(OperStateName(device.oper_state), "up");
   EXPECT_EQ(device.master_ifindex, 10);
   EXPECT_EQ(device.master, "");  // resolved by AssembleInventory
   EXPECT_EQ(device.kind, "");
@@ -142,12 +142,17 @@ TEST(ParseLinkReply, ReadsCarrierChanges) {
 }
 
 TEST(ParseLinkReply, SpellsOperStatesLikeIpLink) {
-  EXPECT_EQ(Link({.ifindex = 2, .name = "a", .operstate = IF_OPER_DOWN}).oper_state, "down");
-  EXPECT_EQ(Link({.ifindex = 2, .name = "a", .operstate = IF_OPER_LOWERLAYERDOWN}).oper_state,
+  EXPECT_EQ(OperStateName(Link({.ifindex = 2, .name = "a", .operstate = IF_OPER_DOWN}).oper_state),
+            "down");
+  EXPECT_EQ(OperStateName(
+                Link({.ifindex = 2, .name = "a", .operstate = IF_OPER_LOWERLAYERDOWN}).oper_state),
             "lowerlayerdown");
-  EXPECT_EQ(Link({.ifindex = 2, .name = "a", .operstate = IF_OPER_DORMANT}).oper_state, "dormant");
-  EXPECT_EQ(Link({.ifindex = 2, .name = "a", .operstate = 42}).oper_state, "unknown");
-  EXPECT_EQ(Link({.ifindex = 2, .name = "a"}).oper_state, "unknown");
+  EXPECT_EQ(
+      OperStateName(Link({.ifindex = 2, .name = "a", .operstate = IF_OPER_DORMANT}).oper_state),
+      "dormant");
+  EXPECT_EQ(OperStateName(Link({.ifindex = 2, .name = "a", .operstate = 42}).oper_state),
+            "unknown");
+  EXPECT_EQ(OperStateName(Link({.ifindex = 2, .name = "a"}).oper_state), "unknown");
   Device down = Link({.ifindex = 2, .name = "a", .flags = 0});
   EXPECT_FALSE(down.admin_up);
   EXPECT_FALSE(down.carrier);
@@ -661,7 +666,7 @@ TEST_F(DiscoveryInNetns, FindsLoVethsAndTheBridgeWithTheirRelations) {
   EXPECT_EQ(lo->ifindex, 1);
   EXPECT_TRUE(lo->admin_up);
   EXPECT_EQ(lo->mtu, 65536u);
-  EXPECT_EQ(lo->oper_state, "unknown");
+  EXPECT_EQ(OperStateName(lo->oper_state), "unknown");
   EXPECT_EQ(lo->role, DeviceRole::kOther);
 
   const Device* vtA = Find(*inventory, "vtA");
@@ -677,13 +682,13 @@ TEST_F(DiscoveryInNetns, FindsLoVethsAndTheBridgeWithTheirRelations) {
   EXPECT_EQ(vtA->slave_kind, "bridge");
   EXPECT_TRUE(vtA->admin_up);
   EXPECT_TRUE(vtA->carrier);
-  EXPECT_EQ(vtA->oper_state, "up");
+  EXPECT_EQ(OperStateName(vtA->oper_state), "up");
   EXPECT_EQ(vtA->role, DeviceRole::kOther);
   EXPECT_EQ(vtB->master, "");
-  EXPECT_EQ(vtB->oper_state, "up");
+  EXPECT_EQ(OperStateName(vtB->oper_state), "up");
   EXPECT_FALSE(vtC->admin_up);
   EXPECT_FALSE(vtC->carrier);
-  EXPECT_EQ(vtC->oper_state, "down");
+  EXPECT_EQ(OperStateName(vtC->oper_state), "down");
   EXPECT_EQ(br0->kind, "bridge");
   EXPECT_EQ(br0->driver, "bridge");
   for (const Device& device : inventory->devices) {

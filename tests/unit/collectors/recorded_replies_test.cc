@@ -69,7 +69,7 @@ TEST(RecordedReplies, GetLinkDumpOfVethAndBridge) {
       EXPECT_EQ(device.kind, "veth");
       EXPECT_EQ(device.master, "rqbr");
       EXPECT_EQ(device.slave_kind, "bridge");
-      EXPECT_EQ(device.oper_state, "up");
+      EXPECT_EQ(device.oper_state, OperState::kUp);
       EXPECT_TRUE(device.carrier);
     }
     if (device.name == "rqbr") {

@@ -62,7 +62,7 @@ Device Nic(const std::string& name, const std::string& rdma, const std::string& 
   d.pci_address = pci;
   d.pci_vendor = 0x15b3;
   d.role = DeviceRole::kPf;
-  d.oper_state = "up";
+  d.oper_state = OperState::kUp;
   d.mtu = 4200;
   RdmaPort port;
   port.device = rdma;
@@ -146,7 +146,7 @@ TEST(Check, NoDcbCannotBeVerifiedAndIsNotDrift) {
   EXPECT_EQ(r.code, kCheckInSync) << r.out;
   EXPECT_NE(r.out.find("policy rule \"soft-roce\""), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("trust      UNVERIFIED"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("veth0 (other, ?): in sync (8 fields cannot be verified on this device)"),
+  EXPECT_NE(r.out.find("veth0 (other, unknown): in sync (8 fields cannot be verified on this device)"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("no DCB on this device (EOPNOTSUPP)"), std::string::npos);
@@ -162,7 +162,7 @@ TEST(Check, DevicesTheDefaultsDoNotCoverAreReportedButNotChecked) {
   EXPECT_NE(r.out.find("policy rule \"none\""), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("(the policy checks no field of this device)"), std::string::npos);
   // Nothing was compared: "not checked", never "in sync" (text and JSON, docs/check.md).
-  EXPECT_NE(r.out.find("veth0 (other, ?): not checked (no policy field applies)"),
+  EXPECT_NE(r.out.find("veth0 (other, unknown): not checked (no policy field applies)"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("2 devices checked: 1 in sync, 0 with drift, 0 unknown, 1 not checked"),

@@ -225,7 +225,7 @@ TEST(Cli, EnforceWithoutConfigIsRefused) {
   Parsed p = Parse({"--remediation=enforce", "--config", path});
   std::remove(path);
   EXPECT_EQ(p.outcome.kind, CliOutcome::Kind::kRunExporter) << p.err;
-  EXPECT_EQ(p.outcome.config.remediation, "enforce");
+  EXPECT_EQ(p.outcome.config.remediation, RemediationMode::kEnforce);
 }
 
 TEST(Cli, RemediationTuningFlags) {

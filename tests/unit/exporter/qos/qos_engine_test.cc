@@ -173,7 +173,7 @@ struct Harness {
     d->name = name;
     d->role = DeviceRole::kPf;
     d->pci_vendor = 0x15b3;
-    d->oper_state = "up";
+    d->oper_state = OperState::kUp;
     d->mtu = 1500;
     RdmaPort port;
     port.device = "mlx5_" + std::to_string(devices.size());

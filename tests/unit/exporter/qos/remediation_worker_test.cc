@@ -122,7 +122,7 @@ struct World {
     auto device = std::make_shared<Device>();
     device->name = netdev;
     device->role = DeviceRole::kPf;
-    device->oper_state = "up";
+    device->oper_state = OperState::kUp;
     RemediationItem item;
     item.context.netdev = netdev;
     item.context.identity = DeviceIdentity(*device);

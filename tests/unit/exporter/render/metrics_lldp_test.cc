@@ -35,10 +35,11 @@ lldp::Neighbor Leaf() {
   return n;
 }
 
-DeviceSnapshot Device(const std::string& name, uint32_t mtu = 9000, std::string oper = "up") {
+DeviceSnapshot Device(const std::string& name, uint32_t mtu = 9000,
+                      OperState oper = OperState::kUp) {
   DeviceSnapshot d;
   auto device = MakeDevice(name, 2);
-  device.oper_state = std::move(oper);
+  device.oper_state = oper;
   d.device = std::make_shared<const roceqos::Device>(device);
   auto qos = std::make_shared<QosDeviceState>();
   qos->observed = qos_test::DefaultPolicyObservation();
@@ -49,7 +50,7 @@ DeviceSnapshot Device(const std::string& name, uint32_t mtu = 9000, std::string 
 
 Snapshot WithLldp() {
   Snapshot s;
-  s.devices = {Device("eth0"), Device("eth1"), Device("eth2", 9000, "down")};
+  s.devices = {Device("eth0"), Device("eth1"), Device("eth2", 9000, OperState::kDown)};
   auto state = std::make_shared<LldpState>();
   state->view.emplace();
   lldp::LocalPort port;

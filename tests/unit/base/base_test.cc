@@ -1,0 +1,52 @@
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <string>
+
+#include "base/enum_names.h"
+#include "base/log_event.h"
+#include "base/result.h"
+
+namespace roceqos {
+namespace {
+
+enum class Colour : uint8_t { kRed, kGreen, kBlue };
+constexpr EnumName<Colour> kColourNames[] = {{Colour::kRed, "red"}, {Colour::kGreen, "green"}};
+
+TEST(EnumNames, LooksUpBothWaysAndFallsBackForValuesTheTableLacks) {
+  EXPECT_EQ(NameOf(kColourNames, Colour::kGreen), "green");
+  EXPECT_EQ(NameOf(kColourNames, Colour::kBlue), "unknown");
+  EXPECT_EQ(NameOf(kColourNames, Colour::kBlue, "?"), "?");
+  EXPECT_EQ(ValueOf(kColourNames, "red"), Colour::kRed);
+  EXPECT_EQ(ValueOf(kColourNames, "Red"), std::nullopt);  // names are exact
+}
+
+TEST(Result, HoldsAValueOrAnErrorWithItsErrno) {
+  Result<int> ok = 7;
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(*ok, 7);
+  Result<int> failed = MakeError(EOPNOTSUPP, "RTM_GETDCB eth0: not supported");
+  ASSERT_FALSE(failed);
+  EXPECT_TRUE(failed.error().NotSupported());
+  EXPECT_EQ(failed.error().message, "RTM_GETDCB eth0: not supported");
+  EXPECT_FALSE(Result<void>(MakeError(EIO, "read")).error().NotSupported());
+  EXPECT_TRUE(Result<void>());
+}
+
+TEST(LogEvent, FieldsSurviveTheRoundTripAndCannotBeForged) {
+  const std::string payload = EncodeLogRecord("drift", {{"netdev",
+                                                         "eth0\x1e"
+                                                         "evil\x1f"
+                                                         "1"},
+                                                        {"errno", 5}});
+  const DecodedLogRecord record = DecodeLogRecord(payload);
+  EXPECT_EQ(record.msg, "drift");
+  ASSERT_EQ(record.fields.size(), 2u);
+  EXPECT_EQ(record.fields[0].first, "netdev");
+  EXPECT_EQ(record.fields[0].second, "eth0?evil?1");
+  EXPECT_EQ(record.fields[1].first, "errno");
+  EXPECT_EQ(record.fields[1].second, "5");
+}
+
+}  // namespace
+}  // namespace roceqos
