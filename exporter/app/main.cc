@@ -280,6 +280,16 @@ void LogListening(const Config& config, const HttpServer& server) {
             {"telemetry_path", config.telemetry_path}});
 }
 
+// The stop begins: the log says why, and systemd hears of it (a failure to tell it is logged).
+void LogShutdown(int received_signal, SystemdNotifier& notifier) {
+  LogEvent(spdlog::level::info, "shutting down",
+           {{"signal", received_signal == SIGTERM ? "SIGTERM" : "SIGINT"}});
+  if (Result<void> stopping = notifier.Stopping(); !stopping) {
+    LogEvent(spdlog::level::warn, "cannot notify systemd of the stop",
+             {{"error", stopping.error().message}});
+  }
+}
+
 int RunExporter(const Config& config) {
   const sigset_t signals = BlockSignals();
   LogEvent(spdlog::level::info, "starting roce_qos_exporter",
@@ -326,13 +336,7 @@ int RunExporter(const Config& config) {
   pollers.Start();
   qos_monitor.Start();
   LogListening(config, **server);
-  const int received = WaitForTermination(signals, sampler, **qos);
-  LogEvent(spdlog::level::info, "shutting down",
-           {{"signal", received == SIGTERM ? "SIGTERM" : "SIGINT"}});
-  if (Result<void> stopping = notifier.Stopping(); !stopping) {
-    LogEvent(spdlog::level::warn, "cannot notify systemd of the stop",
-             {{"error", stopping.error().message}});
-  }
+  LogShutdown(WaitForTermination(signals, sampler, **qos), notifier);
   server->reset();  // no scrape in flight while the sampler stops
   qos_monitor.Stop();
   pollers.Stop();  // before the sampler their attach hook points into

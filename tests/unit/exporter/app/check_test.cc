@@ -146,8 +146,9 @@ TEST(Check, NoDcbCannotBeVerifiedAndIsNotDrift) {
   EXPECT_EQ(r.code, kCheckInSync) << r.out;
   EXPECT_NE(r.out.find("policy rule \"soft-roce\""), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("trust      UNVERIFIED"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("veth0 (other, unknown): in sync (8 fields cannot be verified on this device)"),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find("veth0 (other, unknown): in sync (8 fields cannot be verified on this device)"),
+      std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("no DCB on this device (EOPNOTSUPP)"), std::string::npos);
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "exporter/render/gzip.h"
+#include "tests/unit/support/snapshot_publisher.h"
 
 namespace roceqos {
 namespace {
@@ -17,32 +18,8 @@ namespace {
 using ::testing::HasSubstr;
 
 // A publisher as the sampler is: Latest() hands out the last published snapshot.
-class Published {
- public:
-  void Publish(uint64_t sequence, std::chrono::steady_clock::time_point taken = {}) {
-    auto s = std::make_shared<Snapshot>();
-    s->sequence = sequence;
-    s->taken_at_steady = taken;
-    s->sampler.samples = sequence;  // rendered as roce_exporter_samples_total
-    std::lock_guard lock(mutex_);
-    latest_ = std::move(s);
-  }
-  std::shared_ptr<const Snapshot> Latest() const {
-    std::lock_guard lock(mutex_);
-    return latest_;
-  }
-
- private:
-  mutable std::mutex mutex_;
-  std::shared_ptr<const Snapshot> latest_;
-};
-
-// roce_exporter_samples_total of a rendered body, or -1.
-long long SamplesIn(const std::string& text) {
-  static const std::regex line("\nroce_exporter_samples_total ([0-9]+)\n");
-  std::smatch m;
-  return std::regex_search(text, m, line) ? std::stoll(m[1]) : -1;
-}
+using testing::SamplesIn;
+using Published = testing::SnapshotPublisher;
 
 TEST(ExpositionCache, RendersOncePerSnapshot) {
   Published published;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "exporter/render/exposition_cache.h"
+#include "tests/unit/support/snapshot_publisher.h"
 
 namespace roceqos {
 namespace {
@@ -19,31 +20,8 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::steady_clock;
 
-class Publisher {
- public:
-  void Publish(uint64_t sequence, steady_clock::time_point taken) {
-    auto s = std::make_shared<Snapshot>();
-    s->sequence = sequence;
-    s->sampler.samples = sequence;  // rendered as roce_exporter_samples_total
-    s->taken_at_steady = taken;
-    std::lock_guard lock(mutex_);
-    latest_ = std::move(s);
-  }
-  std::shared_ptr<const Snapshot> Latest() const {
-    std::lock_guard lock(mutex_);
-    return latest_;
-  }
-
- private:
-  mutable std::mutex mutex_;
-  std::shared_ptr<const Snapshot> latest_;
-};
-
-long long SamplesIn(const std::string& text) {
-  static const std::regex line("\nroce_exporter_samples_total ([0-9]+)\n");
-  std::smatch m;
-  return std::regex_search(text, m, line) ? std::stoll(m[1]) : -1;
-}
+using testing::SamplesIn;
+using Publisher = testing::SnapshotPublisher;
 
 // Notify() wakes the worker, which renders the new snapshot for a known scraper; the scrape that
 // follows copies that body (or waits for its render to end) instead of rendering.
