@@ -15,9 +15,9 @@
 
 #include "collectors/dcb.h"
 #include "collectors/netlink/socket.h"
+#include "exporter/core/qos_state.h"
 #include "exporter/qos/drift.h"
 #include "exporter/qos/qos_engine.h"
-#include "exporter/qos/qos_state.h"
 #include "exporter/render/metrics.h"
 #include "tests/unit/support/qos_observation.h"
 

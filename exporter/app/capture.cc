@@ -19,6 +19,7 @@
 #include "exporter/app/storm_guard.h"
 #include "exporter/app/subcommands.h"
 #include "exporter/core/build_info.h"
+#include "exporter/core/derived_signals.h"
 #include "exporter/qos/qos_engine.h"
 #include "exporter/qos/qos_io.h"
 #include "exporter/qos/qos_stage.h"
@@ -26,7 +27,6 @@
 #include "exporter/sampling/sampler.h"
 #include "exporter/sampling/sources.h"
 #include "exporter/signals/derive_stage.h"
-#include "exporter/signals/derived_signals.h"
 
 namespace roceqos {
 namespace {

@@ -20,6 +20,7 @@
 #include "exporter/app/storm_guard.h"
 #include "exporter/app/systemd_notify.h"
 #include "exporter/core/build_info.h"
+#include "exporter/core/derived_signals.h"
 #include "exporter/core/fault_log.h"
 #include "exporter/core/logging.h"
 #include "exporter/qos/qos_engine.h"
@@ -33,7 +34,6 @@
 #include "exporter/sampling/sampler.h"
 #include "exporter/sampling/transceiver_poller.h"
 #include "exporter/signals/derive_stage.h"
-#include "exporter/signals/derived_signals.h"
 
 namespace roceqos {
 namespace {

@@ -5,9 +5,9 @@
 // storm, never while one is possible but unseen (just started, counters reset, no derived
 // signals): docs/signals.md "Storm guard".
 
+#include "exporter/core/derived_signals.h"
 #include "exporter/core/snapshot.h"
 #include "exporter/qos/remediate.h"
-#include "exporter/signals/derived_signals.h"
 
 namespace roceqos {
 

@@ -17,17 +17,12 @@
 #include "collectors/device.h"
 #include "collectors/ethtool_map.h"
 #include "collectors/process_stats.h"
+#include "exporter/core/derived_signals.h"
 #include "exporter/core/lldp_state.h"
+#include "exporter/core/qos_state.h"
 #include "exporter/core/transceiver_state.h"
 
 namespace roceqos {
-
-// Extension points, defined by their owners in their own headers (exporter/qos/qos_state.h,
-// exporter/signals/derived_signals.h) and rendered by metrics_qos.cc / metrics_derived.cc. A
-// std::shared_ptr to an incomplete type is fine to hold and destroy here.
-struct QosDeviceState;        // exporter/qos: observed DCB state + drift for one netdev
-struct QosGlobalState;        // exporter/qos: policy source/reload, monitor, host-wide state
-struct DerivedDeviceSignals;  // exporter/signals: windowed rates/peaks + storm state of a netdev
 
 /// ETHTOOL_GSTATS of one netdev with the name mapping of its string-set generation.
 struct EthtoolSample {

@@ -412,24 +412,6 @@ std::string_view QosFieldName(QosField field) { return NameOf(kQosFieldNames, fi
 
 std::string_view FieldStatusName(FieldStatus status) { return NameOf(kFieldStatusNames, status); }
 
-bool DeviceDrift::InSync() const {
-  return std::all_of(fields.begin(), fields.end(), [](const FieldVerdict& v) {
-    return v.status == FieldStatus::kInSync || v.status == FieldStatus::kAbsent;
-  });
-}
-
-size_t DeviceDrift::Unverifiable() const {
-  return static_cast<size_t>(std::count_if(fields.begin(), fields.end(), [](const FieldVerdict& v) {
-    return v.status == FieldStatus::kAbsent;
-  }));
-}
-
-const FieldVerdict* DeviceDrift::Find(QosField field) const {
-  for (const auto& v : fields)
-    if (v.field == field) return &v;
-  return nullptr;
-}
-
 DeviceDrift EvaluateDrift(const QosPolicy& policy, const ObservedQos& observed) {
   DeviceDrift drift;
   auto add = [&](FieldVerdict v) { drift.fields.push_back(std::move(v)); };

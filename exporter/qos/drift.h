@@ -14,96 +14,13 @@
 #include "collectors/dcqcn_params.h"
 #include "collectors/host.h"
 #include "collectors/link_facts.h"
+#include "exporter/core/qos_state.h"
 #include "exporter/qos/policy.h"
 
 namespace roceqos {
 
-enum class QosField : uint8_t {
-  kTrust,
-  kPfc,
-  kDscpPrio,
-  kPrioTc,
-  kEts,
-  kBuffer,
-  kRoceTos,
-  kDcqcnNp,
-  kDcqcnRp,
-  kTcpEcn,
-  kMtu,
-  kLinkSpeedMin,
-  kSriovNumVfs,
-  // CNP marking (MOFED ecn/roce_np)
-  kCnpDscp,
-  kCnpPrio,
-  kDcqcnParams,  // the DCQCN rate-control parameters the policy lists (one verdict for all)
-};
-inline constexpr QosField kAllQosFields[] = {
-    QosField::kTrust,       QosField::kPfc,     QosField::kDscpPrio, QosField::kPrioTc,
-    QosField::kEts,         QosField::kBuffer,  QosField::kRoceTos,  QosField::kDcqcnNp,
-    QosField::kDcqcnRp,     QosField::kTcpEcn,  QosField::kMtu,      QosField::kLinkSpeedMin,
-    QosField::kSriovNumVfs, QosField::kCnpDscp, QosField::kCnpPrio,  QosField::kDcqcnParams};
 std::string_view QosFieldName(QosField field);  // the policy key / `field` label value
-
-/// The RoCE ToS of one RDMA port bound to the device.
-struct PortTos {
-  std::string device;  // RDMA device, e.g. mlx5_0
-  uint32_t port = 0;
-  RoceTosState tos;
-  bool operator==(const PortTos&) const = default;
-};
-
-/// Everything observed about one netdev's QoS in one poll.
-struct ObservedQos {
-  Observed<QosState> dcb;  // absent: the device has no dcbnl_ops (EOPNOTSUPP)
-  DcqcnState dcqcn;
-  std::vector<PortTos> roce_tos;  // empty: no RDMA port bound
-  Observed<int> tcp_ecn;
-  Observed<uint32_t> mtu;
-  LinkFacts link;
-  Observed<uint16_t> pfc_storm_timeout_ms;
-  Observed<DcqcnParams> dcqcn_params;  // MOFED ecn/roce_{rp,np}/<param>; absent without MOFED
-  bool operator==(const ObservedQos&) const = default;
-};
-
-enum class FieldStatus : uint8_t {
-  kInSync,  // observed equals the policy
-  kDrift,   // observed differs from the policy
-  kAbsent,  // cannot be verified: the source does not exist on this device (not drift)
-  kFailed,  // the source exists but could not be read (unknown; no drift series)
-};
 std::string_view FieldStatusName(FieldStatus status);
-
-struct FieldVerdict {
-  QosField field;
-  FieldStatus status = FieldStatus::kInSync;
-  std::string expected;  // policy value, human readable ("[3]", "dscp", "106")
-  std::string actual;    // observed value, or why it is absent/failed
-  std::string impact;    // why this drift matters (empty when in sync)
-
-  bool Drifted() const { return status == FieldStatus::kDrift; }
-  /// Known: in sync or drifted. Absent and unreadable fields say nothing about drift.
-  bool Known() const { return status == FieldStatus::kInSync || status == FieldStatus::kDrift; }
-};
-
-/// One DCQCN parameter the policy lists (the detail behind the dcqcn_params verdict).
-struct DcqcnParamVerdict {
-  DcqcnRole role = DcqcnRole::kReactionPoint;
-  std::string name;
-  FieldStatus status = FieldStatus::kInSync;
-  uint64_t expected = 0;
-  uint64_t actual = 0;  // meaningful when in sync or drifted
-};
-
-struct DeviceDrift {
-  std::vector<FieldVerdict> fields;  // one per field the policy checks, in kAllQosFields order
-  std::vector<DcqcnParamVerdict> dcqcn_params;  // per listed parameter (role, name order)
-
-  /// In sync when no checked field differs and none failed to read. A field whose source this
-  /// device lacks (kAbsent) cannot be verified; it neither breaks nor proves being in sync.
-  bool InSync() const;
-  size_t Unverifiable() const;  // fields with kAbsent
-  const FieldVerdict* Find(QosField field) const;
-};
 
 /// Compares one device's observation with its effective policy. Unchecked fields yield no verdict.
 DeviceDrift EvaluateDrift(const QosPolicy& policy, const ObservedQos& observed);

@@ -20,10 +20,10 @@
 
 #include "collectors/device.h"
 #include "collectors/monitor.h"
+#include "exporter/core/qos_state.h"
 #include "exporter/qos/drift.h"
 #include "exporter/qos/policy.h"
 #include "exporter/qos/qos_io.h"
-#include "exporter/qos/qos_state.h"
 #include "exporter/qos/remediate.h"
 #include "exporter/qos/remediation_worker.h"
 

@@ -1,7 +1,7 @@
 #include "exporter/qos/qos_stage.h"
 
 #include "exporter/core/error_reason.h"
-#include "exporter/qos/qos_state.h"
+#include "exporter/core/qos_state.h"
 
 namespace roceqos {
 namespace {

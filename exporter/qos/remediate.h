@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "collectors/device.h"
+#include "exporter/core/qos_state.h"
 #include "exporter/qos/drift.h"
 #include "exporter/qos/policy.h"
 #include "exporter/qos/remediate_apply.h"
@@ -25,11 +26,8 @@
 
 namespace roceqos {
 
-enum class RemediationMode : uint8_t { kOff, kDryRun, kEnforce };
 Result<RemediationMode> ParseRemediationMode(std::string_view text);  // off|dry-run|enforce
 std::string_view RemediationModeName(RemediationMode mode);
-inline constexpr RemediationMode kAllRemediationModes[] = {
-    RemediationMode::kOff, RemediationMode::kDryRun, RemediationMode::kEnforce};
 
 /// What the storm state machine can say about a device. Only kClear lets a write through: right
 /// after a start there is no history, and a device without pause-duration counters can never say
@@ -60,47 +58,10 @@ struct DeviceContext {
 /// The stable identity of a netdev for DeviceContext::identity.
 std::string DeviceIdentity(const Device& device);
 
-enum class RemediationState : uint8_t {
-  kInSync,        // nothing to do
-  kActed,         // writes were made in this step
-  kBackoff,       // drift, waiting for the next allowed attempt
-  kGaveUp,        // too many attempts that did not hold; alert and leave it to a human
-  kDryRun,        // drift, plan logged, nothing written
-  kObserveOnly,   // drift only in fields remediation does not touch (absent, unreadable, mtu)
-  kBlockedNotPf,  // VF, SF, veth, ...: never written
-  kBlockedBond,   // bond member or mlx5_bond_* (RoCE LAG): never written
-  kBlockedDown,   // link not up
-  kBlockedDriverNotReady,    // the driver-ready sentinel is missing
-  kBlockedStorm,             // a PFC storm is active: changing PFC now would make it worse
-  kBlockedUnknownStorm,      // the storm detector cannot yet say "no storm" (StormGuard::kUnknown)
-  kBlockedPolicyUnresolved,  // the device's policy rule could not be evaluated
-  kBlockedStateUnavailable,  // the state file cannot be read or written: enforce observes
-  kBlockedApplyStuck,        // an earlier apply is still running past its deadline
-};
 std::string_view RemediationStateName(RemediationState state);
-inline constexpr RemediationState kAllRemediationStates[] = {
-    RemediationState::kInSync,
-    RemediationState::kActed,
-    RemediationState::kBackoff,
-    RemediationState::kGaveUp,
-    RemediationState::kDryRun,
-    RemediationState::kObserveOnly,
-    RemediationState::kBlockedNotPf,
-    RemediationState::kBlockedBond,
-    RemediationState::kBlockedDown,
-    RemediationState::kBlockedDriverNotReady,
-    RemediationState::kBlockedStorm,
-    RemediationState::kBlockedUnknownStorm,
-    RemediationState::kBlockedPolicyUnresolved,
-    RemediationState::kBlockedStateUnavailable,
-    RemediationState::kBlockedApplyStuck};
 
 /// The guardrail verdict alone: a blocked state, or nullopt when writes are allowed.
 std::optional<RemediationState> CheckGuardrails(const DeviceContext& context);
-
-/// Why a Remediator suspends enforce (Remediator::suspended_reason()).
-inline constexpr std::string_view kEnforceSuspendedReasons[] = {"state_unreadable",
-                                                                "state_unwritable"};
 
 struct RemediationOptions {
   RemediationMode mode = RemediationMode::kOff;

@@ -21,10 +21,10 @@
 
 #include "base/published.h"
 #include "collectors/device.h"
+#include "exporter/core/qos_state.h"
 #include "exporter/qos/drift.h"
 #include "exporter/qos/policy.h"
 #include "exporter/qos/qos_io.h"
-#include "exporter/qos/qos_state.h"
 #include "exporter/qos/remediate.h"
 #include "exporter/qos/remediate_store.h"
 

@@ -4,9 +4,9 @@
 #include <string>
 
 #include "collectors/ethtool_map.h"
+#include "exporter/core/derived_signals.h"
 #include "exporter/render/metric_family_builder.h"
 #include "exporter/render/metrics.h"
-#include "exporter/signals/derived_signals.h"
 
 namespace roceqos {
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "collectors/dcb.h"
-#include "exporter/qos/qos_state.h"
+#include "exporter/core/qos_state.h"
 #include "exporter/qos/switch_compare.h"
 #include "exporter/render/metric_family_builder.h"
 #include "exporter/render/metrics.h"

@@ -10,7 +10,8 @@
 #include <string_view>
 #include <utility>
 
-#include "exporter/qos/qos_state.h"
+#include "exporter/core/qos_state.h"
+#include "exporter/qos/remediate.h"
 #include "exporter/render/metric_family_builder.h"
 #include "exporter/render/metrics.h"
 

@@ -242,10 +242,6 @@ std::string WindowLabel(std::chrono::seconds window) {
   return std::to_string(s) + "s";
 }
 
-bool DeviceSignals::AnyStorm() const {
-  return std::any_of(storms.begin(), storms.end(), [](const StormSignals& s) { return s.stormed; });
-}
-
 const DeviceSignals* DerivedSignals::Find(std::string_view netdev) const {
   auto it =
       std::lower_bound(devices.begin(), devices.end(), netdev,

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "exporter/signals/derived_signals.h"
+#include "exporter/core/derived_signals.h"
 
 namespace roceqos {
 namespace {

@@ -8,7 +8,7 @@
 
 #include <algorithm>
 
-#include "exporter/qos/qos_state.h"
+#include "exporter/core/qos_state.h"
 #include "tests/unit/support/fake_sources.h"
 
 namespace roceqos {

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "exporter/qos/qos_state.h"
+#include "exporter/core/qos_state.h"
 #include "exporter/render/metrics.h"
 #include "tests/unit/support/fake_sources.h"
 #include "tests/unit/support/lldp_neighbors.h"

@@ -9,7 +9,9 @@
 #include <set>
 #include <sstream>
 
-#include "exporter/qos/qos_state.h"
+#include "exporter/core/qos_state.h"
+#include "exporter/qos/drift.h"
+#include "exporter/qos/policy.h"
 #include "exporter/render/metric_table.h"
 #include "exporter/render/metrics.h"
 #include "tests/unit/support/metric_families.h"

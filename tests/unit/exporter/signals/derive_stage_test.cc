@@ -8,8 +8,8 @@
 
 #include "collectors/ethtool_map.h"
 #include "exporter/app/cli.h"
+#include "exporter/core/derived_signals.h"
 #include "exporter/render/metrics.h"
-#include "exporter/signals/derived_signals.h"
 #include "tests/unit/support/fake_sources.h"
 
 namespace roceqos {
