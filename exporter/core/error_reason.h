@@ -1,7 +1,9 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <tuple>
 
 #include "base/enum_names.h"
 #include "base/result.h"
@@ -41,6 +43,16 @@ ErrorReason ReasonOf(const Error& error);
 constexpr std::string_view ReasonName(ErrorReason reason) {
   return NameOf(kErrorReasonNames, reason);
 }
+
+/// A key of the per-source failure counts (Snapshot::errors): the failed source, a `source` label
+/// value ("ethtool", a stage's Source()), and why. The reason's name lives in kErrorReasonNames.
+struct CollectErrorKey {
+  std::string source;
+  ErrorReason reason = ErrorReason::kOther;
+  bool operator<(const CollectErrorKey& other) const {
+    return std::tie(source, reason) < std::tie(other.source, other.reason);
+  }
+};
 
 /// errnum of an Error made from a C++ exception that escaped a source (no real errno is negative).
 inline constexpr int kErrnoException = -1;

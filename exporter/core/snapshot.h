@@ -18,6 +18,7 @@
 #include "collectors/ethtool_map.h"
 #include "collectors/process_stats.h"
 #include "exporter/core/derived_signals.h"
+#include "exporter/core/error_reason.h"
 #include "exporter/core/lldp_state.h"
 #include "exporter/core/qos_state.h"
 #include "exporter/core/transceiver_state.h"
@@ -78,7 +79,7 @@ struct Snapshot {
   std::vector<DeviceSnapshot> devices;          // selected devices, sorted by netdev name
   std::map<std::string, SourceStatus> sources;  // "discovery", "ethtool", "rdma", stage sources
   /// (source, reason) -> failures since start.
-  std::map<std::pair<std::string, std::string>, uint64_t> errors;
+  std::map<CollectErrorKey, uint64_t> errors;
   SamplerStatus sampler;
 
   std::shared_ptr<const QosGlobalState> qos;  // filled by the QoS stage, if any

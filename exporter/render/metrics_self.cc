@@ -55,7 +55,9 @@ void RenderSelf(const Snapshot* snapshot, MetricSink& out) {
   for (const auto& [source, status] : snapshot->sources) {
     for (const auto& reason : kErrorReasonNames) error_counts[{source, reason.name}] = 0;
   }
-  for (const auto& [key, count] : snapshot->errors) error_counts[{key.first, key.second}] = count;
+  for (const auto& [key, count] : snapshot->errors) {
+    error_counts[{key.source, ReasonName(key.reason)}] = count;
+  }
   FamilyBuilder errors(FindMetric("roce_exporter_collect_errors_total"));
   for (const auto& [key, count] : error_counts) {
     errors.Add({key.first, key.second}, static_cast<double>(count));

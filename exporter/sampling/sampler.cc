@@ -46,7 +46,7 @@ auto Sampler::Timed(nanoseconds& accumulator, F&& call) {
 }
 
 void Sampler::CountError(std::string_view source, ErrorReason reason) {
-  ++errors_[{std::string(source), std::string(ReasonName(reason))}];
+  ++errors_[{std::string(source), reason}];
 }
 
 // An empty selection serves no device series at all, which looks like a healthy idle host: say it

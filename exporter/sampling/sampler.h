@@ -184,7 +184,7 @@ class Sampler {
   bool rdma_netlink_available_ = true;
   bool rdma_ports_stale_ = false;  // the last discovery published its kept RDMA port list
   std::unordered_map<std::string, NameMapping> name_mappings_;
-  std::map<std::pair<std::string, std::string>, uint64_t> errors_;
+  std::map<CollectErrorKey, uint64_t> errors_;
   std::map<std::string, SourceStatus> sources_status_;
   uint64_t sequence_ = 0;
   std::optional<std::chrono::nanoseconds> stage_sample_due_;  // earliest sample_again_at

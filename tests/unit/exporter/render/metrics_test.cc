@@ -90,7 +90,7 @@ Snapshot RichSnapshot() {
   s.sources["discovery"] = {0.002, true};
   s.sources["ethtool"] = {0.0005, true};
   s.sources["rdma"] = {0.0, false};
-  s.errors[{"ethtool", "device_gone"}] = 2;
+  s.errors[{"ethtool", ErrorReason::kDeviceGone}] = 2;
   s.sampler = {.configured_period_seconds = 0.25,
                .effective_period_seconds = 0.5,
                .budget_ratio = 0.5,
@@ -228,7 +228,8 @@ TEST(RenderSnapshot, ReportsSelfMetrics) {
 
 TEST(RenderSnapshot, CollectErrorsExistAtZeroForEveryReasonOfEverySourceThatRan) {
   Snapshot s = RichSnapshot();
-  s.errors[{"sampler", "exception"}] = 1;  // not a source with a status: rendered as counted
+  s.errors[{"sampler", ErrorReason::kException}] =
+      1;  // not a source with a status: rendered as counted
   const Families f = RenderSnapshot(&s);
   const prometheus::MetricFamily* errors = Find(f, "roce_exporter_collect_errors_total");
   ASSERT_NE(errors, nullptr);

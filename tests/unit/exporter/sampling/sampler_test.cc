@@ -160,7 +160,7 @@ TEST_F(SamplerTest, DeviceVanishingBetweenSamplesRemovesItsSeriesAtOnce) {
   ASSERT_EQ(s->devices.size(), 1u);
   EXPECT_EQ(s->devices[0].device->name, "ens1f0np0") << "the other device is unaffected";
   EXPECT_THAT(Render(*s), Not(HasSubstr("ens1f1np1")));
-  EXPECT_EQ((s->errors.at({"ethtool", "device_gone"})), 1u);
+  EXPECT_EQ((s->errors.at({"ethtool", ErrorReason::kDeviceGone})), 1u);
 
   // The vanished device triggers a discovery on the next sample, which forgets it for good.
   inventory_->inventory.devices.pop_back();
@@ -169,7 +169,7 @@ TEST_F(SamplerTest, DeviceVanishingBetweenSamplesRemovesItsSeriesAtOnce) {
   EXPECT_EQ(inventory_->calls, discoveries + 1);
   EXPECT_THAT(ethtool_->forgotten, ::testing::ElementsAre("ens1f1np1"));
   EXPECT_EQ(s->devices.size(), 1u);
-  EXPECT_EQ((s->errors.at({"ethtool", "device_gone"})), 1u) << "not read again";
+  EXPECT_EQ((s->errors.at({"ethtool", ErrorReason::kDeviceGone})), 1u) << "not read again";
 
   // Re-created: found again by the next periodic discovery.
   AddDevice(MakeDevice("ens1f1np1", 7), {"rx_prio3_pause"});
@@ -239,7 +239,7 @@ TEST_F(SamplerTest, MismatchedNamesAndValuesAreRejectedNotRendered) {
   std::shared_ptr<const Snapshot> s = Sample();
   ASSERT_EQ(s->devices.size(), 1u);
   EXPECT_FALSE(s->devices[0].ethtool.has_value());
-  EXPECT_EQ((s->errors.at({"ethtool", "malformed"})), 1u);
+  EXPECT_EQ((s->errors.at({"ethtool", ErrorReason::kMalformed})), 1u);
 }
 
 TEST_F(SamplerTest, ErroringSourceCountsTheErrorAndDoesNotStopOtherDevices) {
@@ -253,9 +253,9 @@ TEST_F(SamplerTest, ErroringSourceCountsTheErrorAndDoesNotStopOtherDevices) {
   EXPECT_FALSE(s->FindDevice("ens1f0np0")->ethtool.has_value());
   ASSERT_TRUE(s->FindDevice("ens1f1np1")->ethtool.has_value());
   EXPECT_EQ(s->FindDevice("ens1f1np1")->ethtool->counters.values[0], 5u);
-  EXPECT_EQ((s->errors.at({"ethtool", "other"})), 1u);
+  EXPECT_EQ((s->errors.at({"ethtool", ErrorReason::kOther})), 1u);
   s = Sample();
-  EXPECT_EQ((s->errors.at({"ethtool", "other"})), 2u);
+  EXPECT_EQ((s->errors.at({"ethtool", ErrorReason::kOther})), 2u);
   const std::string text = Render(*s);
   EXPECT_THAT(
       text, HasSubstr("roce_exporter_collect_errors_total{source=\"ethtool\",reason=\"other\"} 2"));
@@ -264,7 +264,7 @@ TEST_F(SamplerTest, ErroringSourceCountsTheErrorAndDoesNotStopOtherDevices) {
   // EOPNOTSUPP means "no statistics", not a failure.
   ethtool_->entries["ens1f0np0"].error = MakeError(EOPNOTSUPP, "no stats");
   s = Sample();
-  EXPECT_EQ(s->errors.count({"ethtool", "not_supported"}), 0u);
+  EXPECT_EQ(s->errors.count({"ethtool", ErrorReason::kNotSupported}), 0u);
 }
 
 TEST_F(SamplerTest, AThrowingSourceIsCountedAsExceptionAndSamplingGoesOn) {
@@ -282,7 +282,7 @@ TEST_F(SamplerTest, AThrowingSourceIsCountedAsExceptionAndSamplingGoesOn) {
   Sampler sampler({}, std::move(sources), clock_.AsClock());
   sampler.SampleOnce();
   sampler.SampleOnce();
-  EXPECT_EQ((sampler.Latest()->errors.at({"ethtool", "exception"})), 2u);
+  EXPECT_EQ((sampler.Latest()->errors.at({"ethtool", ErrorReason::kException})), 2u);
   EXPECT_EQ(sampler.Latest()->devices.size(), 1u);
 }
 
@@ -389,7 +389,7 @@ TEST_F(SamplerTest, FailedDiscoveryKeepsTheDevicesFoundBefore) {
   sampler_->RequestDiscovery();
   std::shared_ptr<const Snapshot> s = Sample();
   EXPECT_EQ(s->devices.size(), 1u);
-  EXPECT_EQ((s->errors.at({"discovery", "other"})), 1u);
+  EXPECT_EQ((s->errors.at({"discovery", ErrorReason::kOther})), 1u);
 }
 
 TEST_F(SamplerTest, ReadsEachBoundRdmaPortOnceAndExportsItsCounters) {
@@ -487,7 +487,7 @@ TEST_F(SamplerTest, AFailingRdmaListingKeepsThePortsBoundedAndTheStaleGaugeSaysS
   s = Sample();
   EXPECT_EQ(ports_of_lo(*s), 1u) << "the last good ports are kept";
   EXPECT_THAT(Render(*s), HasSubstr("roce_exporter_rdma_ports_stale 1\n"));
-  EXPECT_GE((s->errors.at({"rdma", "busy"})), 1u) << "and the failure is still counted";
+  EXPECT_GE((s->errors.at({"rdma", ErrorReason::kBusy})), 1u) << "and the failure is still counted";
 
   clock_.now += kRdmaPortsKeep;
   sampler_->RequestDiscovery();
@@ -539,7 +539,7 @@ TEST_F(SamplerTest, StagesFillExtensionPointsAndChargeTheBudget) {
   EXPECT_EQ(raw->seen_devices, 1u);
   EXPECT_FALSE(raw->had_previous);
   EXPECT_DOUBLE_EQ(s->sources.at("qos").last_duration_seconds, 0.003);
-  EXPECT_EQ((s->errors.at({"qos", "permission"})), 1u);
+  EXPECT_EQ((s->errors.at({"qos", ErrorReason::kPermission})), 1u);
   EXPECT_EQ(s->sampler.overruns, 1u) << "stage kernel time counts against the budget";
   Sample();
   EXPECT_TRUE(raw->had_previous);
