@@ -1,6 +1,6 @@
-// HTTP request handling (exporter/app/http_server.cc): the input is sent as raw bytes (request
-// line, headers, body) to a server on 127.0.0.1 with the exporter's route shapes; civetweb parses
-// it and the project's dispatcher routes it (exact path, method, HEAD as GET, 404/405/500);
+// HTTP request handling (exporter/http/http_server.cc): the input is sent as raw bytes (request
+// line, headers, body) to a server on 127.0.0.1 with the exporter's routes (routes.h); civetweb
+// parses it and the project's dispatcher routes it (exact path, method, HEAD as GET, 404/405/500);
 // /metrics is the real handler, so the query string goes through the collect[] parser.
 // After every input the server must still answer a well-formed request: a bad request may be
 // refused, never take the endpoint down.
@@ -17,8 +17,8 @@
 #include <memory>
 #include <string>
 
-#include "exporter/app/http_server.h"
-#include "exporter/app/metrics_route.h"
+#include "exporter/http/http_server.h"
+#include "exporter/http/routes.h"
 
 namespace {
 
@@ -26,16 +26,14 @@ roceqos::HttpServer* Server(int* port) {
   static std::unique_ptr<roceqos::HttpServer> server;
   static int bound = 0;
   if (!server) {
-    std::vector<roceqos::HttpRoute> routes;
     // Before the first sample: build info and serving counters only, a small body.
     static roceqos::ExpositionCache cache([] { return std::shared_ptr<const roceqos::Snapshot>(); },
                                           nullptr);
-    routes.push_back({"/metrics", {"GET"}, [](const roceqos::HttpRequest& request) {
-                        return roceqos::ServeMetrics(request, cache);
-                      }});
-    routes.push_back({"/-/reload", {"POST"}, [](const roceqos::HttpRequest&) {
-                        return roceqos::HttpResponse{.body = "ok\n"};
-                      }});
+    // The exporter's own routes, the lifecycle API open so POST /-/reload reaches its handler.
+    std::vector<roceqos::HttpRoute> routes = roceqos::Routes(
+        roceqos::RouteOptions{.enable_lifecycle = true}, cache,
+        [] { return std::shared_ptr<const roceqos::Snapshot>(); },
+        []() -> roceqos::Result<void> { return {}; });
     auto started = roceqos::HttpServer::Start(
         {.listening_ports = "127.0.0.1:0", .threads = 2, .request_timeout_ms = 200},
         std::move(routes));

@@ -10,7 +10,7 @@
 #include <ostream>
 
 #include "base/duration.h"
-#include "exporter/app/health.h"
+#include "exporter/http/health.h"
 #include "exporter/app/subcommands.h"
 #include "exporter/core/build_info.h"
 #include "exporter/render/metrics_doc.h"

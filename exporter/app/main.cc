@@ -1,6 +1,5 @@
 // roce_qos_exporter: parse flags, start the sampler and the HTTP endpoint, wait for SIGTERM/SIGINT.
 
-#include <fmt/format.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
@@ -14,15 +13,14 @@
 #include "exporter/app/capture.h"
 #include "exporter/app/cli.h"
 #include "exporter/app/enforcer_lock.h"
-#include "exporter/app/health.h"
-#include "exporter/app/http_server.h"
-#include "exporter/app/metrics_route.h"
 #include "exporter/app/storm_guard.h"
 #include "exporter/app/systemd_notify.h"
 #include "exporter/core/build_info.h"
 #include "exporter/core/derived_signals.h"
 #include "exporter/core/fault_log.h"
 #include "exporter/core/logging.h"
+#include "exporter/http/http_server.h"
+#include "exporter/http/routes.h"
 #include "exporter/qos/qos_engine.h"
 #include "exporter/qos/qos_io.h"
 #include "exporter/qos/qos_stage.h"
@@ -38,69 +36,14 @@
 namespace roceqos {
 namespace {
 
-std::string LandingPage(const Config& config) {
-  return fmt::format(
-      "<html><head><title>roce_qos_exporter</title></head><body><h1>roce_qos_exporter</h1>"
-      "<p>version {} (revision {})</p><ul><li><a href=\"{}\">{}</a></li>"
-      "<li><a href=\"/-/healthy\">/-/healthy</a></li><li><a href=\"/-/ready\">/-/ready</a></li>"
-      "</ul></body></html>\n",
-      kVersion, kGitRevision, config.telemetry_path, config.telemetry_path);
-}
-
-HttpResponse Reload(const Config& config, QosEngine& qos) {
-  HttpResponse r;
-  if (!config.enable_lifecycle) {
-    // As Prometheus answers without --web.enable-lifecycle; SIGHUP still reloads.
-    r.status = 403;
-    r.body = "Lifecycle API is not enabled (start with --web.enable-lifecycle, or send SIGHUP).\n";
-  } else if (Result<void> reloaded = qos.ReloadPolicy(); reloaded) {
-    r.body = "policy reloaded\n";
-  } else {
-    // The last good policy stays in force; say why the new one was refused.
-    r.status = 500;
-    r.body =
-        "policy rejected, the last good policy stays in force: " + reloaded.error().message + "\n";
-  }
-  return r;
-}
-
-HttpResponse Text(int status, std::string body, std::string content_type = "") {
-  HttpResponse r;
-  r.status = status;
-  r.body = std::move(body);
-  if (!content_type.empty()) r.content_type = std::move(content_type);
-  return r;
-}
-
-std::vector<HttpRoute> Routes(const Config& config, const Sampler& sampler, ExpositionCache& cache,
-                              QosEngine& qos) {
-  std::vector<HttpRoute> routes;
-  routes.push_back(
-      {"/-/reload", {"POST"}, [&config, &qos](const HttpRequest&) { return Reload(config, qos); }});
-  routes.push_back({config.telemetry_path, {"GET"}, [&cache](const HttpRequest& request) {
-                      return ServeMetrics(request, cache);
-                    }});
-  // 503 with the reason once the sampler stopped publishing (health.h): the liveness probe's
-  // counterpart of the systemd watchdog.
-  routes.push_back(
-      {"/-/healthy",
-       {"GET"},
-       [&config, &sampler, started = std::chrono::steady_clock::now()](const HttpRequest&) {
-         std::shared_ptr<const Snapshot> latest = sampler.Latest();
-         HealthVerdict verdict =
-             JudgeHealth(config.health_max_sample_age,
-                         latest ? std::optional(latest->taken_at_steady) : std::nullopt, started,
-                         std::chrono::steady_clock::now());
-         return verdict.healthy ? Text(200, "OK\n") : Text(503, verdict.reason + "\n");
-       }});
-  routes.push_back({"/-/ready", {"GET"}, [&sampler](const HttpRequest&) {
-                      return sampler.Latest() ? Text(200, "OK\n")
-                                              : Text(503, "no sample published yet\n");
-                    }});
-  routes.push_back({"/", {"GET"}, [&config](const HttpRequest&) {
-                      return Text(200, LandingPage(config), "text/html; charset=utf-8");
-                    }});
-  return routes;
+// The HTTP routes (exporter/http/routes.h) over this process's sampler and QoS engine.
+std::vector<HttpRoute> MakeRoutes(const Config& config, const Sampler& sampler,
+                                  ExpositionCache& cache, QosEngine& qos) {
+  return Routes(
+      RouteOptions{.telemetry_path = config.telemetry_path,
+                   .enable_lifecycle = config.enable_lifecycle,
+                   .health_max_sample_age = config.health_max_sample_age},
+      cache, [&sampler] { return sampler.Latest(); }, [&qos] { return qos.ReloadPolicy(); });
 }
 
 // Blocks the termination signals before any thread exists, so every thread inherits the mask and
@@ -324,7 +267,7 @@ int RunExporter(const Config& config) {
       HttpServer::Start(HttpOptions{.listening_ports = *listen,
                                     .threads = config.max_connections,
                                     .max_requests = config.max_requests},
-                        Routes(config, sampler, cache, **qos), &http_counters);
+                        MakeRoutes(config, sampler, cache, **qos), &http_counters);
   if (!server) {
     // Before the sampler starts: a port in use fails fast, without touching any device.
     LogEvent(spdlog::level::err, "cannot start the HTTP server",

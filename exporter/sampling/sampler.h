@@ -35,7 +35,7 @@
 namespace roceqos {
 
 /// The backed-off period's default cap, in periods (SamplerOptions::max_period). /-/healthy's
-/// default bound is derived from it (exporter/app/health.h).
+/// default bound is derived from it (exporter/http/health.h).
 inline constexpr int kDefaultMaxPeriodFactor = 16;
 
 struct SamplerOptions {

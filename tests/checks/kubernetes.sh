@@ -387,7 +387,7 @@ for name in base "${deployments[@]}"; do
   check "probes hit /-/healthy and /-/ready on the exporter's loopback port" \
     "[$exporter | (.livenessProbe.httpGet | .host == \"127.0.0.1\" and .port == 9879 and .path == \"/-/healthy\"), (.readinessProbe.httpGet | .host == \"127.0.0.1\" and .port == 9879 and .path == \"/-/ready\")] | all"
   # Liveness runs only once the startupProbe passed, i.e. after the first sample (/-/ready); the
-  # startup budget covers /-/healthy's start-up grace (2 min: exporter/app/health.h), the
+  # startup budget covers /-/healthy's start-up grace (2 min: exporter/http/health.h), the
   # liveness failure window outlasts a remediation pass (7 s: docs/remediation.md guard 3).
   check "startupProbe on /-/ready allows >= 120 s for the first sample; liveness fails after >= 30 s" \
     "[$exporter | (.startupProbe.httpGet | .host == \"127.0.0.1\" and .port == 9879 and .path == \"/-/ready\"), (.startupProbe.periodSeconds * .startupProbe.failureThreshold >= 120), (.livenessProbe.periodSeconds * .livenessProbe.failureThreshold >= 30), (.livenessProbe.timeoutSeconds >= 2)] | all"

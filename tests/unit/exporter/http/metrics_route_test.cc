@@ -1,4 +1,4 @@
-#include "exporter/app/metrics_route.h"
+#include "exporter/http/metrics_route.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

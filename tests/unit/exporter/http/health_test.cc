@@ -1,4 +1,4 @@
-#include "exporter/app/health.h"
+#include "exporter/http/health.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

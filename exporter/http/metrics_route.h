@@ -5,7 +5,7 @@
 
 #include <string_view>
 
-#include "exporter/app/http_server.h"
+#include "exporter/http/http_server.h"
 #include "exporter/render/exposition_cache.h"
 
 namespace roceqos {

@@ -4,7 +4,7 @@
 // thread that samples (a kernel call that never returns, a deadlock): under systemd the watchdog
 // catches that (WATCHDOG=1 is sent per published snapshot), in Kubernetes only a liveness probe
 // can, so /-/healthy fails once the latest snapshot is older than a bound. Decided here, apart
-// from the route in main.cc, so unit tests can reach it.
+// from the route (routes.cc), so unit tests reach the verdict at any time they choose.
 
 #include <chrono>
 #include <optional>

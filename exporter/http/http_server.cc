@@ -1,4 +1,4 @@
-#include "exporter/app/http_server.h"
+#include "exporter/http/http_server.h"
 
 #include <civetweb.h>
 #include <fmt/format.h>

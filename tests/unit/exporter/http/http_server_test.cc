@@ -1,4 +1,4 @@
-#include "exporter/app/http_server.h"
+#include "exporter/http/http_server.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "exporter/app/health.h"
+#include "exporter/http/health.h"
 
 #include <fmt/format.h>
 
