@@ -15,7 +15,7 @@
 #include <cstring>
 #include <optional>
 
-#include "collectors/tape.h"
+#include "collectors/capture/tape.h"
 
 namespace roceqos {
 namespace {

@@ -13,9 +13,9 @@
 #include <cstring>
 #include <filesystem>
 
+#include "collectors/capture/tape.h"
 #include "collectors/ethtool_ioctl.h"
 #include "collectors/sysfs_file.h"
-#include "collectors/tape.h"
 
 namespace roceqos {
 namespace {

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "collectors/tape.h"
+#include "collectors/capture/tape.h"
 
 namespace roceqos {
 namespace {

@@ -2,7 +2,8 @@
 
 // Reading the small text files of sysfs/procfs with "missing" kept apart from "failed", and the
 // few other file-system questions the collectors ask (links, directories). Every one goes through
-// the capture seam (collectors/tape.h): recorded in `capture`, answered from the bundle in replay.
+// the capture seam (collectors/capture/tape.h): recorded in `capture`, answered from the bundle in
+// replay.
 
 #include <optional>
 #include <string>

@@ -1,12 +1,12 @@
-// The capture bundle parser (collectors/tape_bundle.cc): `--replay FILE` reads a file a user sent.
-// Anything parses to a bundle or an error; a parsed bundle serializes and parses back to the same
-// records, and loading it into the replay tape never crashes.
+// The capture bundle parser (collectors/capture/tape_bundle.cc): `--replay FILE` reads a file a
+// user sent. Anything parses to a bundle or an error; a parsed bundle serializes and parses back to
+// the same records, and loading it into the replay tape never crashes.
 #include <cstdlib>
 #include <string_view>
 
+#include "collectors/capture/tape.h"
+#include "collectors/capture/tape_bundle.h"
 #include "collectors/sysfs_file.h"
-#include "collectors/tape.h"
-#include "collectors/tape_bundle.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace roceqos::tape;

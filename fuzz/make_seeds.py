@@ -133,7 +133,8 @@ def lldp_seeds():
 
 
 def capture_seeds():
-    """Bundles (collectors/tape_bundle.h): a hand-made one and a slice of each committed capture."""
+    """Bundles (collectors/capture/tape_bundle.h): a hand-made one and a slice of each committed
+    capture."""
     put('capture_fuzz', 'small', b'roce-qos-capture 1\nmeta kernel.release 6.1.0\n'
         b'netlink 0 1 5 0 AQI= AwQ=,BQ==\nnetlink 20 0 0 93 - -\n'
         b'ioctl sim0 0 CwAAAA== DAAAAA==\nfs read /sys/class/net/sim0/ecn 2 -\n'

@@ -3,7 +3,7 @@
 // bytes of upper page, so short pages and odd page numbers are reached too.
 #include <algorithm>
 
-#include "collectors/module_eeprom.h"
+#include "collectors/transceiver/module_eeprom.h"
 #include "fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

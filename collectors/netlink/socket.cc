@@ -17,7 +17,7 @@
 #include <utility>
 
 #include "base/log_event.h"
-#include "collectors/tape.h"
+#include "collectors/capture/tape.h"
 
 namespace roceqos::netlink {
 namespace {

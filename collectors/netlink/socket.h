@@ -185,8 +185,8 @@ class Socket {
 
  private:
   Socket(mnl_socket* sock, const SocketOptions& options);
-  /// The capture seam (collectors/tape.h): a replayed request is answered from the bundle, a
-  /// recorded one is copied into it.
+  /// The capture seam (collectors/capture/tape.h): a replayed request is answered from the bundle,
+  /// a recorded one is copied into it.
   Result<void> ReplayRequest(Message& request, const ReplyHandler& on_reply,
                              std::string_view context);
   Result<void> Exchange(Message& request, const ReplyHandler& on_reply, std::string_view context,

@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "base/regular_file.h"
-#include "collectors/tape.h"
+#include "collectors/capture/tape.h"
 #include "exporter/app/check.h"
 #include "exporter/app/storm_guard.h"
 #include "exporter/app/subcommands.h"

@@ -8,8 +8,8 @@
 #include <map>
 #include <string>
 
-#include "collectors/module_eeprom.h"
-#include "collectors/transceiver.h"
+#include "collectors/transceiver/module_eeprom.h"
+#include "collectors/transceiver/transceiver.h"
 
 namespace roceqos {
 

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "base/published.h"
-#include "collectors/module_eeprom.h"
-#include "collectors/transceiver.h"
+#include "collectors/transceiver/module_eeprom.h"
+#include "collectors/transceiver/transceiver.h"
 #include "exporter/core/error_reason.h"
 #include "exporter/core/fault_log.h"
 #include "exporter/core/periodic_thread.h"

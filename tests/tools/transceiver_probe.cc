@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-#include "collectors/module_eeprom.h"
+#include "collectors/transceiver/module_eeprom.h"
 
 namespace {
 

@@ -1,6 +1,6 @@
 # shellcheck shell=sh
-# The transceiver collector (collectors/module_eeprom.h) against `ethtool -m`, for both module
-# kinds simnic carries: a QSFP28 (SFF-8636, even ports) and a QSFP-DD (CMIS 5.0, odd ports).
+# The transceiver collector (collectors/transceiver/module_eeprom.h) against `ethtool -m`, for both
+# module kinds simnic carries: a QSFP28 (SFF-8636, even ports) and a QSFP-DD (CMIS 5.0, odd ports).
 # For each: the control file sets temperature, voltage and per-lane Rx/Tx power and bias; then
 #  1. `ethtool -m` (the oracle, ethtool netlink) shows exactly the values that were set;
 #  2. the collector's live read (transceiver_probe IFNAME, ethtool netlink from our code) prints

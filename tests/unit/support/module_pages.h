@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "base/result.h"
-#include "collectors/transceiver.h"
+#include "collectors/transceiver/transceiver.h"
 
 namespace roceqos::testing_support {
 

@@ -19,8 +19,8 @@
 #include <sstream>
 #include <string>
 
-#include "collectors/tape.h"
-#include "collectors/tape_bundle.h"
+#include "collectors/capture/tape.h"
+#include "collectors/capture/tape_bundle.h"
 
 namespace roceqos {
 namespace {

@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "base/log_event.h"
-#include "collectors/cmis.h"
+#include "collectors/transceiver/cmis.h"
 #include "exporter/sampling/sampler.h"
 #include "tests/unit/support/fake_sources.h"
 #include "tests/unit/support/module_pages.h"

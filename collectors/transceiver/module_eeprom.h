@@ -15,7 +15,7 @@
 
 #include "base/result.h"
 #include "collectors/netlink/socket.h"
-#include "collectors/transceiver.h"
+#include "collectors/transceiver/transceiver.h"
 
 namespace roceqos {
 

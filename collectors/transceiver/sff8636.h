@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "base/result.h"
-#include "collectors/transceiver.h"
+#include "collectors/transceiver/transceiver.h"
 
 namespace roceqos {
 

@@ -1,13 +1,13 @@
 #pragma once
 
 // Field helpers shared by the SFF-8636 and CMIS decoders: big-endian words, the specs' units,
-// ASCII fields. Internal to collectors/ (sff8636.cc, cmis.cc).
+// ASCII fields. Internal to collectors/transceiver/ (sff8636.cc, cmis.cc).
 
 #include <cstdint>
 #include <span>
 #include <string>
 
-#include "collectors/transceiver.h"
+#include "collectors/transceiver/transceiver.h"
 
 namespace roceqos::module_fields {
 

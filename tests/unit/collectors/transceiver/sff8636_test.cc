@@ -1,11 +1,11 @@
-#include "collectors/sff8636.h"
+#include "collectors/transceiver/sff8636.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
 
-#include "collectors/module_eeprom.h"
+#include "collectors/transceiver/module_eeprom.h"
 #include "tests/unit/support/module_pages.h"
 
 namespace roceqos {

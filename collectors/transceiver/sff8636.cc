@@ -1,11 +1,11 @@
-#include "collectors/sff8636.h"
+#include "collectors/transceiver/sff8636.h"
 
 #include <fmt/format.h>
 
 #include <cerrno>
 #include <span>
 
-#include "collectors/module_fields.h"
+#include "collectors/transceiver/module_fields.h"
 
 namespace roceqos {
 namespace {

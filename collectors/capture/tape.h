@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "collectors/tape_bundle.h"
+#include "collectors/capture/tape_bundle.h"
 
 namespace roceqos::tape {
 

@@ -1,6 +1,7 @@
-// The capture seam (collectors/tape.h) and its bundle format (collectors/tape_bundle.h).
+// The capture seam (collectors/capture/tape.h) and its bundle format
+// (collectors/capture/tape_bundle.h).
 
-#include "collectors/tape.h"
+#include "collectors/capture/tape.h"
 
 #include <gtest/gtest.h>
 #include <linux/ethtool.h>

@@ -1,4 +1,4 @@
-#include "collectors/module_eeprom.h"
+#include "collectors/transceiver/module_eeprom.h"
 
 #include <gtest/gtest.h>
 #include <linux/ethtool_netlink.h>

@@ -1,4 +1,4 @@
-#include "collectors/tape.h"
+#include "collectors/capture/tape.h"
 
 #include <linux/if_link.h>
 #include <linux/netlink.h>

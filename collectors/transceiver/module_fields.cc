@@ -1,4 +1,4 @@
-#include "collectors/module_fields.h"
+#include "collectors/transceiver/module_fields.h"
 
 namespace roceqos::module_fields {
 

@@ -1,11 +1,11 @@
-#include "collectors/cmis.h"
+#include "collectors/transceiver/cmis.h"
 
 #include <fmt/format.h>
 
 #include <cerrno>
 #include <span>
 
-#include "collectors/module_fields.h"
+#include "collectors/transceiver/module_fields.h"
 
 namespace roceqos {
 namespace {

@@ -1,4 +1,4 @@
-#include "collectors/tape_bundle.h"
+#include "collectors/capture/tape_bundle.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "collectors/module_eeprom.h"
+#include "collectors/transceiver/module_eeprom.h"
 
 #include <fmt/format.h>
 #include <linux/ethtool.h>
@@ -10,11 +10,11 @@
 #include <optional>
 
 #include "base/enum_names.h"
-#include "collectors/cmis.h"
 #include "collectors/ethtool_ioctl.h"
 #include "collectors/netlink/genl.h"
 #include "collectors/netlink/socket.h"
-#include "collectors/sff8636.h"
+#include "collectors/transceiver/cmis.h"
+#include "collectors/transceiver/sff8636.h"
 
 namespace roceqos {
 namespace {
