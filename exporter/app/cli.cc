@@ -23,7 +23,7 @@ constexpr std::string_view kProgram = "roce_qos_exporter";
 // The text of the flags that need more than CLI11's conversion; checked after parsing so every
 // problem is reported the same way.
 struct FlagText {
-  std::string period, discovery, qos_poll, backoff, max_backoff, transceiver_interval,
+  std::string period, idle_period, discovery, qos_poll, backoff, max_backoff, transceiver_interval,
       lldp_interval;
   std::string health_max_sample_age;  // empty: DefaultHealthMaxSampleAge(--sampler.period)
   std::string device_include, device_exclude, raw_include;
@@ -82,6 +82,19 @@ Result<void> ValidateSampler(Config& config, const FlagText& text) {
   if (!(config.sampler_budget > 0 && config.sampler_budget <= 1)) {
     return Invalid(fmt::format("--sampler.budget {} must be in (0, 1], a share of the period",
                                config.sampler_budget));
+  }
+  return {};
+}
+
+// The per-port schedule (exporter/sampling/port_scheduler.h).
+Result<void> ValidateSchedule(Config& config, const FlagText& text) {
+  auto idle = ParseDurationFlag("--sampler.idle-period", text.idle_period,
+                                {std::chrono::milliseconds(10), std::chrono::hours(1), true});
+  if (!idle) return idle.error();
+  config.sampler_idle_period = *idle;
+  if (!(config.sampler_duty_cycle > 0 && config.sampler_duty_cycle <= 1)) {
+    return Invalid(fmt::format("--sampler.duty-cycle {} must be in (0, 1], a share of the time",
+                               config.sampler_duty_cycle));
   }
   return {};
 }
@@ -194,6 +207,7 @@ Result<void> ValidateEnforcePolicy(const Config& config) {
 
 Result<void> Validate(Config& config, const FlagText& text) {
   if (auto valid = ValidateSampler(config, text); !valid) return valid;
+  if (auto valid = ValidateSchedule(config, text); !valid) return valid;
   if (auto valid = ValidateQos(config, text); !valid) return valid;
   if (auto valid = ValidatePollers(config, text); !valid) return valid;
   if (auto valid = ValidateWeb(config); !valid) return valid;
@@ -291,7 +305,18 @@ void AddSamplerFlags(CLI::App& app, Config& config, FlagText& text) {
       "Regex (full match) of ethtool -S names without a roce_ family to export raw as "
       "roce_ethtool_stat (off by default)");
   app.add_option("--sampler.period", text.period,
-                 "Sample period, Prometheus duration (10ms..1h); lengthened while over budget")
+                 "Shortest period of a port: ports whose counters move are read this often, or "
+                 "less often where --sampler.duty-cycle requires; Prometheus duration "
+                 "(10ms..1h); lengthened while over budget")
+      ->capture_default_str();
+  app.add_option("--sampler.idle-period", text.idle_period,
+                 "Shortest period of a port whose counters did not move at its last read, "
+                 "lengthened so that idle ports take at most half of --sampler.duty-cycle; 0: "
+                 "no per-port schedule, every sample reads every port")
+      ->capture_default_str();
+  app.add_option("--sampler.duty-cycle", config.sampler_duty_cycle,
+                 "Share of the time statistics reads may take (kernel duty cycle, RTNL held), "
+                 "in (0, 1]; the per-port schedule lengthens the periods to keep to it")
       ->capture_default_str();
   app.add_option("--sampler.budget", config.sampler_budget,
                  "Share of the period that kernel calls of one sample may take, in (0, 1]")
@@ -387,6 +412,7 @@ void AddDeriveFlags(CLI::App& app, FlagText& text) {
 FlagText DefaultFlagText(const Config& config) {
   FlagText text;
   text.period = FormatDuration(config.sampler_period);
+  text.idle_period = FormatDuration(config.sampler_idle_period);
   text.discovery = FormatDuration(config.discovery_interval);
   text.qos_poll = FormatDuration(config.qos_poll_interval);
   text.transceiver_interval = FormatDuration(config.transceiver_interval);

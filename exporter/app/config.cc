@@ -38,6 +38,8 @@ Result<SamplerOptions> MakeSamplerOptions(const Config& config) {
   SamplerOptions options;
   options.period = config.sampler_period;
   options.budget = config.sampler_budget;
+  options.idle_period = config.sampler_idle_period;
+  options.duty_cycle = config.sampler_duty_cycle;
   options.discovery_interval = config.discovery_interval;
   auto include = Compile(config.device_include, "--collector.device-include");
   if (!include) return include.error();

@@ -26,6 +26,8 @@ struct Config {
   std::optional<std::string> raw_include;     // --collector.ethtool.raw-include
   std::chrono::nanoseconds sampler_period = std::chrono::milliseconds(250);  // --sampler.period
   double sampler_budget = 0.5;                                               // --sampler.budget
+  std::chrono::nanoseconds sampler_idle_period = std::chrono::seconds(1);  // --sampler.idle-period
+  double sampler_duty_cycle = 0.02;                                        // --sampler.duty-cycle
   std::chrono::nanoseconds discovery_interval = std::chrono::seconds(5);
   std::string config_path;  // --config: policy YAML; empty = the embedded default policy
   RemediationMode remediation = RemediationMode::kOff;  // --remediation (QoS engine)

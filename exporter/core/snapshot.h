@@ -66,6 +66,9 @@ struct SamplerStatus {
   double last_kernel_seconds = 0;
   uint64_t overruns = 0;
   uint64_t samples = 0;
+  /// Time inside device kernel calls per second over the last 10 s (statistics reads, DCB
+  /// queries; exporter/sampling/port_scheduler.h).
+  double kernel_duty_cycle = 0;
   /// The last discovery could not list RDMA ports and kept the previous list (kRdmaPortsKeep).
   bool rdma_ports_stale = false;
 };

@@ -257,6 +257,10 @@ inline constexpr MetricDef kMetricTable[] = {
   {"roce_exporter_sample_kernel_seconds", MetricKind::kGauge,
    "Time spent in kernel calls by the last sample, compared with the budget.",
    {}, "self", "sampler"},
+  {"roce_exporter_kernel_duty_cycle_ratio", MetricKind::kGauge,
+   "Share of the last 10 s that the sampler spent in device kernel calls (statistics reads and "
+   "DCB queries, which hold RTNL), kept within --sampler.duty-cycle by the per-port schedule.",
+   {}, "self", "sampler"},
   {"roce_exporter_sample_overruns_total", MetricKind::kCounter,
    "Samples whose kernel calls took longer than the budget allows.",
    {}, "self", "sampler"},

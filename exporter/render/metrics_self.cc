@@ -71,6 +71,8 @@ void RenderSelf(const Snapshot* snapshot, MetricSink& out) {
   budget.Add({}, s.budget_ratio);
   FamilyBuilder kernel(FindMetric("roce_exporter_sample_kernel_seconds"));
   kernel.Add({}, s.last_kernel_seconds);
+  FamilyBuilder duty(FindMetric("roce_exporter_kernel_duty_cycle_ratio"));
+  duty.Add({}, s.kernel_duty_cycle);
   FamilyBuilder overruns(FindMetric("roce_exporter_sample_overruns_total"));
   overruns.Add({}, static_cast<double>(s.overruns));
   FamilyBuilder stale(FindMetric("roce_exporter_rdma_ports_stale"));
@@ -83,6 +85,7 @@ void RenderSelf(const Snapshot* snapshot, MetricSink& out) {
   taken.Add({}, std::chrono::duration<double>(snapshot->taken_at.time_since_epoch()).count());
 
   for (FamilyBuilder* f : {&duration, &errors, &available, &period, &configured, &budget, &kernel,
+                           &duty,
                            &overruns, &stale, &selected, &samples, &taken}) {
     f->AppendTo(out);
   }

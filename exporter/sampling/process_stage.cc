@@ -13,7 +13,7 @@ ProcessStage::ProcessStage(Reader read)
 void ProcessStage::Run(StageContext& ctx, Snapshot& draft) {
   const auto start = std::chrono::steady_clock::now();
   Result<ProcessStats> stats = read_();
-  ctx.kernel_time += std::chrono::steady_clock::now() - start;
+  ctx.local_kernel_time += std::chrono::steady_clock::now() - start;
   if (!stats) {
     // No stale figures: the families are absent until a read succeeds again.
     const ErrorReason reason = ReasonOf(stats.error());

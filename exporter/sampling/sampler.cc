@@ -27,7 +27,8 @@ Sampler::Sampler(SamplerOptions options, SamplerSources sources, Clock clock)
       sources_(std::move(sources)),
       clock_(clock ? std::move(clock) : Clock(SteadyNow)),
       selector_(sources_.selected_by_default, options_.device_include, options_.device_exclude),
-      controller_(options_.period, options_.budget, MaxPeriod(options_)) {
+      controller_(options_.period, options_.budget, MaxPeriod(options_)),
+      scheduler_({options_.period, options_.idle_period, options_.duty_cycle}) {
   sources_status_[std::string(kSourceDiscovery)] = {};
   sources_status_[std::string(kSourceEthtool)] = {};
   sources_status_[std::string(kSourceRdma)] = {};
@@ -150,6 +151,10 @@ void Sampler::Select(std::vector<Device> devices) {
     }
   }
   selected_ = std::move(next);
+  std::vector<std::string> names;
+  names.reserve(selected_.size());
+  for (const auto& device : selected_) names.push_back(device->name);
+  scheduler_.Retain(names);
 }
 
 void Sampler::EnsureRdma() {
@@ -317,9 +322,65 @@ void Sampler::SampleOnce() {
 
   auto snapshot = std::make_shared<Snapshot>();
   nanoseconds kernel_time = SampleDevices(*snapshot);
-  kernel_time += RunStages(now, *snapshot);
+  nanoseconds local{};
+  kernel_time += RunStages(now, *snapshot, local);
+  scheduler_.EndWake(clock_());
+  // The duty cycle counts device calls (statistics reads, DCB queries), not /proc/self.
+  duty_.Record(now, kernel_time);
+  kernel_time += local;
   RecordKernelTime(kernel_time);
+  scheduler_.SetFastPeriod(controller_.effective());
   Publish(Finish(std::move(snapshot), kernel_time));
+}
+
+bool Sampler::WorkDue() {
+  const nanoseconds now = clock_();
+  if (!discovered_once_ || discovery_requested_.load() || scheduler_.AnyDue(now)) return true;
+  return stage_sample_due_ && now >= *stage_sample_due_;
+}
+
+namespace {
+
+// Whether any counter of the device moved between two reads of the same string set. A first
+// read or a new string set counts as moved.
+bool Moved(const DeviceSnapshot* before, const std::optional<EthtoolSample>& now) {
+  if (!before || !before->ethtool || !now) return true;
+  if (before->ethtool->counters.names != now->counters.names) return true;
+  return before->ethtool->counters.values != now->counters.values;
+}
+
+}  // namespace
+
+void Sampler::SampleDevice(const std::shared_ptr<const Device>& device,
+                           const DeviceSnapshot* previous, Snapshot& snapshot,
+                           nanoseconds& ethtool_spent, nanoseconds& rdma_spent,
+                           std::vector<std::pair<std::string, uint32_t>>& seen_ports) {
+  DeviceSnapshot out;
+  out.device = device;
+  const nanoseconds now = clock_();
+  // Not due: the same read as before (same values, same read time: no new interval).
+  if (previous && !scheduler_.EthtoolDue(device->name, now)) {
+    out.ethtool = previous->ethtool;
+    out.rdma = previous->rdma;
+    snapshot.devices.push_back(std::move(out));
+    return;
+  }
+  bool gone = false;
+  const nanoseconds ethtool_before = ethtool_spent;
+  SampleEthtool(out, gone, ethtool_spent);
+  if (gone) return;  // no series for a device that no longer exists
+  // A failed read counts as idle: it is retried with the idle ports, not at every wake.
+  scheduler_.RecordEthtool(device->name, now, ethtool_spent - ethtool_before,
+                           out.ethtool && Moved(previous, out.ethtool));
+  if (!previous || scheduler_.RdmaDue(device->name, now)) {
+    const nanoseconds rdma_before = rdma_spent;
+    SampleRdma(out, seen_ports, rdma_spent);
+    scheduler_.RecordRdma(device->name, now,
+                          (rdma_spent - rdma_before) / std::max<size_t>(out.rdma.size(), 1));
+  } else {
+    out.rdma = previous->rdma;
+  }
+  snapshot.devices.push_back(std::move(out));
 }
 
 nanoseconds Sampler::SampleDevices(Snapshot& snapshot) {
@@ -327,14 +388,16 @@ nanoseconds Sampler::SampleDevices(Snapshot& snapshot) {
   nanoseconds ethtool_spent{};
   nanoseconds rdma_spent{};
   std::vector<std::pair<std::string, uint32_t>> seen_ports;
+  const std::shared_ptr<const Snapshot> last = latest_.Load();
   for (const auto& device : selected_) {
-    DeviceSnapshot out;
-    out.device = device;
-    bool gone = false;
-    SampleEthtool(out, gone, ethtool_spent);
-    if (gone) continue;  // no series for a device that no longer exists
-    SampleRdma(out, seen_ports, rdma_spent);
-    snapshot.devices.push_back(std::move(out));
+    const DeviceSnapshot* previous = nullptr;
+    if (last) {
+      // The same Device object: a re-created or changed device is read afresh.
+      auto it = std::find_if(last->devices.begin(), last->devices.end(),
+                             [&](const DeviceSnapshot& d) { return d.device == device; });
+      if (it != last->devices.end()) previous = &*it;
+    }
+    SampleDevice(device, previous, snapshot, ethtool_spent, rdma_spent, seen_ports);
   }
   sources_status_[std::string(kSourceEthtool)] = {Seconds(ethtool_spent), true};
   sources_status_[std::string(kSourceRdma)] = {Seconds(rdma_spent),
@@ -342,7 +405,7 @@ nanoseconds Sampler::SampleDevices(Snapshot& snapshot) {
   return ethtool_spent + rdma_spent;
 }
 
-nanoseconds Sampler::RunStages(nanoseconds now, Snapshot& snapshot) {
+nanoseconds Sampler::RunStages(nanoseconds now, Snapshot& snapshot, nanoseconds& local) {
   const std::shared_ptr<const Snapshot> previous = latest_.Load();
   stage_sample_due_.reset();
   nanoseconds kernel_time{};
@@ -359,6 +422,8 @@ nanoseconds Sampler::RunStages(nanoseconds now, Snapshot& snapshot) {
     }
     sources_status_[std::string(stage->Source())] = {Seconds(clock_() - start), ctx.available};
     kernel_time += ctx.kernel_time;
+    local += ctx.local_kernel_time;
+    for (const auto& [netdev, at] : ctx.read_again) scheduler_.Urgent(netdev, at);
     for (const ErrorReason reason : ctx.errors) CountError(stage->Source(), reason);
     InvalidateEthtoolNames(ctx.invalidate_ethtool_names);
     if (ctx.sample_again_at && (!stage_sample_due_ || *ctx.sample_again_at < *stage_sample_due_)) {
@@ -394,6 +459,7 @@ std::shared_ptr<const Snapshot> Sampler::Finish(std::shared_ptr<Snapshot> snapsh
       .last_kernel_seconds = Seconds(kernel_time),
       .overruns = controller_.overruns(),
       .samples = sequence_,
+      .kernel_duty_cycle = duty_.Ratio(clock_()),
       .rdma_ports_stale = rdma_ports_stale_,
   };
   if (attach_hook_) attach_hook_(*snapshot);
@@ -444,39 +510,55 @@ void Sampler::Wake(bool discovery, std::span<const std::string> stale_names) {
   cv_.notify_all();
 }
 
+std::chrono::steady_clock::time_point Sampler::NextWake(
+    std::chrono::steady_clock::time_point started, std::chrono::steady_clock::time_point& next) {
+  const auto period = controller_.effective();
+  // A wake-up never starts a sample sooner than this after the previous one.
+  const auto gap = std::clamp<nanoseconds>(period / 10, std::chrono::milliseconds(10),
+                                           std::chrono::milliseconds(100));
+  const auto now = std::chrono::steady_clock::now();
+  const nanoseconds clock_now = clock_();
+  // The sampler's clock and the steady clock differ in epoch only (tests inject the former).
+  auto at = [&](nanoseconds due) {
+    return std::max(now + std::max<nanoseconds>(due - clock_now, {}), started + gap);
+  };
+  if (scheduler_.enabled()) {
+    // One wake for every port of a class (and for a follow-up), none in between.
+    next = now + kDefaultMaxPeriodFactor * period;
+    if (auto due = scheduler_.NextDue()) next = at(*due);
+  } else {
+    next += period;
+    if (next < now) next = now;  // late: start at once, but never burst to catch up
+  }
+  // A stage asked for an earlier sample; the cadence restarts from it.
+  if (stage_sample_due_) next = std::min(next, at(*stage_sample_due_));
+  return started + gap;
+}
+
 void Sampler::Run() {
   using Steady = std::chrono::steady_clock;
   auto next = Steady::now();
+  bool work = true;  // the first sample, and one after a change notification
   for (;;) {
     const auto started = Steady::now();
     try {
-      SampleOnce();
+      if (work || WorkDue()) SampleOnce();
     } catch (const std::exception& e) {
       // Thread boundary: a sample that throws is lost, the sampler is not.
       CountError(kSourceSampler, ErrorReason::kException);
       fault_log_.Fault("sampler thread", "exception", e.what(), spdlog::level::err);
     }
-    const auto period = controller_.effective();
-    // A wake-up never starts a sample sooner than this after the previous one.
-    const auto gap = std::clamp<std::chrono::nanoseconds>(
-        period / 10, std::chrono::milliseconds(10), std::chrono::milliseconds(100));
-    next += period;
-    const auto now = Steady::now();
-    if (next < now) next = now;  // late: start at once, but never burst to catch up
-    if (stage_sample_due_) {
-      // A stage asked for an earlier sample; the cadence restarts from it.
-      const auto wanted =
-          now + std::max<std::chrono::nanoseconds>(*stage_sample_due_ - clock_(), {});
-      next = std::min(next, std::max(wanted, started + gap));
-    }
+    work = false;
+    const auto earliest = NextWake(started, next);
     std::unique_lock lock(mu_);
     if (cv_.wait_until(lock, next, [&] { return stop_ || wake_; }) && !stop_) {
       // Woken by a change notification: sample now, but not sooner after the last sample than
-      // the gap, and keep the cadence from there.
+      // the gap, and keep the cadence from there. The sample reads every port.
       wake_ = false;
-      const auto earliest = started + gap;
       if (cv_.wait_until(lock, earliest, [&] { return stop_; })) return;
       next = std::max(Steady::now(), earliest);
+      scheduler_.ReadAllNext();
+      work = true;
       continue;
     }
     if (stop_) return;

@@ -30,6 +30,7 @@
 #include "exporter/core/snapshot.h"
 #include "exporter/sampling/device_selector.h"
 #include "exporter/sampling/period_controller.h"
+#include "exporter/sampling/port_scheduler.h"
 #include "exporter/sampling/sources.h"
 
 namespace roceqos {
@@ -44,6 +45,11 @@ struct SamplerOptions {
   /// Cap of the backed-off period; zero means kDefaultMaxPeriodFactor × period.
   std::chrono::nanoseconds max_period{0};
   std::chrono::nanoseconds discovery_interval = std::chrono::seconds(5);
+  /// Floor of an idle port's period (--sampler.idle-period, exporter/sampling/port_scheduler.h);
+  /// zero: no per-port schedule, every sample reads every port (the daemon's flag is on).
+  std::chrono::nanoseconds idle_period{0};
+  /// Kernel duty cycle the per-port schedule keeps to (--sampler.duty-cycle).
+  double duty_cycle = 0.02;
   std::optional<std::regex> device_include;
   std::optional<std::regex> device_exclude;
   std::optional<std::regex> raw_include;  // opt-in raw ethtool names
@@ -57,6 +63,9 @@ struct StageContext {
   std::chrono::nanoseconds now{};      // monotonic time of this sample
   /// Time the stage spent in kernel calls; it counts against the sampler budget.
   std::chrono::nanoseconds kernel_time{};
+  /// Kernel time that touches no device and takes no RTNL (/proc/self): it counts against the
+  /// budget but not in the kernel duty cycle.
+  std::chrono::nanoseconds local_kernel_time{};
   /// One entry per failure, by reason; counted under the stage's source.
   std::vector<ErrorReason> errors;
   bool available = true;  // roce_exporter_source_available{source=Source()}
@@ -67,6 +76,9 @@ struct StageContext {
   /// suspected PFC storm can be confirmed. Honoured when earlier than the next periodic sample,
   /// never sooner than the wake-up gap (see Wake); the cadence then restarts from that sample.
   std::optional<std::chrono::nanoseconds> sample_again_at;
+  /// The ports behind sample_again_at and when each is wanted: with the per-port schedule, the
+  /// sample then reads those ports (and no other that is not due).
+  std::vector<std::pair<std::string, std::chrono::nanoseconds>> read_again;
 };
 
 /// Extension point for work that belongs to every sample but not to the counter sources: the
@@ -105,9 +117,15 @@ class Sampler {
   /// must be quick, must not touch the kernel and must not throw.
   void SetAttachHook(std::function<void(Snapshot&)> hook) { attach_hook_ = std::move(hook); }
 
-  /// Takes one sample on the calling thread and publishes it. Not to be called concurrently with
-  /// itself or with a running thread; the thread loop, tests and benchmarks use it.
+  /// Takes one sample on the calling thread and publishes it: it reads the ports the per-port
+  /// schedule says are due (every port without one) and carries the others' last reads forward.
+  /// Not to be called concurrently with itself or with a running thread; the thread loop, tests
+  /// and benchmarks use it.
   void SampleOnce();
+
+  /// Whether a sample now would do anything: a port due, a discovery or a stage's request
+  /// pending. The thread loop skips a wake without work (no snapshot is published).
+  bool WorkDue();
 
   /// Starts the sampling thread (first sample immediately); Stop() joins it. Idempotent.
   void Start();
@@ -140,10 +158,21 @@ class Sampler {
   void Discover(std::chrono::nanoseconds now);
   /// Keeps the selected devices of a discovery, forgetting the state of those gone or re-created.
   void Select(std::vector<Device> devices);
-  /// Reads ethtool and RDMA counters of every selected device; returns the kernel time.
+  /// Reads ethtool and RDMA counters of every selected device that is due, carrying the others'
+  /// last reads forward; returns the kernel time.
   std::chrono::nanoseconds SampleDevices(Snapshot& snapshot);
-  /// Runs the stages on the draft; returns their kernel time.
-  std::chrono::nanoseconds RunStages(std::chrono::nanoseconds now, Snapshot& snapshot);
+  /// Reads one device, or carries `previous` forward when it is not due.
+  void SampleDevice(const std::shared_ptr<const Device>& device, const DeviceSnapshot* previous,
+                    Snapshot& snapshot, std::chrono::nanoseconds& ethtool_spent,
+                    std::chrono::nanoseconds& rdma_spent,
+                    std::vector<std::pair<std::string, uint32_t>>& seen_ports);
+  /// Runs the stages on the draft; returns their kernel time, and adds the part that touches no
+  /// device (StageContext::local_kernel_time) to `local`.
+  std::chrono::nanoseconds RunStages(std::chrono::nanoseconds now, Snapshot& snapshot,
+                                     std::chrono::nanoseconds& local);
+  /// The steady-clock time of the next wake after a sample that started at `started`.
+  std::chrono::steady_clock::time_point NextWake(std::chrono::steady_clock::time_point started,
+                                                 std::chrono::steady_clock::time_point& next);
   /// Feeds the period controller and logs a budget overrun.
   void RecordKernelTime(std::chrono::nanoseconds kernel_time);
   /// Stamps sequence, time and status onto the finished draft.
@@ -170,6 +199,8 @@ class Sampler {
   Clock clock_;
   DeviceSelector selector_;
   PeriodController controller_;
+  PortScheduler scheduler_;
+  DutyCycle duty_;
   FaultLog fault_log_;
   std::vector<std::unique_ptr<SampleStage>> stages_;
   std::function<void(const Snapshot&)> publish_hook_;

@@ -309,7 +309,6 @@ uint8_t StallPrios(const Interval& interval, uint8_t lossless) {
 // What one interval says about the pause of one (direction, prio) series.
 struct PauseObservation {
   StormInterval storm;
-  bool paused_at_least_detection_time = false;
 };
 
 // Records the pause rate and ratio peaks of one series in `bucket` and judges the interval for
@@ -338,8 +337,14 @@ PauseObservation ObservePause(const Interval& interval, Direction direction, int
   const bool no_progress = !interval.Positive(progress);
   out.storm.verdict =
       ratio >= config.threshold && no_progress ? StormVerdict::kCondition : StormVerdict::kClear;
-  out.paused_at_least_detection_time =
-      paused >= std::chrono::duration<double, std::micro>(config.detection_time).count();
+  // Half the detection time of pause that may all lie at the interval's end: a storm that began
+  // inside it (docs/signals.md, "Onset credit"). Less is caught by the next interval, which the
+  // storm then fills: sparse reads of an idle port stay within a period + a short follow-up.
+  const auto tail = std::chrono::duration<double, std::micro>(paused);
+  if (out.storm.verdict == StormVerdict::kClear && tail >= config.detection_time / 2) {
+    out.storm.verdict = StormVerdict::kTailCondition;
+    out.storm.tail = std::min(std::chrono::duration_cast<SampleTime>(tail), interval.to - interval.from);
+  }
   return out;
 }
 
@@ -363,7 +368,11 @@ bool SeriesQuiet(const Interval& interval, Direction direction, int prio, StormV
                  bool lossless) {
   const size_t frames = slot::PauseFrames(direction, prio);
   const size_t duration = slot::PauseDurationMicros(direction, prio);
-  if (interval.valid.test(duration)) return verdict == StormVerdict::kClear;
+  // A tail is short of the condition, as it was before onset credit; the follow-up read it asks
+  // for holds the evidence at unknown until it decides (Evidence()).
+  if (interval.valid.test(duration)) {
+    return verdict == StormVerdict::kClear || verdict == StormVerdict::kTailCondition;
+  }
   if (interval.seen.test(duration)) return false;
   if (interval.valid.test(frames)) return interval.delta[frames] == 0;
   return !lossless && !interval.seen.test(frames);
@@ -453,12 +462,10 @@ struct SignalDeriver::DeviceState {
     StormDetector& detector = storms[slot::DirectionOffset(direction) + static_cast<size_t>(prio)];
     const StormDetector::Transition transition = detector.Observe(pause.storm, config);
     if (auto due = detector.detection_due(config)) {
+      // A tail credit is confirmed by the next interval, which must be long enough to judge the
+      // paused ratio: half the detection time (a follow-up read of this port alone).
+      if (detector.tail_candidate()) *due = std::max(*due, pause.storm.end + config.detection_time / 2);
       RequestSampleBy(*due);
-    } else if (!detector.stormed() && pause.paused_at_least_detection_time) {
-      // The pause may be the tail of a storm that began inside this interval, after packets
-      // that moved earlier in it: the next interval can prove the storm after one detection
-      // time, while the next periodic sample could be up to a period later.
-      RequestSampleBy(pause.storm.end + config.detection_time);
     }
     LogTransition(transition, detector, netdev, direction, prio, pause.storm.ground_truth_event);
   }
@@ -495,7 +502,10 @@ struct SignalDeriver::DeviceState {
   // Storm guard verdict as of the newest sample (docs/signals.md, "Storm guard").
   StormEvidence Evidence(const StormConfig& config) const {
     for (const StormDetector& detector : storms) {
-      if (detector.stormed() || detector.detection_due(config)) return StormEvidence::kStorm;
+      // A tail candidate is not yet evidence of a storm; its follow-up read decides (sample_due).
+      if (detector.stormed() || (detector.detection_due(config) && !detector.tail_candidate())) {
+        return StormEvidence::kStorm;
+      }
     }
     // The deriver waits for a sample that decides whether the newest interval's pause was the
     // start of a storm: until it comes, that interval cannot vouch for anything.
@@ -561,6 +571,14 @@ std::optional<SampleTime> SignalDeriver::NextSampleDue(SampleTime now) const {
     }
   }
   return earliest;
+}
+
+std::vector<std::pair<std::string, SampleTime>> SignalDeriver::SamplesDue(SampleTime now) const {
+  std::vector<std::pair<std::string, SampleTime>> out;
+  for (const auto& [netdev, state] : devices_) {
+    if (state->sample_due && *state->sample_due > now) out.emplace_back(netdev, *state->sample_due);
+  }
+  return out;
 }
 
 DerivedSignals SignalDeriver::Signals() const {

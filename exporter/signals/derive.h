@@ -17,6 +17,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/enum_names.h"
@@ -180,13 +181,16 @@ class SignalDeriver {
   std::optional<DeviceSignals> SignalsOf(std::string_view netdev) const;
 
   /// The earliest time at which a sample could declare a PFC storm that is still only suspected:
-  /// the end of a detection run under way, or one detection time after an interval that held at
-  /// least that much pause (it may be the start of a storm whose first interval still carried
-  /// traffic). Sampling then, instead of at the end of the period, bounds the detection latency
-  /// by detection time + one period (docs/signals.md). Only times after `now` count: a device
+  /// the end of a detection run under way, or half a detection time after an interval that may
+  /// end in a storm (StormVerdict::kTailCondition: its onset is credited from the pause counter).
+  /// Sampling then, instead of at the port's next periodic read, bounds the detection latency by
+  /// the port's period + half a detection time (docs/signals.md). Only times after `now` count: a device
   /// whose read failed keeps the request of its last sample, which must not repeat forever.
   /// Empty when nothing is suspected.
   std::optional<SampleTime> NextSampleDue(SampleTime now) const;
+  /// Per device, what NextSampleDue considers: the sampler reads exactly those ports then, even
+  /// when their own schedule would read them later (exporter/sampling/port_scheduler.h).
+  std::vector<std::pair<std::string, SampleTime>> SamplesDue(SampleTime now) const;
 
   const DeriveConfig& config() const { return config_; }
   size_t device_count() const { return devices_.size(); }

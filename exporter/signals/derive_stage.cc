@@ -13,6 +13,19 @@ std::shared_ptr<const std::vector<std::string>> WindowLabels(const DeriveConfig&
   return labels;
 }
 
+// The sampler carried a port that was not due forward: the same read (same time) as in the
+// previous snapshot, no new interval.
+bool CarriedForward(const Snapshot* previous, const DeviceSnapshot& device) {
+  if (!previous) return false;
+  for (const DeviceSnapshot& old : previous->devices) {
+    if (old.device == device.device) {
+      return old.ethtool && old.ethtool->read_at == device.ethtool->read_at &&
+             device.ethtool->read_at.count() != 0;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 DeriveStage::DeriveStage(DeriveConfig config)
@@ -28,7 +41,7 @@ void DeriveStage::Run(StageContext& ctx, Snapshot& draft) {
     // A failed ethtool read leaves the device without a sample this time: the next successful
     // one forms a longer interval, and the signals published meanwhile are those of the last
     // successful sample (the storm state does not flap off because one read failed).
-    if (device.ethtool) {
+    if (device.ethtool && !CarriedForward(ctx.previous, device)) {
       DeviceSample sample;
       // The time of the device's own read: a sampler thread that wakes late (a loaded host, a
       // slow device before this one) must not turn into a rate or ratio error.
@@ -62,6 +75,7 @@ void DeriveStage::Run(StageContext& ctx, Snapshot& draft) {
   }
   deriver_.RetainOnly(present);
   ctx.sample_again_at = deriver_.NextSampleDue(ctx.now);
+  ctx.read_again = deriver_.SamplesDue(ctx.now);
   std::erase_if(rdma_indexes_, [&](const auto& entry) {
     return std::find(present.begin(), present.end(), entry.first) == present.end();
   });

@@ -1,5 +1,6 @@
 #include "exporter/signals/storm.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <string>
@@ -34,6 +35,16 @@ Result<StormConfig> MakeStormConfig(double threshold, std::chrono::milliseconds 
 StormDetector::Transition StormDetector::Observe(const StormInterval& interval,
                                                  const StormConfig& config) {
   if (interval.end <= interval.start) return Transition::kNone;
+  if (interval.verdict == StormVerdict::kTailCondition && !interval.ground_truth_event &&
+      !stormed_) {
+    // A storm that began inside the interval started at the latest `tail` before its end: credit
+    // the onset from there, so the next interval (a short one) can complete the detection time.
+    // The tail alone never declares: the pause may have ended before the read.
+    condition_since_ = std::max(interval.start, interval.end - interval.tail);
+    tail_candidate_ = true;
+    return Transition::kNone;
+  }
+  // While stormed, a tail interval counts as clear, as any interval short of the condition does.
   const bool condition =
       interval.ground_truth_event || interval.verdict == StormVerdict::kCondition;
 
@@ -51,6 +62,7 @@ StormDetector::Transition StormDetector::Observe(const StormInterval& interval,
       return Transition::kNone;
     }
     if (!condition_since_) condition_since_ = interval.start;
+    tail_candidate_ = false;
     // The NIC's stall detector is ground truth: it needs no confirmation time.
     if (!interval.ground_truth_event && interval.end - *condition_since_ < config.detection_time) {
       return Transition::kNone;

@@ -40,6 +40,11 @@ enum class StormVerdict : uint8_t {
   kUnknown,  // counters missing or the interval was discarded (reset, wrap doubt, identity change)
   kClear,    // the storm condition did not hold
   kCondition,  // paused ratio >= threshold and no packet made progress on the priority
+  /// The condition may hold at the interval's end only: the pause counter moved by `tail` (at
+  /// least half the detection time) without the whole interval qualifying. A storm that began
+  /// inside the interval looks like this; so does heavy ordinary pause. It starts a candidate run
+  /// credited from end - tail, which only a following kCondition interval can turn into a storm.
+  kTailCondition,
 };
 
 struct StormInterval {
@@ -48,6 +53,8 @@ struct StormInterval {
   StormVerdict verdict = StormVerdict::kUnknown;
   /// The NIC's own stall detector fired in this interval (tx_pause_storm_*_events increased).
   bool ground_truth_event = false;
+  /// kTailCondition: the pause the interval may end in (its Δpause_duration).
+  SampleTime tail{};
 };
 
 class StormDetector {
@@ -74,12 +81,15 @@ class StormDetector {
     if (stormed_ || !condition_since_) return std::nullopt;
     return *condition_since_ + config.detection_time;
   }
+  /// The run under way rests on a kTailCondition credit alone: no interval proved it yet.
+  bool tail_candidate() const { return !stormed_ && condition_since_ && tail_candidate_; }
 
  private:
   bool stormed_ = false;
   uint64_t episodes_ = 0;
   SampleTime onset_{};
   std::optional<SampleTime> condition_since_;  // start of the current run of condition intervals
+  bool tail_candidate_ = false;                // condition_since_ was credited from a tail
   std::optional<SampleTime> clear_since_;      // start of the current run of clear intervals
   SampleTime last_condition_end_{};
   std::optional<SampleTime> last_episode_duration_;

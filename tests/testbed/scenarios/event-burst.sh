@@ -22,7 +22,8 @@ ip link set "$sim" up
 
 # The poll would re-read everything within its interval and hide a lost notification: 1 h keeps
 # it out of this test, so only notifications and resyncs can show a change.
-start_exporter --qos.poll-interval=1h
+# Every port read every 250 ms (no per-port schedule): the sample count below is the measure.
+start_exporter --qos.poll-interval=1h --sampler.idle-period=0
 m=$TESTBED_WORK/burst.m
 value() { metric_from "$m" "$@" || echo 0; }
 in_sync() { scrape "$m" && num_eq 1 "$(value roce_qos_in_sync netdev="$sim")"; }

@@ -18,7 +18,8 @@ simnic_ctl "$sim" "rate rx_prio0_bytes 1000000"
 # 500 ms and budget 1, not 250 ms and 0.5: the way back down needs samples whose cost fits a
 # quarter of the budget of the halved period (PeriodController), 62 ms at 250 ms and 0.5, which
 # TCG on a loaded host does not always meet; with these, 250 ms. Overrun: cost > 1 x 0.5 s.
-start_exporter --sampler.period=500ms --sampler.budget=1
+# --sampler.idle-period=0: every sample reads every port, the whole-sample budget under test.
+start_exporter --sampler.period=500ms --sampler.budget=1 --sampler.idle-period=0
 # self_from FILE NAME: an unlabelled self metric of a saved scrape (metric_from wants labels)
 self_from() { awk -v n="$2" '$1 == n { print $2; f = 1 } END { exit !f }' "$1"; }
 self() { scrape "$TESTBED_WORK/self" && self_from "$TESTBED_WORK/self" "$1"; }

@@ -545,6 +545,43 @@ TEST_F(SamplerTest, StagesFillExtensionPointsAndChargeTheBudget) {
   EXPECT_TRUE(raw->had_previous);
 }
 
+TEST_F(SamplerTest, PerPortScheduleReadsMovingPortsAndCarriesIdleOnesForward) {
+  SamplerOptions options;
+  options.idle_period = std::chrono::seconds(1);
+  Build(std::move(options));
+  AddDevice(MakeDevice("ens1f0np0", 2), {"rx_prio3_pause"});
+  AddDevice(MakeDevice("ens1f1np1", 3), {"rx_prio3_pause"});
+  std::shared_ptr<const Snapshot> first = Sample();  // both read: first reads count as moving
+  ethtool_->SetValue("ens1f0np0", "rx_prio3_pause", 1);
+  std::shared_ptr<const Snapshot> second = Sample();  // t = 250 ms: the fast class is due
+  ASSERT_EQ(ethtool_->calls["ens1f0np0"], 2);
+  ASSERT_EQ(ethtool_->calls["ens1f1np1"], 2);
+  // ens1f1np1 did not move: idle, read with the idle class only; ens1f0np0 moved: 250 ms.
+  ethtool_->SetValue("ens1f0np0", "rx_prio3_pause", 2);
+  EXPECT_TRUE(sampler_->WorkDue());
+  std::shared_ptr<const Snapshot> third = Sample();
+  EXPECT_EQ(ethtool_->calls["ens1f0np0"], 3);
+  EXPECT_EQ(ethtool_->calls["ens1f1np1"], 2) << "idle: not read at 500 ms";
+  ASSERT_EQ(third->devices.size(), 2u) << "a port not read keeps its series";
+  EXPECT_EQ(third->devices[1].ethtool->read_at, second->devices[1].ethtool->read_at)
+      << "carried forward: the same read, no new interval";
+  EXPECT_EQ(third->devices[0].ethtool->counters.values[0], 2u);
+  // Nothing moves any more: at 750 ms ens1f0np0 is read and found idle, at 1 s the idle class
+  // (both ports) is due; a wake before the next idle period has nothing to do.
+  Sample();
+  Sample();
+  EXPECT_EQ(ethtool_->calls["ens1f0np0"], 5);
+  EXPECT_EQ(ethtool_->calls["ens1f1np1"], 3);
+  EXPECT_FALSE(sampler_->WorkDue()) << "1.25 s: nothing due";
+  const uint64_t samples = sampler_->Latest()->sequence;
+  clock_.now += milliseconds(750);
+  EXPECT_TRUE(sampler_->WorkDue());
+  Sample();
+  EXPECT_EQ(sampler_->Latest()->sequence, samples + 1);
+  EXPECT_EQ(ethtool_->calls["ens1f1np1"], 4);
+  EXPECT_EQ(ethtool_->calls["ens1f0np0"], 6) << "both idle, read in one wake";
+}
+
 // Sources with one selected netdev, for the tests of the sampler's own thread (real clock).
 SamplerSources OneDeviceSources(FakeInventory** inventory_out = nullptr) {
   auto inventory = std::make_unique<FakeInventory>();

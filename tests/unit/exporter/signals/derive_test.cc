@@ -420,7 +420,7 @@ TEST_F(DeriveTest, StormNeedsPauseAndNoProgress) {
   EXPECT_EQ(Storm(Device(), 3, kRx)->episodes, 1u);
 }
 
-TEST_F(DeriveTest, StormStartingInsideAnIntervalIsCheckedAgainAfterTheDetectionTime) {
+TEST_F(DeriveTest, StormStartingInsideAnIntervalIsCreditedFromThePauseTail) {
   Feed();
   Idle(milliseconds(250));
   EXPECT_EQ(deriver_->NextSampleDue(port_.sample().time), std::nullopt) << "nothing suspected";
@@ -432,23 +432,62 @@ TEST_F(DeriveTest, StormStartingInsideAnIntervalIsCheckedAgainAfterTheDetectionT
   Feed();
   ASSERT_FALSE(Stormed(3, kRx));
   const SampleTime t = port_.sample().time;
-  EXPECT_EQ(deriver_->NextSampleDue(t), t + milliseconds(200));
-  // Sampled at the requested time: 200 ms of full pause without progress declares the storm,
-  // 440 ms after it began (detection time + one period would be 450 ms; the next periodic
-  // sample, 250 ms later, would have made it 490 ms).
-  port_.Advance(milliseconds(200));
-  port_.Pause(kRx, 3, 1.0, milliseconds(200), 2000);
+  // The onset is credited at t - 240 ms, so the run would reach the detection time at t - 40 ms;
+  // the follow-up still needs an interval of its own: half the detection time.
+  EXPECT_EQ(deriver_->NextSampleDue(t), t + milliseconds(100));
+  EXPECT_EQ(Evidence(), "unknown") << "a tail candidate is not yet a storm";
+  // Sampled at the requested time: 100 ms of full pause without progress confirms the storm,
+  // 340 ms after it began, with the onset credited from the tail.
+  port_.Advance(milliseconds(100));
+  port_.Pause(kRx, 3, 1.0, milliseconds(100), 2000);
   Feed();
   EXPECT_TRUE(Stormed(3, kRx));
   EXPECT_EQ(deriver_->NextSampleDue(port_.sample().time), std::nullopt);
 }
 
+TEST_F(DeriveTest, SparseReadsConfirmAStormWithinThePeriodAndAShortFollowUp) {
+  // An idle port read every 1.75 s; a storm begins 1.6 s after a read (the worst phase but one).
+  Feed();
+  Idle(milliseconds(1750));
+  const SampleTime onset = port_.sample().time + milliseconds(1600);
+  port_.Advance(milliseconds(1750));
+  port_.Pause(kRx, 3, 150.0 / 1750.0, milliseconds(1750), 20);
+  Feed();
+  ASSERT_FALSE(Stormed(3, kRx)) << "150 ms of pause in 1.75 s is no storm by itself";
+  const SampleTime t = port_.sample().time;
+  ASSERT_EQ(deriver_->NextSampleDue(t), t + milliseconds(100));
+  port_.Advance(milliseconds(100));
+  port_.Pause(kRx, 3, 1.0, milliseconds(100), 20);
+  Feed();
+  ASSERT_TRUE(Stormed(3, kRx));
+  EXPECT_EQ(port_.sample().time - onset, milliseconds(250)) << "confirmed 250 ms after onset";
+}
+
+TEST_F(DeriveTest, TailCandidateIsDroppedWhenTheFollowUpIsClear) {
+  Feed();
+  Idle(milliseconds(250));
+  // 240 ms of ordinary pause, then traffic flows again: the follow-up shows no storm.
+  port_.Advance(milliseconds(1000));
+  port_.Traffic();
+  port_.Pause(kRx, 3, 0.24, milliseconds(1000), 2000);
+  Feed();
+  ASSERT_NE(deriver_->NextSampleDue(port_.sample().time), std::nullopt);
+  port_.Advance(milliseconds(100));
+  port_.Traffic();
+  port_.Pause(kRx, 3, 0.1, milliseconds(100), 20);
+  Feed();
+  EXPECT_FALSE(Stormed(3, kRx));
+  EXPECT_EQ(deriver_->NextSampleDue(port_.sample().time), std::nullopt);
+  EXPECT_EQ(Storm(Device(), 3, kRx)->episodes, 0u);
+}
+
 TEST_F(DeriveTest, ShortPauseTailNeedsNoEarlySample) {
   Feed();
-  // 150 ms of pause (< detection time) with traffic: the next periodic sample is soon enough.
+  // 90 ms of pause (< half the detection time) with traffic: a storm that began then fills the
+  // next interval, which declares it on its own.
   port_.Advance(milliseconds(250));
   port_.Traffic();
-  port_.Pause(kRx, 3, 0.6, milliseconds(250), 2000);
+  port_.Pause(kRx, 3, 0.36, milliseconds(250), 2000);
   Feed();
   EXPECT_EQ(deriver_->NextSampleDue(port_.sample().time), std::nullopt);
 }
@@ -481,7 +520,7 @@ TEST_F(DeriveTest, StaleRequestOfADeviceThatWasNotReadAgainExpires) {
   port_.Traffic();
   port_.Pause(kRx, 3, 0.96, milliseconds(250), 2000);
   Feed();
-  const SampleTime due = port_.sample().time + milliseconds(200);
+  const SampleTime due = port_.sample().time + milliseconds(100);
   EXPECT_EQ(deriver_->NextSampleDue(due - milliseconds(1)), due);
   EXPECT_EQ(deriver_->NextSampleDue(due), std::nullopt);
 }

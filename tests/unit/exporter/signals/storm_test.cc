@@ -215,5 +215,73 @@ TEST(StormDetectorTest, IgnoresEmptyOrBackwardIntervals) {
   EXPECT_FALSE(detector.stormed());
 }
 
+
+// Onset credit from the pause counter's tail (docs/signals.md, "Onset credit").
+
+StormInterval Tail(int start_ms, int end_ms, int tail_ms) {
+  StormInterval interval{SampleTime(milliseconds(start_ms)), SampleTime(milliseconds(end_ms)),
+                         StormVerdict::kTailCondition, false};
+  interval.tail = milliseconds(tail_ms);
+  return interval;
+}
+
+StormInterval Full(int start_ms, int end_ms, StormVerdict verdict = kStorm) {
+  return {SampleTime(milliseconds(start_ms)), SampleTime(milliseconds(end_ms)), verdict, false};
+}
+
+TEST(StormTailTest, TailAloneNeverDeclaresButCreditsTheOnset) {
+  StormDetector detector;
+  EXPECT_EQ(detector.Observe(Tail(0, 1750, 1000), Config()), Transition::kNone)
+      << "a full second of pause at the end is still only a candidate";
+  EXPECT_FALSE(detector.stormed());
+  EXPECT_TRUE(detector.tail_candidate());
+  EXPECT_EQ(detector.detection_due(Config()), SampleTime(milliseconds(950)));
+}
+
+TEST(StormTailTest, FollowUpConditionDeclaresWithTheCreditedOnset) {
+  StormDetector detector;
+  (void)detector.Observe(Tail(0, 1750, 150), Config());
+  EXPECT_EQ(detector.Observe(Full(1750, 1850), Config()), Transition::kStarted)
+      << "150 ms credited + 100 ms >= 200 ms";
+  EXPECT_EQ(detector.onset(), SampleTime(milliseconds(1600)));
+  EXPECT_FALSE(detector.tail_candidate());
+}
+
+TEST(StormTailTest, FollowUpShortOfTheDetectionTimeWaitsForMore) {
+  StormDetector detector;
+  (void)detector.Observe(Tail(0, 1000, 50), Config());
+  EXPECT_EQ(detector.Observe(Full(1000, 1100), Config()), Transition::kNone) << "150 ms < 200";
+  EXPECT_FALSE(detector.tail_candidate()) << "the follow-up proved the condition";
+  EXPECT_EQ(detector.Observe(Full(1100, 1150), Config()), Transition::kStarted);
+  EXPECT_EQ(detector.onset(), SampleTime(milliseconds(950)));
+}
+
+TEST(StormTailTest, ClearOrUnknownFollowUpDropsTheCandidate) {
+  for (StormVerdict follow_up : {kClear, kUnknown}) {
+    StormDetector detector;
+    (void)detector.Observe(Tail(0, 1000, 900), Config());
+    EXPECT_EQ(detector.Observe(Full(1000, 1100, follow_up), Config()), Transition::kNone);
+    EXPECT_EQ(detector.detection_due(Config()), std::nullopt);
+    EXPECT_EQ(detector.Observe(Full(1100, 1150), Config()), Transition::kNone)
+        << "a new run starts at 1100 ms";
+    EXPECT_EQ(detector.episodes(), 0u);
+  }
+}
+
+TEST(StormTailTest, TailNeverReachesBeforeTheIntervalStart) {
+  StormDetector detector;
+  (void)detector.Observe(Tail(500, 600, 400), Config());
+  EXPECT_EQ(detector.detection_due(Config()), SampleTime(milliseconds(700)));
+}
+
+TEST(StormTailTest, WhileStormedATailCountsAsClear) {
+  StormDetector detector;
+  ASSERT_EQ(detector.Observe(Full(0, 250), Config()), Transition::kStarted);
+  EXPECT_EQ(detector.Observe(Tail(250, 500, 100), Config()), Transition::kNone);
+  EXPECT_EQ(detector.Observe(Full(500, 650, kClear), Config()), Transition::kRestored)
+      << "400 ms short of the condition";
+  EXPECT_EQ(detector.last_episode_duration(), SampleTime(milliseconds(250)));
+}
+
 }  // namespace
 }  // namespace roceqos

@@ -1,0 +1,112 @@
+#pragma once
+
+// Which ports a sampler wake reads, so that the kernel duty cycle (time inside device kernel
+// calls per second; on mlx5 one ETHTOOL_GSTATS is tens of firmware commands under RTNL) stays
+// within --sampler.duty-cycle while a PFC storm is still confirmed quickly (docs/performance.md,
+// "Sampling cost on the node"; docs/decisions.md, "Sample fast only where it matters").
+//
+// A port is idle when its counters did not move at its last read, active when they did. Each
+// class has one due time, so its ports are read together in one wake (a wake per port costs far
+// more CPU than the reads). The periods follow the measured cost c of one read:
+//   idle   = max(--sampler.idle-period, --sampler.period, idle ports × c / (duty / 2 × kMargin))
+//   active = max(--sampler.period, active ports × c / (duty × kMargin − idle share − RDMA share))
+// so idle ports take at most half the duty cycle and everything together at most all of it. The
+// RDMA counters of a port are read at its first read, kRdmaActivePeriod after the previous RDMA
+// read while it moves, when it stops moving, and every kRdmaRefresh anyway. A port the signal
+// derivation wants read early (Urgent: a storm's follow-up) is read then, alone.
+
+#include <array>
+#include <chrono>
+#include <deque>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+
+namespace roceqos {
+
+struct PortScheduleOptions {
+  /// Floor of every period, the active one's (--sampler.period, or the period the budget
+  /// stretched it to).
+  std::chrono::nanoseconds fast_period = std::chrono::milliseconds(250);
+  /// Floor of the idle period (--sampler.idle-period); zero: no schedule, every wake reads every
+  /// port.
+  std::chrono::nanoseconds idle_period{0};
+  double duty_cycle = 0.02;  // --sampler.duty-cycle, in (0, 1]
+};
+
+class PortScheduler {
+ public:
+  using Duration = std::chrono::nanoseconds;
+  /// Share of the duty cycle the periods aim for: the rest absorbs the cost's variance.
+  static constexpr double kMargin = 0.95;
+  static constexpr Duration kRdmaActivePeriod = std::chrono::seconds(30);
+  static constexpr Duration kRdmaRefresh = std::chrono::seconds(120);
+
+  explicit PortScheduler(PortScheduleOptions options) : options_(options) {}
+
+  bool enabled() const { return options_.idle_period.count() > 0; }
+  void SetFastPeriod(Duration period) { options_.fast_period = period; }
+  /// Keeps the state of these ports only (the selection after a discovery).
+  void Retain(std::span<const std::string> ports);
+  /// Makes every port due at the next wake (a change notification).
+  void ReadAllNext() { read_all_ = true; }
+
+  bool EthtoolDue(const std::string& port, Duration now) const;
+  bool RdmaDue(const std::string& port, Duration now) const;
+  bool AnyDue(Duration now) const;
+  /// The earliest time a port falls due; empty without ports.
+  std::optional<Duration> NextDue() const;
+
+  /// A read of the port's ethtool counters that took `cost`; `moved`: any counter changed.
+  void RecordEthtool(const std::string& port, Duration now, Duration cost, bool moved);
+  void RecordRdma(const std::string& port, Duration now, Duration cost);
+  /// The port must be read at `at`, whatever its class.
+  void Urgent(const std::string& port, Duration at);
+  /// Ends a wake: each class that was due gets its next due time.
+  void EndWake(Duration now);
+
+  Duration IdlePeriod() const;
+  Duration ActivePeriod() const;
+
+ private:
+  enum Class : uint8_t { kIdle = 0, kActive = 1 };
+  struct Port {
+    bool read = false;
+    bool active = false;
+    std::optional<Duration> urgent;
+    bool rdma_read = false;
+    bool moved_since_rdma = false;
+    bool stopped = false;  // stopped moving at its last read
+    Duration last_rdma{};
+  };
+  size_t Count(Class c) const;
+  Duration Period(Class c) const { return c == kActive ? ActivePeriod() : IdlePeriod(); }
+
+  PortScheduleOptions options_;
+  std::map<std::string, Port, std::less<>> ports_;
+  std::array<Duration, 2> due_{};  // per class
+  bool read_all_ = false;
+  double ethtool_cost_ns_ = 0;  // moving average of one read
+  double rdma_cost_ns_ = 0;
+};
+
+/// Time inside device kernel calls per second over a sliding window.
+class DutyCycle {
+ public:
+  using Duration = std::chrono::nanoseconds;
+  explicit DutyCycle(Duration window = std::chrono::seconds(10)) : window_(window) {}
+  /// Kernel time spent by the wake that started at `start`.
+  void Record(Duration start, Duration kernel);
+  /// Kernel time per second over the last window (over the time since the first record while
+  /// shorter), in [0, 1].
+  double Ratio(Duration now) const;
+
+ private:
+  Duration window_;
+  std::optional<Duration> first_;
+  std::deque<std::pair<Duration, Duration>> records_;
+};
+
+}  // namespace roceqos

@@ -1,0 +1,71 @@
+# shellcheck shell=sh
+# Sample fast only where it matters (exporter/sampling/port_scheduler.h): 8 simnic ports whose
+# every statistics read (GSTATS, RDMA hw counters) takes 2 ms, the exporter at its default flags.
+# The kernel duty cycle it exports (roce_exporter_kernel_duty_cycle_ratio, the last 10 s) stays
+# <= 1 % with every port idle and <= 2 % with all 8 carrying RoCE traffic, and an rx PFC storm on
+# prio 3 is confirmed (the exporter's "PFC storm" log line) within 2 s of its start on an idle
+# port and within 1 s on a busy one, started at a random phase of the port's schedule. Prints
+# ADAPTIVE_SAMPLING lines (testbed_reset reloads simnic with its defaults afterwards).
+require exporter simnic
+fw_us=${FW_US:-2000}
+storms=${STORMS:-2}
+
+# now_s: CLOCK_REALTIME with microseconds (busybox date has no %N), the log's clock.
+now_s() { busybox adjtimex | awk '/tv_sec/ { s = $2 } /tv_usec/ { u = $2 } END { printf "%d.%06d", s, u }'; }
+self_value() { scrape "$TESTBED_WORK/self.prom" && awk -v n="$1" '$1 == n { print $2; f = 1 } END { exit !f }' "$TESTBED_WORK/self.prom"; }
+
+rmmod simnic || fail "rmmod simnic"
+modprobe simnic num_ports=8 fw_stats_latency_us="$fw_us" || fail "modprobe simnic num_ports=8"
+wait_for 20 sh -c '[ "$(ls /sys/class/net | grep -c "^sim")" -ge 8 ]' || fail "8 simnic netdevs did not appear"
+for n in $(simnic_netdevs); do
+  ip link set "$n" up
+  dcb pfc set dev "$n" prio-pfc all:off 3:on
+  simnic_ctl "$n" 'rate * 0'
+done
+sim=$(simnic_netdevs | head -n1)
+
+start_exporter
+eight() { scrape "$TESTBED_WORK/m.prom" && [ "$(grep -c "^roce_device_info{.*netdev=\"sim" "$TESTBED_WORK/m.prom")" -ge 8 ]; }
+wait_for 20 eight || fail "the exporter does not report 8 simnic ports"
+
+# duty STATE LIMIT: the exported duty cycle after a 10 s window in that state.
+duty() {
+  sleep 11 # the ratio covers the last 10 s: a measurement window, not synchronisation
+  d=$(self_value roce_exporter_kernel_duty_cycle_ratio) || fail "no roce_exporter_kernel_duty_cycle_ratio"
+  echo "ADAPTIVE_SAMPLING fw_us=$fw_us state=$1 duty_cycle_percent=$(awk -v d="$d" 'BEGIN { printf "%.2f", d * 100 }')"
+  awk -v d="$d" -v l="$2" 'BEGIN { exit !(d > 0 && d <= l) }' || fail "$1 duty cycle $d above $2"
+}
+
+# storm STATE LIMIT_MS: STORMS storms on $sim prio 3 rx, start -> "PFC storm" within the limit.
+storm() {
+  pat="msg=\"PFC storm\" netdev=$sim prio=3 direction=rx "
+  i=0
+  while [ "$i" -lt "$storms" ]; do
+    sleep "$((RANDOM % 2)).$((RANDOM % 10))" # a random phase of the port's schedule
+    before=$(grep -c "$pat" "$EXPORTER_LOG")
+    t0=$(now_s)
+    simnic_ctl "$sim" "storm start 3 rx"
+    seen() { [ "$(grep -c "$pat" "$EXPORTER_LOG")" -gt "$before" ]; }
+    wait_for 15 seen || fail "storm $i ($1) not confirmed within 15 s"
+    ms=$(grep "$pat" "$EXPORTER_LOG" | tail -n1 | awk -v a="$t0" '{
+      match($0, /T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]\.[0-9]+Z/)
+      split(substr($0, RSTART + 1, RLENGTH - 2), hms, ":")
+      d = hms[1] * 3600 + hms[2] * 60 + hms[3] - (a % 86400); if (d < -43200) d += 86400
+      printf "%.0f", d * 1000 }')
+    echo "ADAPTIVE_SAMPLING fw_us=$fw_us state=$1 storm=$i confirm_ms=$ms"
+    [ "$ms" -le "$2" ] || fail "storm $i on a $1 port confirmed after $ms ms (> $2 ms)"
+    simnic_ctl "$sim" "storm stop 3 rx"
+    restored() { scrape "$TESTBED_WORK/s.prom" && [ "$(metric_from "$TESTBED_WORK/s.prom" roce_pfc_storm netdev="$sim" prio=3 direction=rx)" = 0 ]; }
+    wait_for 20 restored || fail "storm $i ($1) not restored within 20 s"
+    i=$((i + 1))
+  done
+}
+
+duty idle 0.01
+storm idle 2000
+for n in $(simnic_netdevs); do
+  simnic_ctl "$n" 'traffic 3 rx 20000; traffic 3 tx 20000; rate rx_prio3_pause 50; rate rx_prio3_pause_duration 2000; rate np_ecn_marked_roce_packets 400; rate np_cnp_sent 300'
+done
+duty busy 0.02
+storm busy 1000
+exporter_alive
