@@ -85,8 +85,7 @@ void RenderSelf(const Snapshot* snapshot, MetricSink& out) {
   taken.Add({}, std::chrono::duration<double>(snapshot->taken_at.time_since_epoch()).count());
 
   for (FamilyBuilder* f : {&duration, &errors, &available, &period, &configured, &budget, &kernel,
-                           &duty,
-                           &overruns, &stale, &selected, &samples, &taken}) {
+                           &duty, &overruns, &stale, &selected, &samples, &taken}) {
     f->AppendTo(out);
   }
   if (snapshot->process) RenderProcess(*snapshot->process, out);

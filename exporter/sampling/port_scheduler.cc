@@ -24,29 +24,29 @@ void PortScheduler::Retain(std::span<const std::string> ports) {
   for (const std::string& port : ports) ports_.try_emplace(port);
 }
 
-size_t PortScheduler::Count(Class c) const {
-  return static_cast<size_t>(std::count_if(ports_.begin(), ports_.end(), [&](const auto& p) {
-    return p.second.read && p.second.active == (c == kActive);
-  }));
+double PortScheduler::WakeCost(Class c) const {
+  double cost = 0;
+  for (const auto& [name, port] : ports_) {
+    if (port.read && port.active == (c == kActive)) cost += port.cost_ns;
+  }
+  return cost;
 }
 
 Duration PortScheduler::IdlePeriod() const {
   const double share = options_.duty_cycle / 2 * kMargin;
-  const double needed = static_cast<double>(Count(kIdle)) * ethtool_cost_ns_ / share;
-  return std::max({options_.idle_period, options_.fast_period, FromNs(needed)});
+  return std::max({options_.idle_period, options_.fast_period, FromNs(WakeCost(kIdle) / share)});
 }
 
 Duration PortScheduler::ActivePeriod() const {
-  const size_t idle = Count(kIdle);
-  const double idle_share = idle == 0 ? 0
-                                      : static_cast<double>(idle) * ethtool_cost_ns_ /
-                                            static_cast<double>(IdlePeriod().count());
-  const double rdma_share = static_cast<double>(ports_.size()) * rdma_cost_ns_ /
-                            static_cast<double>(kRdmaActivePeriod.count());
-  const double available = std::max(options_.duty_cycle * kMargin - idle_share - rdma_share,
-                                     options_.duty_cycle / 4);
-  const double needed = static_cast<double>(Count(kActive)) * ethtool_cost_ns_ / available;
-  return std::max(options_.fast_period, FromNs(needed));
+  const double idle_cost = WakeCost(kIdle);
+  const double idle_share =
+      idle_cost == 0 ? 0 : idle_cost / static_cast<double>(IdlePeriod().count());
+  double rdma_cost = 0;
+  for (const auto& entry : ports_) rdma_cost += entry.second.rdma_cost_ns;
+  const double rdma_share = rdma_cost / static_cast<double>(kRdmaActivePeriod.count());
+  const double available =
+      std::max(options_.duty_cycle * kMargin - idle_share - rdma_share, options_.duty_cycle / 4);
+  return std::max(options_.fast_period, FromNs(WakeCost(kActive) / available));
 }
 
 bool PortScheduler::EthtoolDue(const std::string& port, Duration now) const {
@@ -92,7 +92,7 @@ void PortScheduler::RecordEthtool(const std::string& port, Duration now, Duratio
   p.active = moved;
   if (p.urgent && *p.urgent <= now) p.urgent.reset();
   p.moved_since_rdma = p.moved_since_rdma || moved;
-  ethtool_cost_ns_ = Average(ethtool_cost_ns_, cost);
+  p.cost_ns = Average(p.cost_ns, cost);
 }
 
 void PortScheduler::RecordRdma(const std::string& port, Duration now, Duration cost) {
@@ -100,7 +100,7 @@ void PortScheduler::RecordRdma(const std::string& port, Duration now, Duration c
   p.rdma_read = true;
   p.moved_since_rdma = false;
   p.last_rdma = now;
-  if (cost.count() > 0) rdma_cost_ns_ = Average(rdma_cost_ns_, cost);
+  if (cost.count() > 0) p.rdma_cost_ns = Average(p.rdma_cost_ns, cost);
 }
 
 void PortScheduler::Urgent(const std::string& port, Duration at) {

@@ -7,9 +7,11 @@
 //
 // A port is idle when its counters did not move at its last read, active when they did. Each
 // class has one due time, so its ports are read together in one wake (a wake per port costs far
-// more CPU than the reads). The periods follow the measured cost c of one read:
-//   idle   = max(--sampler.idle-period, --sampler.period, idle ports × c / (duty / 2 × kMargin))
-//   active = max(--sampler.period, active ports × c / (duty × kMargin − idle share − RDMA share))
+// more CPU than the reads). The periods follow the measured cost of a wake of the class (the
+// reads of its ports, each at the port's own moving average; the QoS engine's DCB poll has its
+// own interval and is not in it):
+//   idle   = max(--sampler.idle-period, --sampler.period, idle wake cost / (duty / 2 × kMargin))
+//   active = max(--sampler.period, active wake cost / (duty × kMargin − idle share − RDMA share))
 // so idle ports take at most half the duty cycle and everything together at most all of it. The
 // RDMA counters of a port are read at its first read, kRdmaActivePeriod after the previous RDMA
 // read while it moves, when it stops moving, and every kRdmaRefresh anyway. A port the signal
@@ -80,16 +82,17 @@ class PortScheduler {
     bool moved_since_rdma = false;
     bool stopped = false;  // stopped moving at its last read
     Duration last_rdma{};
+    double cost_ns = 0;  // moving average of one ethtool read
+    double rdma_cost_ns = 0;
   };
-  size_t Count(Class c) const;
+  /// Device time of one wake of the class: its ports' reads, each at its own average.
+  double WakeCost(Class c) const;
   Duration Period(Class c) const { return c == kActive ? ActivePeriod() : IdlePeriod(); }
 
   PortScheduleOptions options_;
   std::map<std::string, Port, std::less<>> ports_;
   std::array<Duration, 2> due_{};  // per class
   bool read_all_ = false;
-  double ethtool_cost_ns_ = 0;  // moving average of one read
-  double rdma_cost_ns_ = 0;
 };
 
 /// Time inside device kernel calls per second over a sliding window.

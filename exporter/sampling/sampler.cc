@@ -341,12 +341,37 @@ bool Sampler::WorkDue() {
 
 namespace {
 
-// Whether any counter of the device moved between two reads of the same string set. A first
-// read or a new string set counts as moved.
+// Per-priority traffic below this is background (neighbour discovery, LLDP), not a busy port.
+constexpr double kBusyPacketsPerSecond = 1000;
+
+// Whether the port carries traffic that matters for the storm detector between two reads of the
+// same string set: any pause counter moved, or a priority's packets at kBusyPacketsPerSecond. A
+// first read or a new string set counts as moving.
 bool Moved(const DeviceSnapshot* before, const std::optional<EthtoolSample>& now) {
-  if (!before || !before->ethtool || !now) return true;
-  if (before->ethtool->counters.names != now->counters.names) return true;
-  return before->ethtool->counters.values != now->counters.values;
+  if (!before || !before->ethtool || !now || !now->mapped) return true;
+  const EthtoolSample& old = *before->ethtool;
+  if (old.counters.names != now->counters.names) return true;
+  const double seconds = std::chrono::duration<double>(now->read_at - old.read_at).count();
+  for (const MappedCounter& c : *now->mapped) {
+    const uint64_t delta =
+        now->counters.values[c.source_index] - old.counters.values[c.source_index];
+    switch (c.counter) {
+      case PortCounter::kPauseFrames:
+      case PortCounter::kPauseDurationMicros:
+      case PortCounter::kGlobalPauseFrames:
+      case PortCounter::kGlobalPauseDurationMicros:
+      case PortCounter::kPauseStormWarningEvents:
+      case PortCounter::kPauseStormErrorEvents:
+        if (delta != 0) return true;
+        break;
+      case PortCounter::kPrioPackets:
+        if (static_cast<double>(delta) >= kBusyPacketsPerSecond * seconds) return true;
+        break;
+      default:
+        break;
+    }
+  }
+  return false;
 }
 
 }  // namespace

@@ -343,7 +343,8 @@ PauseObservation ObservePause(const Interval& interval, Direction direction, int
   const auto tail = std::chrono::duration<double, std::micro>(paused);
   if (out.storm.verdict == StormVerdict::kClear && tail >= config.detection_time / 2) {
     out.storm.verdict = StormVerdict::kTailCondition;
-    out.storm.tail = std::min(std::chrono::duration_cast<SampleTime>(tail), interval.to - interval.from);
+    out.storm.tail =
+        std::min(std::chrono::duration_cast<SampleTime>(tail), interval.to - interval.from);
   }
   return out;
 }
@@ -464,7 +465,8 @@ struct SignalDeriver::DeviceState {
     if (auto due = detector.detection_due(config)) {
       // A tail credit is confirmed by the next interval, which must be long enough to judge the
       // paused ratio: half the detection time (a follow-up read of this port alone).
-      if (detector.tail_candidate()) *due = std::max(*due, pause.storm.end + config.detection_time / 2);
+      if (detector.tail_candidate())
+        *due = std::max(*due, pause.storm.end + config.detection_time / 2);
       RequestSampleBy(*due);
     }
     LogTransition(transition, detector, netdev, direction, prio, pause.storm.ground_truth_event);

@@ -184,8 +184,8 @@ class SignalDeriver {
   /// the end of a detection run under way, or half a detection time after an interval that may
   /// end in a storm (StormVerdict::kTailCondition: its onset is credited from the pause counter).
   /// Sampling then, instead of at the port's next periodic read, bounds the detection latency by
-  /// the port's period + half a detection time (docs/signals.md). Only times after `now` count: a device
-  /// whose read failed keeps the request of its last sample, which must not repeat forever.
+  /// the port's period + half a detection time (docs/signals.md). Only times after `now` count: a
+  /// device whose read failed keeps the request of its last sample, which must not repeat forever.
   /// Empty when nothing is suspected.
   std::optional<SampleTime> NextSampleDue(SampleTime now) const;
   /// Per device, what NextSampleDue considers: the sampler reads exactly those ports then, even

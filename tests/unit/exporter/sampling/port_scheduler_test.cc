@@ -34,7 +34,7 @@ struct Simulation {
 };
 
 Simulation Simulate(PortScheduler& s, const std::vector<std::string>& ports, bool moving,
-               Duration span, Duration cost = kCost) {
+                    Duration span, Duration cost = kCost) {
   Simulation out;
   std::map<std::string, Duration> last;
   Duration now{};

@@ -215,7 +215,6 @@ TEST(StormDetectorTest, IgnoresEmptyOrBackwardIntervals) {
   EXPECT_FALSE(detector.stormed());
 }
 
-
 // Onset credit from the pause counter's tail (docs/signals.md, "Onset credit").
 
 StormInterval Tail(int start_ms, int end_ms, int tail_ms) {
