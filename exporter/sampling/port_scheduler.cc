@@ -70,11 +70,15 @@ bool PortScheduler::RdmaDue(const std::string& port, Duration now) const {
 
 bool PortScheduler::AnyDue(Duration now) const {
   if (!enabled() || read_all_) return true;
+  // Without ports a wake every idle period still publishes: the snapshot's age is the liveness
+  // signal (/-/healthy, systemd's watchdog), and discovery runs with the samples.
+  if (ports_.empty()) return now >= due_[kIdle];
   return std::any_of(ports_.begin(), ports_.end(),
                      [&](const auto& entry) { return EthtoolDue(entry.first, now); });
 }
 
 std::optional<Duration> PortScheduler::NextDue() const {
+  if (ports_.empty()) return due_[kIdle];
   std::optional<Duration> earliest;
   for (const auto& [name, port] : ports_) {
     Duration due = port.read ? due_[port.active ? kActive : kIdle] : Duration{};

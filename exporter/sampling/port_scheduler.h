@@ -58,7 +58,7 @@ class PortScheduler {
   bool EthtoolDue(const std::string& port, Duration now) const;
   bool RdmaDue(const std::string& port, Duration now) const;
   bool AnyDue(Duration now) const;
-  /// The earliest time a port falls due; empty without ports.
+  /// The earliest time a port falls due; without ports, the idle class's next time.
   std::optional<Duration> NextDue() const;
 
   /// A read of the port's ethtool counters that took `cost`; `moved`: any counter changed.

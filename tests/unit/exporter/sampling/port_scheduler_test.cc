@@ -169,6 +169,14 @@ TEST(PortSchedulerTest, OffOrAfterANotificationEveryPortIsDue) {
   EXPECT_FALSE(s.AnyDue(milliseconds(2)));
 }
 
+TEST(PortSchedulerTest, WithoutPortsAWakeEveryIdlePeriodStillPublishes) {
+  PortScheduler s = Defaults();
+  s.EndWake(Duration{});
+  EXPECT_FALSE(s.AnyDue(milliseconds(999)));
+  EXPECT_EQ(s.NextDue(), milliseconds(1000));
+  EXPECT_TRUE(s.AnyDue(milliseconds(1000)));
+}
+
 TEST(DutyCycleTest, KernelTimePerSecondOverTheWindow) {
   DutyCycle duty(std::chrono::seconds(10));
   for (int i = 0; i <= 20; ++i) duty.Record(milliseconds(1000 * i), milliseconds(10));
