@@ -14,6 +14,7 @@
 #include "exporter/app/subcommands.h"
 #include "exporter/core/build_info.h"
 #include "exporter/render/metrics_doc.h"
+#include "exporter/sampling/sampler.h"
 
 namespace roceqos {
 namespace {
@@ -92,6 +93,15 @@ Result<void> ValidateSchedule(Config& config, const FlagText& text) {
                                 {std::chrono::milliseconds(10), std::chrono::hours(1), true});
   if (!idle) return idle.error();
   config.sampler_idle_period = *idle;
+  // Health (--web.health-max-sample-age) and the systemd watchdog need a snapshot at least once
+  // per longest sampler period, and the schedule publishes one only when a port is due.
+  const auto longest = kDefaultMaxPeriodFactor * config.sampler_period;
+  if (*idle > longest) {
+    return Invalid(fmt::format(
+        "--sampler.idle-period {} is longer than the longest sampler period {} ({} x "
+        "--sampler.period): health and the watchdog need a sample at least that often",
+        FormatDuration(*idle), FormatDuration(longest), kDefaultMaxPeriodFactor));
+  }
   if (!(config.sampler_duty_cycle > 0 && config.sampler_duty_cycle <= 1)) {
     return Invalid(fmt::format("--sampler.duty-cycle {} must be in (0, 1], a share of the time",
                                config.sampler_duty_cycle));

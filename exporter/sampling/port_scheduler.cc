@@ -7,12 +7,6 @@ namespace {
 
 using Duration = PortScheduler::Duration;
 
-// The newest read weighs a quarter: one slow read (a loaded host) does not halve the rate.
-double Average(double old, Duration cost) {
-  const double value = static_cast<double>(cost.count());
-  return old == 0 ? value : old * 0.75 + value * 0.25;
-}
-
 Duration FromNs(double ns) { return Duration(static_cast<Duration::rep>(ns)); }
 
 }  // namespace
@@ -27,26 +21,32 @@ void PortScheduler::Retain(std::span<const std::string> ports) {
 double PortScheduler::WakeCost(Class c) const {
   double cost = 0;
   for (const auto& [name, port] : ports_) {
-    if (port.read && port.active == (c == kActive)) cost += port.cost_ns;
+    if (port.read && port.active == (c == kActive)) cost += port.cost.Nanoseconds();
   }
   return cost;
 }
 
 Duration PortScheduler::IdlePeriod() const {
   const double share = options_.duty_cycle / 2 * kMargin;
-  return std::max({options_.idle_period, options_.fast_period, FromNs(WakeCost(kIdle) / share)});
+  const Duration period =
+      std::max({options_.idle_period, options_.fast_period, FromNs(WakeCost(kIdle) / share)});
+  return std::min(period, options_.max_period);
 }
 
 Duration PortScheduler::ActivePeriod() const {
   const double idle_cost = WakeCost(kIdle);
   const double idle_share =
       idle_cost == 0 ? 0 : idle_cost / static_cast<double>(IdlePeriod().count());
-  double rdma_cost = 0;
-  for (const auto& entry : ports_) rdma_cost += entry.second.rdma_cost_ns;
-  const double rdma_share = rdma_cost / static_cast<double>(kRdmaActivePeriod.count());
+  double rdma_share = 0;
+  for (const auto& [name, port] : ports_) {
+    const Duration every = port.active ? kRdmaActivePeriod : kRdmaRefresh;
+    rdma_share += port.rdma_cost.Nanoseconds() / static_cast<double>(every.count());
+  }
   const double available =
-      std::max(options_.duty_cycle * kMargin - idle_share - rdma_share, options_.duty_cycle / 4);
-  return std::max(options_.fast_period, FromNs(WakeCost(kActive) / available));
+      std::max(options_.duty_cycle * kMargin - idle_share - rdma_share - unscheduled_share_,
+               options_.duty_cycle / 4);
+  const Duration period = std::max(options_.fast_period, FromNs(WakeCost(kActive) / available));
+  return std::min(period, options_.max_period);
 }
 
 bool PortScheduler::EthtoolDue(const std::string& port, Duration now) const {
@@ -54,18 +54,19 @@ bool PortScheduler::EthtoolDue(const std::string& port, Duration now) const {
   if (!enabled() || read_all_ || it == ports_.end() || !it->second.read) return true;
   const Port& p = it->second;
   if (p.urgent && now >= *p.urgent) return true;
-  return now >= due_[p.active ? kActive : kIdle];
+  return ClassDue(p, now);
 }
 
-bool PortScheduler::RdmaDue(const std::string& port, Duration now) const {
+bool PortScheduler::RdmaDue(const std::string& port, Duration now, bool ethtool_moved) const {
   auto it = ports_.find(port);
   if (!enabled() || it == ports_.end() || !it->second.rdma_read) return true;
   const Port& p = it->second;
   const Duration since = now - p.last_rdma;
   if (since >= kRdmaRefresh) return true;
-  // Stopped moving: one read brings the RDMA counters to their resting values.
-  if (p.moved_since_rdma && p.stopped) return true;
-  return p.moved_since_rdma && since >= kRdmaActivePeriod;
+  const bool moving = ethtool_moved || p.rdma_moved;
+  // Stopped moving at this read: one read brings the RDMA counters to their resting values.
+  if (p.active && !moving) return true;
+  return moving && since >= kRdmaActivePeriod;
 }
 
 bool PortScheduler::AnyDue(Duration now) const {
@@ -91,20 +92,20 @@ std::optional<Duration> PortScheduler::NextDue() const {
 void PortScheduler::RecordEthtool(const std::string& port, Duration now, Duration cost,
                                   bool moved) {
   Port& p = ports_[port];
-  p.stopped = p.read && p.active && !moved;
+  // Off the class's schedule (a follow-up, a read after a notification): budgeted as unscheduled.
+  if (p.read && !ClassDue(p, now)) unscheduled_.Record(now, cost);
   p.read = true;
-  p.active = moved;
+  p.active = moved || p.rdma_moved;
   if (p.urgent && *p.urgent <= now) p.urgent.reset();
-  p.moved_since_rdma = p.moved_since_rdma || moved;
-  p.cost_ns = Average(p.cost_ns, cost);
+  p.cost.Add(cost);
 }
 
-void PortScheduler::RecordRdma(const std::string& port, Duration now, Duration cost) {
+void PortScheduler::RecordRdma(const std::string& port, Duration now, Duration cost, bool moved) {
   Port& p = ports_[port];
   p.rdma_read = true;
-  p.moved_since_rdma = false;
+  p.rdma_moved = moved;
   p.last_rdma = now;
-  if (cost.count() > 0) p.rdma_cost_ns = Average(p.rdma_cost_ns, cost);
+  if (cost.count() > 0) p.rdma_cost.Add(cost);
 }
 
 void PortScheduler::Urgent(const std::string& port, Duration at) {
@@ -119,12 +120,27 @@ void PortScheduler::EndWake(Duration now) {
   for (auto& [name, port] : ports_) {
     if (port.urgent && *port.urgent <= now) port.urgent.reset();
   }
+  unscheduled_share_ = unscheduled_.Ratio(now);
   // The periods are taken after the reads: they count the ports in their new classes. A class
   // that was not due keeps its time, so a port that just joined it is read with the others.
   const std::array<Duration, 2> periods{IdlePeriod(), ActivePeriod()};
   for (size_t c = 0; c < due_.size(); ++c) {
     if (due_[c] <= now) due_[c] = now + periods[c];
   }
+}
+
+void ReadCost::Add(Duration cost) {
+  values_[next_] = static_cast<double>(cost.count());
+  next_ = (next_ + 1) % kSize;
+  count_ = std::min(count_ + 1, kSize);
+}
+
+double ReadCost::Nanoseconds() const {
+  if (count_ == 0) return 0;
+  std::array<double, kSize> sorted = values_;
+  auto mid = sorted.begin() + static_cast<std::ptrdiff_t>(count_ / 2);
+  std::nth_element(sorted.begin(), mid, sorted.begin() + static_cast<std::ptrdiff_t>(count_));
+  return *mid;
 }
 
 void DutyCycle::Record(Duration start, Duration kernel) {

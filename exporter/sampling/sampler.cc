@@ -28,7 +28,7 @@ Sampler::Sampler(SamplerOptions options, SamplerSources sources, Clock clock)
       clock_(clock ? std::move(clock) : Clock(SteadyNow)),
       selector_(sources_.selected_by_default, options_.device_include, options_.device_exclude),
       controller_(options_.period, options_.budget, MaxPeriod(options_)),
-      scheduler_({options_.period, options_.idle_period, options_.duty_cycle}) {
+      scheduler_({options_.period, options_.idle_period, options_.duty_cycle, MaxPeriod(options_)}) {
   sources_status_[std::string(kSourceDiscovery)] = {};
   sources_status_[std::string(kSourceEthtool)] = {};
   sources_status_[std::string(kSourceRdma)] = {};
@@ -323,7 +323,9 @@ void Sampler::SampleOnce() {
   auto snapshot = std::make_shared<Snapshot>();
   nanoseconds kernel_time = SampleDevices(*snapshot);
   nanoseconds local{};
-  kernel_time += RunStages(now, *snapshot, local);
+  const nanoseconds stages_time = RunStages(now, *snapshot, local);
+  kernel_time += stages_time;
+  scheduler_.RecordUnscheduled(now, stages_time);
   scheduler_.EndWake(clock_());
   // The duty cycle counts device calls (statistics reads, DCB queries), not /proc/self.
   duty_.Record(now, kernel_time);
@@ -374,6 +376,18 @@ bool Moved(const DeviceSnapshot* before, const std::optional<EthtoolSample>& now
   return false;
 }
 
+// Whether any RDMA counter of the port changed (CNPs, ECN marks, retransmissions): RoCE traffic
+// that keeps the port in the fast class even when its ethtool counters barely move.
+bool RdmaMoved(const std::vector<RdmaPortSample>& before, const std::vector<RdmaPortSample>& now) {
+  if (before.size() != now.size()) return true;
+  for (size_t i = 0; i < now.size(); ++i) {
+    if (before[i].port != now[i].port || before[i].counters.values != now[i].counters.values) {
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 void Sampler::SampleDevice(const std::shared_ptr<const Device>& device,
@@ -395,16 +409,17 @@ void Sampler::SampleDevice(const std::shared_ptr<const Device>& device,
   SampleEthtool(out, gone, ethtool_spent);
   if (gone) return;  // no series for a device that no longer exists
   // A failed read counts as idle: it is retried with the idle ports, not at every wake.
-  scheduler_.RecordEthtool(device->name, now, ethtool_spent - ethtool_before,
-                           out.ethtool && Moved(previous, out.ethtool));
-  if (!previous || scheduler_.RdmaDue(device->name, now)) {
+  const bool moved = out.ethtool && Moved(previous, out.ethtool);
+  if (!previous || scheduler_.RdmaDue(device->name, now, moved)) {
     const nanoseconds rdma_before = rdma_spent;
     SampleRdma(out, seen_ports, rdma_spent);
     scheduler_.RecordRdma(device->name, now,
-                          (rdma_spent - rdma_before) / std::max<size_t>(out.rdma.size(), 1));
+                          (rdma_spent - rdma_before) / std::max<size_t>(out.rdma.size(), 1),
+                          previous && RdmaMoved(previous->rdma, out.rdma));
   } else {
     out.rdma = previous->rdma;
   }
+  scheduler_.RecordEthtool(device->name, now, ethtool_spent - ethtool_before, moved);
   snapshot.devices.push_back(std::move(out));
 }
 

@@ -24,7 +24,7 @@
 static unsigned int fw_stats_latency_us;
 module_param(fw_stats_latency_us, uint, 0644);
 MODULE_PARM_DESC(fw_stats_latency_us,
-		 "Sleep per statistics read (GSTATS, pause stats, RDMA hw counters), us; runtime-writable; ctl 'fw_latency' overrides per port");
+		 "Sleep per statistics read (GSTATS, pause stats; RDMA hw counters a tenth), us; runtime-writable; ctl 'fw_latency' overrides per port");
 static unsigned int fw_qos_latency_us;
 module_param(fw_qos_latency_us, uint, 0644);
 MODULE_PARM_DESC(fw_qos_latency_us,
@@ -47,10 +47,8 @@ unsigned int simnic_fw_latency(struct simnic_port *port,
 	return min_t(unsigned int, us, SIMNIC_FW_LATENCY_MAX_US);
 }
 
-void simnic_fw_delay(struct simnic_port *port, enum simnic_fw_kind kind)
+static void simnic_fw_sleep(unsigned int us)
 {
-	unsigned int us = simnic_fw_latency(port, kind);
-
 	if (!us)
 		return;
 	might_sleep();
@@ -58,6 +56,21 @@ void simnic_fw_delay(struct simnic_port *port, enum simnic_fw_kind kind)
 		usleep_range(us, us + us / 8 + 1);
 	else
 		msleep(DIV_ROUND_UP(us, 1000));
+}
+
+void simnic_fw_delay(struct simnic_port *port, enum simnic_fw_kind kind)
+{
+	simnic_fw_sleep(simnic_fw_latency(port, kind));
+}
+
+/*
+ * The RDMA hw counters query is QUERY_Q_COUNTER plus the congestion counters
+ * (mlx5_ib_get_hw_stats), a few firmware commands against the ~24-40 of one
+ * ETHTOOL_GSTATS: it sleeps a tenth of the statistics latency.
+ */
+void simnic_fw_delay_rdma_stats(struct simnic_port *port)
+{
+	simnic_fw_sleep(simnic_fw_latency(port, SIMNIC_FW_STATS) / 10);
 }
 
 int simnic_fw_latency_set(struct simnic_port *port, enum simnic_fw_kind kind,

@@ -202,7 +202,7 @@ static int simnic_get_hw_stats(struct ib_device *ibdev,
 
 	/* QUERY_Q_COUNTER and the congestion counters, per member */
 	for (m = 0; m < ib->nmembers; m++)
-		simnic_fw_delay(ib->members[m], SIMNIC_FW_STATS);
+		simnic_fw_delay_rdma_stats(ib->members[m]);
 	for (i = 0; i < stats->num_counters; i++)
 		stats->value[i] = 0;
 	for (m = 0; m < ib->nmembers; m++) {

@@ -292,6 +292,7 @@ void simnic_fw_latency_init(struct simnic_port *port);
 unsigned int simnic_fw_latency(struct simnic_port *port,
 			       enum simnic_fw_kind kind);
 void simnic_fw_delay(struct simnic_port *port, enum simnic_fw_kind kind);
+void simnic_fw_delay_rdma_stats(struct simnic_port *port);
 int simnic_fw_latency_set(struct simnic_port *port, enum simnic_fw_kind kind,
 			  int us);
 

@@ -106,6 +106,11 @@ TEST(Cli, BadDurationsAreUsageErrors) {
   ExpectUsageError(Parse({"--sampler.period=1ms"}), "between 10ms and 1h");
   ExpectUsageError(Parse({"--sampler.period=2h"}), "between 10ms and 1h");
   ExpectUsageError(Parse({"--sampler.discovery-interval=100ms"}), "--sampler.discovery-interval");
+  // Longer than 16 x the period: no snapshot within the health and watchdog window.
+  ExpectUsageError(Parse({"--sampler.idle-period=5s"}),
+                   "--sampler.idle-period 5s is longer than the longest sampler period 4s");
+  Parsed slower = Parse({"--sampler.period=1s", "--sampler.idle-period=5s"});
+  EXPECT_EQ(slower.outcome.kind, CliOutcome::Kind::kRunExporter) << slower.err;
 }
 
 TEST(Cli, BadRegexesAreUsageErrors) {

@@ -15,6 +15,9 @@ using std::chrono::nanoseconds;
 using Duration = PortScheduler::Duration;
 
 constexpr Duration kCost = milliseconds(2);
+// One RDMA STAT_GET: QUERY_Q_COUNTER and the congestion counters, about a tenth of GSTATS' firmware
+// commands (simnic models it so).
+constexpr int kRdmaCostDivisor = 10;
 
 // The daemon's defaults: 250 ms, idle floor 1 s, duty cycle 2 %.
 PortScheduler Defaults() { return PortScheduler({milliseconds(250), milliseconds(1000), 0.02}); }
@@ -44,12 +47,12 @@ Simulation Simulate(PortScheduler& s, const std::vector<std::string>& ports, boo
       if (!s.EthtoolDue(port, now)) continue;
       if (last.count(port)) out.longest_gap = std::max(out.longest_gap, now - last[port]);
       last[port] = now;
-      s.RecordEthtool(port, now, cost, moving);
       kernel += cost;
-      if (s.RdmaDue(port, now)) {
-        s.RecordRdma(port, now, cost);
-        kernel += cost;
+      if (s.RdmaDue(port, now, moving)) {
+        s.RecordRdma(port, now, cost / kRdmaCostDivisor, moving);
+        kernel += cost / kRdmaCostDivisor;
       }
+      s.RecordEthtool(port, now, cost, moving);
     }
     s.EndWake(now);
     ++out.wakes;
@@ -135,21 +138,70 @@ TEST(PortSchedulerTest, UrgentPortIsReadThenAloneAndAFailedFollowUpExpires) {
   EXPECT_GT(*s.NextDue(), milliseconds(100));
 }
 
-TEST(PortSchedulerTest, RdmaIsReadRarelyWhileMovingAndOnceWhenItStops) {
+TEST(PortSchedulerTest, RdmaIsReadEveryFewSecondsWhileMovingAndOnceWhenItStops) {
   PortScheduler s = Defaults();
   s.Retain(Ports(1));
+  ASSERT_TRUE(s.RdmaDue("sim0", Duration{}, true)) << "first read";
+  s.RecordRdma("sim0", Duration{}, kCost, false);
   s.RecordEthtool("sim0", Duration{}, kCost, true);
-  ASSERT_TRUE(s.RdmaDue("sim0", Duration{})) << "first read";
-  s.RecordRdma("sim0", Duration{}, kCost);
+  EXPECT_FALSE(s.RdmaDue("sim0", milliseconds(900), true));
   s.RecordEthtool("sim0", milliseconds(900), kCost, true);
-  EXPECT_FALSE(s.RdmaDue("sim0", milliseconds(900)));
-  EXPECT_TRUE(s.RdmaDue("sim0", PortScheduler::kRdmaActivePeriod));
+  EXPECT_TRUE(s.RdmaDue("sim0", PortScheduler::kRdmaActivePeriod, true));
+  EXPECT_TRUE(s.RdmaDue("sim0", milliseconds(1800), false)) << "stopped moving: the resting values";
+  s.RecordRdma("sim0", milliseconds(1800), kCost, false);
   s.RecordEthtool("sim0", milliseconds(1800), kCost, false);
-  EXPECT_TRUE(s.RdmaDue("sim0", milliseconds(1800))) << "stopped moving: the resting values";
-  s.RecordRdma("sim0", milliseconds(1800), kCost);
-  s.RecordEthtool("sim0", milliseconds(3600), kCost, false);
-  EXPECT_FALSE(s.RdmaDue("sim0", milliseconds(3600)));
-  EXPECT_TRUE(s.RdmaDue("sim0", milliseconds(1800) + PortScheduler::kRdmaRefresh));
+  EXPECT_FALSE(s.RdmaDue("sim0", milliseconds(3600), false)) << "idle";
+  EXPECT_TRUE(s.RdmaDue("sim0", milliseconds(1800) + PortScheduler::kRdmaRefresh, false));
+}
+
+TEST(PortSchedulerTest, MovingRdmaCountersKeepThePortInTheFastClass) {
+  PortScheduler s = Defaults();
+  s.Retain(Ports(1));
+  s.RecordRdma("sim0", Duration{}, kCost, true);  // CNPs, with the ethtool counters still
+  s.RecordEthtool("sim0", Duration{}, kCost, false);
+  s.EndWake(Duration{});
+  EXPECT_EQ(s.NextDue(), s.ActivePeriod());
+  EXPECT_LT(s.ActivePeriod(), s.IdlePeriod());
+  EXPECT_TRUE(s.RdmaDue("sim0", PortScheduler::kRdmaActivePeriod, false))
+      << "read again while they move";
+  s.RecordRdma("sim0", PortScheduler::kRdmaActivePeriod, kCost, false);
+  s.RecordEthtool("sim0", PortScheduler::kRdmaActivePeriod, kCost, false);
+  s.EndWake(PortScheduler::kRdmaActivePeriod);
+  EXPECT_EQ(s.NextDue(), PortScheduler::kRdmaActivePeriod + s.IdlePeriod()) << "at rest: idle";
+}
+
+TEST(PortSchedulerTest, AReadThatWaitedForALockDoesNotStretchThePeriods) {
+  PortScheduler s = Defaults();
+  const auto ports = Ports(8);
+  s.Retain(ports);
+  (void)Simulate(s, ports, false, std::chrono::seconds(30));
+  const Duration before = s.IdlePeriod();
+  // Someone else's 2.5 s DCB write held RTNL: three reads waited behind it.
+  for (int i = 0; i < 3; ++i) s.RecordEthtool("sim0", std::chrono::seconds(31), milliseconds(2500), false);
+  EXPECT_EQ(s.IdlePeriod(), before);
+}
+
+TEST(PortSchedulerTest, PeriodsStopAtTheLongestSamplerPeriod) {
+  const auto ports = Ports(8);
+  for (const bool moving : {false, true}) {
+    PortScheduler s = Defaults();  // max_period 4 s
+    s.Retain(ports);
+    const Simulation sim = Simulate(s, ports, moving, std::chrono::seconds(60), milliseconds(50));
+    EXPECT_EQ(moving ? s.ActivePeriod() : s.IdlePeriod(), std::chrono::seconds(4));
+    EXPECT_LE(sim.longest_gap, std::chrono::seconds(4)) << "a snapshot at least that often";
+  }
+}
+
+TEST(PortSchedulerTest, UnscheduledDeviceTimeLengthensTheActivePeriod) {
+  PortScheduler s = Defaults();
+  const auto ports = Ports(8);
+  s.Retain(ports);
+  (void)Simulate(s, ports, true, std::chrono::seconds(30));
+  const Duration alone = s.ActivePeriod();
+  // The QoS engine's DCB poll: 50 ms every 5 s, 1 % of the time.
+  for (int i = 0; i < 3; ++i) s.RecordUnscheduled(std::chrono::seconds(22 + 5 * i), milliseconds(50));
+  s.EndWake(std::chrono::seconds(32));
+  EXPECT_GT(s.ActivePeriod(), alone * 3 / 2);
 }
 
 TEST(PortSchedulerTest, OffOrAfterANotificationEveryPortIsDue) {
