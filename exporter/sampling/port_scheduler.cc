@@ -43,8 +43,7 @@ Duration PortScheduler::ActivePeriod() const {
     rdma_share += port.rdma_cost.Nanoseconds() / static_cast<double>(every.count());
   }
   const double available =
-      std::max(options_.duty_cycle * kMargin - idle_share - rdma_share - unscheduled_share_,
-               options_.duty_cycle / 4);
+      std::max(options_.duty_cycle * kMargin - idle_share - rdma_share, options_.duty_cycle / 4);
   const Duration period = std::max(options_.fast_period, FromNs(WakeCost(kActive) / available));
   return std::min(period, options_.max_period);
 }
@@ -92,8 +91,6 @@ std::optional<Duration> PortScheduler::NextDue() const {
 void PortScheduler::RecordEthtool(const std::string& port, Duration now, Duration cost,
                                   bool moved) {
   Port& p = ports_[port];
-  // Off the class's schedule (a follow-up, a read after a notification): budgeted as unscheduled.
-  if (p.read && !ClassDue(p, now)) unscheduled_.Record(now, cost);
   p.read = true;
   p.active = moved || p.rdma_moved;
   if (p.urgent && *p.urgent <= now) p.urgent.reset();
@@ -120,7 +117,6 @@ void PortScheduler::EndWake(Duration now) {
   for (auto& [name, port] : ports_) {
     if (port.urgent && *port.urgent <= now) port.urgent.reset();
   }
-  unscheduled_share_ = unscheduled_.Ratio(now);
   // The periods are taken after the reads: they count the ports in their new classes. A class
   // that was not due keeps its time, so a port that just joined it is read with the others.
   const std::array<Duration, 2> periods{IdlePeriod(), ActivePeriod()};

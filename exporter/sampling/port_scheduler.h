@@ -11,11 +11,11 @@
 // reads of its ports, each at the median of the port's last kCostWindow reads, so a read that
 // waited for RTNL behind someone else's slow call does not stretch the periods):
 //   idle   = max(--sampler.idle-period, --sampler.period, idle wake cost / (duty / 2 × kMargin))
-//   active = max(--sampler.period,
-//                active wake cost / (duty × kMargin − idle share − RDMA share − unscheduled share))
-// so idle ports take at most half the duty cycle and everything together at most all of it; the
-// unscheduled share is the measured device time outside the class wakes over the last 10 s (the
-// QoS engine's DCB poll, storm follow-ups, reads after a change notification). Both periods stop
+//   active = max(--sampler.period, active wake cost / (duty × kMargin − idle share − RDMA share))
+// so idle ports take at most half the duty cycle and the reads together at most all of it. The
+// device time outside the class wakes (the QoS engine's DCB poll, storm follow-ups, reads after a
+// change notification) is not budgeted: taking it from the fast class would slow the storm
+// detection of busy ports to pay for the QoS poll (docs/performance.md). Both periods stop
 // at max_period, the sampler's longest period: a snapshot at least that often is what health,
 // the systemd watchdog and discovery rely on. A port moves when its ethtool counters moved at
 // its last read or its RDMA counters at their last read. The RDMA counters of a port (one
@@ -107,9 +107,6 @@ class PortScheduler {
   void RecordEthtool(const std::string& port, Duration now, Duration cost, bool moved);
   /// A read of the port's RDMA counters; `moved`: any of them changed since the previous one.
   void RecordRdma(const std::string& port, Duration now, Duration cost, bool moved);
-  /// Device time outside the class wakes (the QoS engine's DCB queries): the active period
-  /// leaves room for it.
-  void RecordUnscheduled(Duration now, Duration cost) { unscheduled_.Record(now, cost); }
   /// The port must be read at `at`, whatever its class.
   void Urgent(const std::string& port, Duration at);
   /// Ends a wake: each class that was due gets its next due time.
@@ -139,8 +136,6 @@ class PortScheduler {
   std::map<std::string, Port, std::less<>> ports_;
   std::array<Duration, 2> due_{};  // per class
   bool read_all_ = false;
-  DutyCycle unscheduled_;
-  double unscheduled_share_ = 0;  // unscheduled_'s ratio at the last EndWake
 };
 
 

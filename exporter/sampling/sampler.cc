@@ -323,9 +323,7 @@ void Sampler::SampleOnce() {
   auto snapshot = std::make_shared<Snapshot>();
   nanoseconds kernel_time = SampleDevices(*snapshot);
   nanoseconds local{};
-  const nanoseconds stages_time = RunStages(now, *snapshot, local);
-  kernel_time += stages_time;
-  scheduler_.RecordUnscheduled(now, stages_time);
+  kernel_time += RunStages(now, *snapshot, local);
   scheduler_.EndWake(clock_());
   // The duty cycle counts device calls (statistics reads, DCB queries), not /proc/self.
   duty_.Record(now, kernel_time);
@@ -348,12 +346,14 @@ constexpr double kBusyPacketsPerSecond = 1000;
 
 // Whether the port carries traffic that matters for the storm detector between two reads of the
 // same string set: any pause counter moved, or a priority's packets at kBusyPacketsPerSecond. A
-// first read or a new string set counts as moving.
+// first read, a new string set, or a port without pause and per-priority counters (a veth, Soft-RoCE's
+// netdev: nothing to judge by, and no firmware behind its reads) counts as moving.
 bool Moved(const DeviceSnapshot* before, const std::optional<EthtoolSample>& now) {
   if (!before || !before->ethtool || !now || !now->mapped) return true;
   const EthtoolSample& old = *before->ethtool;
   if (old.counters.names != now->counters.names) return true;
   const double seconds = std::chrono::duration<double>(now->read_at - old.read_at).count();
+  bool judged = false;
   for (const MappedCounter& c : *now->mapped) {
     const uint64_t delta =
         now->counters.values[c.source_index] - old.counters.values[c.source_index];
@@ -365,15 +365,17 @@ bool Moved(const DeviceSnapshot* before, const std::optional<EthtoolSample>& now
       case PortCounter::kPauseStormWarningEvents:
       case PortCounter::kPauseStormErrorEvents:
         if (delta != 0) return true;
+        judged = true;
         break;
       case PortCounter::kPrioPackets:
         if (static_cast<double>(delta) >= kBusyPacketsPerSecond * seconds) return true;
+        judged = true;
         break;
       default:
         break;
     }
   }
-  return false;
+  return !judged;
 }
 
 // Whether any RDMA counter of the port changed (CNPs, ECN marks, retransmissions): RoCE traffic

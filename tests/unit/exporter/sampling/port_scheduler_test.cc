@@ -192,18 +192,6 @@ TEST(PortSchedulerTest, PeriodsStopAtTheLongestSamplerPeriod) {
   }
 }
 
-TEST(PortSchedulerTest, UnscheduledDeviceTimeLengthensTheActivePeriod) {
-  PortScheduler s = Defaults();
-  const auto ports = Ports(8);
-  s.Retain(ports);
-  (void)Simulate(s, ports, true, std::chrono::seconds(30));
-  const Duration alone = s.ActivePeriod();
-  // The QoS engine's DCB poll: 50 ms every 5 s, 1 % of the time.
-  for (int i = 0; i < 3; ++i) s.RecordUnscheduled(std::chrono::seconds(22 + 5 * i), milliseconds(50));
-  s.EndWake(std::chrono::seconds(32));
-  EXPECT_GT(s.ActivePeriod(), alone * 3 / 2);
-}
-
 TEST(PortSchedulerTest, OffOrAfterANotificationEveryPortIsDue) {
   PortScheduler off({milliseconds(250), Duration{}, 0.02});
   off.Retain(Ports(1));

@@ -582,6 +582,41 @@ TEST_F(SamplerTest, PerPortScheduleReadsMovingPortsAndCarriesIdleOnesForward) {
   EXPECT_EQ(ethtool_->calls["ens1f0np0"], 6) << "both idle, read in one wake";
 }
 
+TEST_F(SamplerTest, PerPortScheduleKeepsAPortWhoseCnpCountersMoveInTheFastClass) {
+  rdma_counters_["mlx5_0/1"] = MakeCounters({"np_cnp_sent"}, {1});
+  SamplerOptions options;
+  options.idle_period = std::chrono::seconds(1);
+  Build(std::move(options));
+  Device device = MakeDevice("ens1f0np0", 2);
+  device.rdma_ports.push_back(MakePort("mlx5_0", 1, "ens1f0np0"));
+  AddDevice(device, {"rx_prio3_pause"});
+  Sample();  // t = 0: the first read of both
+  ASSERT_NE(rdma_, nullptr);
+  rdma_->counters["mlx5_0/1"] = MakeCounters({"np_cnp_sent"}, {5});
+  // 250 ms: the pause counter did not move, so the RDMA counters are read for their resting
+  // values, and they moved: RoCE traffic, the port stays in the fast class.
+  Sample();
+  ASSERT_EQ(rdma_->calls["mlx5_0/1"], 2);
+  std::shared_ptr<const Snapshot> third = Sample();  // 500 ms
+  EXPECT_EQ(ethtool_->calls["ens1f0np0"], 3) << "fast class, not the 1 s idle one";
+  EXPECT_EQ(rdma_->calls["mlx5_0/1"], 2) << "RDMA every 2 s while moving, not every read";
+  ASSERT_EQ(third->devices.size(), 1u);
+  ASSERT_EQ(third->devices[0].rdma.size(), 1u) << "carried forward";
+  EXPECT_EQ(third->devices[0].rdma[0].counters.values[0], 5u);
+}
+
+TEST_F(SamplerTest, PerPortScheduleReadsAPortWithoutPauseCountersAtTheFastPeriod) {
+  SamplerOptions options;
+  options.idle_period = std::chrono::seconds(1);
+  Build(std::move(options));
+  // No pause or per-priority counters (a veth): nothing says it is idle.
+  AddDevice(MakeDevice("ens1f0np0", 2), {"rx_bytes"});
+  Sample();
+  Sample();
+  Sample();
+  EXPECT_EQ(ethtool_->calls["ens1f0np0"], 3);
+}
+
 // Sources with one selected netdev, for the tests of the sampler's own thread (real clock).
 SamplerSources OneDeviceSources(FakeInventory** inventory_out = nullptr) {
   auto inventory = std::make_unique<FakeInventory>();
