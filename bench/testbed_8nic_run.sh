@@ -4,12 +4,8 @@
 # traffic, PFC pauses and ECN/CNP activity. Prints MEASURE lines; fails if the exporter died, if it
 # did not report all 8 ports, or if no samples were taken.
 require exporter simnic
-rmmod simnic
-modprobe simnic num_ports=8 || fail "cannot load simnic with 8 ports"
-wait_for 20 sh -c '[ "$(ls /sys/class/net | grep -c "^sim")" -ge 8 ]' || fail "8 simnic netdevs did not appear"
+simnic_load_ports 8
 for n in $(simnic_netdevs); do
-  ip link set "$n" up
-  dcb pfc set dev "$n" prio-pfc all:off 3:on
   simnic_ctl "$n" 'traffic 3 rx 20000; traffic 3 tx 20000; rate rx_prio3_pause 50; rate rx_prio3_pause_duration 2000; rate np_ecn_marked_roce_packets 400; rate np_cnp_sent 300'
 done
 start_exporter

@@ -6,13 +6,9 @@
 # pauses, ECN marks and CNPs on priority 3; then `capture` of that node, printed as @@FILE blocks
 # (gzip + base64 + sha256) for tests/testbed/lib/extract-files.
 require exporter simnic
-rmmod simnic
-modprobe simnic num_ports=8 || fail "cannot load simnic with 8 ports"
-wait_for 20 sh -c '[ "$(ls /sys/class/net | grep -c "^sim")" -ge 8 ]' || fail "8 simnic netdevs did not appear"
+simnic_load_ports 8
 sysctl -qw net.ipv4.tcp_ecn=1
 for n in $(simnic_netdevs); do
-  ip link set "$n" up
-  dcb pfc set dev "$n" prio-pfc all:off 3:on || fail "dcb pfc set $n"
   dcb app add dev "$n" dscp-prio 24:3 26:3 48:6 || fail "dcb app add $n"
   simnic_ctl "$n" 'ecn np all 0; ecn rp all 0; ecn np 3 1; ecn rp 3 1'
   rdev=$(rdma_links | awk -v n="$n" '$2 == n { split($1, a, "/"); print a[1] }')

@@ -276,6 +276,20 @@ simnic_conform_default_policy() {
   sysctl -qw net.ipv4.tcp_ecn=1
 }
 
+# simnic_load_ports N [PARAM=VALUE...]: reloads simnic with N ports (and the module parameters
+# given), waits for their netdevs, sets them up with PFC on priority 3 only.
+simnic_load_ports() {
+  _n=$1
+  shift
+  rmmod simnic 2>/dev/null
+  modprobe simnic num_ports="$_n" "$@" || fail "cannot load simnic with $_n ports ($*)"
+  wait_for 20 sh -c "[ \$(ls /sys/class/net | grep -c '^sim') -ge $_n ]" || fail "$_n simnic netdevs did not appear"
+  for _nd in $(simnic_netdevs); do
+    ip link set "$_nd" up
+    dcb pfc set dev "$_nd" prio-pfc all:off 3:on || fail "dcb pfc set $_nd"
+  done
+}
+
 # --- Soft-RoCE traffic --------------------------------------------------------------------------
 # rxe_traffic [COUNT]: COUNT rping round trips over rxe0 (loopback on veth0's address).
 RXE_ADDR=192.168.77.1

@@ -18,14 +18,8 @@ check=${CHECK:-1}
 now_s() { busybox adjtimex | awk '/tv_sec/ { s = $2 } /tv_usec/ { u = $2 } END { printf "%d.%06d", s, u }'; }
 self_value() { scrape "$TESTBED_WORK/self.prom" && awk -v n="$1" '$1 == n { print $2; f = 1 } END { exit !f }' "$TESTBED_WORK/self.prom"; }
 
-rmmod simnic || fail "rmmod simnic"
-modprobe simnic num_ports=8 fw_stats_latency_us="$fw_us" || fail "modprobe simnic num_ports=8"
-wait_for 20 sh -c '[ "$(ls /sys/class/net | grep -c "^sim")" -ge 8 ]' || fail "8 simnic netdevs did not appear"
-for n in $(simnic_netdevs); do
-  ip link set "$n" up
-  dcb pfc set dev "$n" prio-pfc all:off 3:on
-  simnic_ctl "$n" 'rate * 0'
-done
+simnic_load_ports 8 fw_stats_latency_us="$fw_us"
+for n in $(simnic_netdevs); do simnic_ctl "$n" 'rate * 0'; done
 sim=$(simnic_netdevs | head -n1)
 
 # ${EXPORTER_FLAGS}: e.g. --qos.poll-interval=1h to leave the QoS engine's DCB poll (every 5 s,
