@@ -10,9 +10,9 @@
 #include <ostream>
 
 #include "base/duration.h"
-#include "exporter/http/health.h"
 #include "exporter/app/subcommands.h"
 #include "exporter/core/build_info.h"
+#include "exporter/http/health.h"
 #include "exporter/render/metrics_doc.h"
 #include "exporter/sampling/sampler.h"
 

@@ -49,7 +49,7 @@ HttpResponse Text(int status, std::string body, std::string content_type = "") {
 }  // namespace
 
 std::vector<HttpRoute> Routes(const RouteOptions& options, ExpositionCache& cache,
-                              std::function<std::shared_ptr<const Snapshot>()> latest,
+                              const std::function<std::shared_ptr<const Snapshot>()>& latest,
                               std::function<Result<void>()> reload_policy) {
   std::vector<HttpRoute> routes;
   routes.push_back({"/-/reload",

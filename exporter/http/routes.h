@@ -29,7 +29,7 @@ struct RouteOptions {
 /// before the first), `reload_policy` re-reads the policy for POST /-/reload. /-/healthy counts
 /// its start-up grace from this call.
 std::vector<HttpRoute> Routes(const RouteOptions& options, ExpositionCache& cache,
-                              std::function<std::shared_ptr<const Snapshot>()> latest,
+                              const std::function<std::shared_ptr<const Snapshot>()>& latest,
                               std::function<Result<void>()> reload_policy);
 
 }  // namespace roceqos
