@@ -97,10 +97,10 @@ Result<void> ValidateSchedule(Config& config, const FlagText& text) {
   // per longest sampler period, and the schedule publishes one only when a port is due.
   const auto longest = kDefaultMaxPeriodFactor * config.sampler_period;
   if (*idle > longest) {
-    return Invalid(fmt::format(
-        "--sampler.idle-period {} is longer than the longest sampler period {} ({} x "
-        "--sampler.period): health and the watchdog need a sample at least that often",
-        FormatDuration(*idle), FormatDuration(longest), kDefaultMaxPeriodFactor));
+    return Invalid(
+        fmt::format("--sampler.idle-period {} is longer than the longest sampler period {} ({} x "
+                    "--sampler.period): health and the watchdog need a sample at least that often",
+                    FormatDuration(*idle), FormatDuration(longest), kDefaultMaxPeriodFactor));
   }
   if (!(config.sampler_duty_cycle > 0 && config.sampler_duty_cycle <= 1)) {
     return Invalid(fmt::format("--sampler.duty-cycle {} must be in (0, 1], a share of the time",

@@ -130,13 +130,14 @@ class PortScheduler {
   /// Device time of one wake of the class: its ports' reads, each at its own average.
   double WakeCost(Class c) const;
   Duration Period(Class c) const { return c == kActive ? ActivePeriod() : IdlePeriod(); }
-  bool ClassDue(const Port& p, Duration now) const { return now >= due_[p.active ? kActive : kIdle]; }
+  bool ClassDue(const Port& p, Duration now) const {
+    return now >= due_[p.active ? kActive : kIdle];
+  }
 
   PortScheduleOptions options_;
   std::map<std::string, Port, std::less<>> ports_;
   std::array<Duration, 2> due_{};  // per class
   bool read_all_ = false;
 };
-
 
 }  // namespace roceqos

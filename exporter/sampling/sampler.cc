@@ -28,7 +28,8 @@ Sampler::Sampler(SamplerOptions options, SamplerSources sources, Clock clock)
       clock_(clock ? std::move(clock) : Clock(SteadyNow)),
       selector_(sources_.selected_by_default, options_.device_include, options_.device_exclude),
       controller_(options_.period, options_.budget, MaxPeriod(options_)),
-      scheduler_({options_.period, options_.idle_period, options_.duty_cycle, MaxPeriod(options_)}) {
+      scheduler_(
+          {options_.period, options_.idle_period, options_.duty_cycle, MaxPeriod(options_)}) {
   sources_status_[std::string(kSourceDiscovery)] = {};
   sources_status_[std::string(kSourceEthtool)] = {};
   sources_status_[std::string(kSourceRdma)] = {};
@@ -346,8 +347,8 @@ constexpr double kBusyPacketsPerSecond = 1000;
 
 // Whether the port carries traffic that matters for the storm detector between two reads of the
 // same string set: any pause counter moved, or a priority's packets at kBusyPacketsPerSecond. A
-// first read, a new string set, or a port without pause and per-priority counters (a veth, Soft-RoCE's
-// netdev: nothing to judge by, and no firmware behind its reads) counts as moving.
+// first read, a new string set, or a port without pause and per-priority counters (a veth,
+// Soft-RoCE's netdev: nothing to judge by, and no firmware behind its reads) counts as moving.
 bool Moved(const DeviceSnapshot* before, const std::optional<EthtoolSample>& now) {
   if (!before || !before->ethtool || !now || !now->mapped) return true;
   const EthtoolSample& old = *before->ethtool;

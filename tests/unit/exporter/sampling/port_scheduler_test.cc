@@ -177,7 +177,8 @@ TEST(PortSchedulerTest, AReadThatWaitedForALockDoesNotStretchThePeriods) {
   (void)Simulate(s, ports, false, std::chrono::seconds(30));
   const Duration before = s.IdlePeriod();
   // Someone else's 2.5 s DCB write held RTNL: three reads waited behind it.
-  for (int i = 0; i < 3; ++i) s.RecordEthtool("sim0", std::chrono::seconds(31), milliseconds(2500), false);
+  for (int i = 0; i < 3; ++i)
+    s.RecordEthtool("sim0", std::chrono::seconds(31), milliseconds(2500), false);
   EXPECT_EQ(s.IdlePeriod(), before);
 }
 
