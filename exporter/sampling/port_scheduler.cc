@@ -53,7 +53,7 @@ bool PortScheduler::EthtoolDue(const std::string& port, Duration now) const {
   if (!enabled() || read_all_ || it == ports_.end() || !it->second.read) return true;
   const Port& p = it->second;
   if (p.urgent && now >= *p.urgent) return true;
-  return ClassDue(p, now);
+  return now >= due_[p.active ? kActive : kIdle];
 }
 
 bool PortScheduler::RdmaDue(const std::string& port, Duration now, bool ethtool_moved) const {

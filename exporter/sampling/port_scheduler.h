@@ -127,12 +127,8 @@ class PortScheduler {
     ReadCost cost;
     ReadCost rdma_cost;
   };
-  /// Device time of one wake of the class: its ports' reads, each at its own average.
+  /// Device time of one wake of the class: its ports' reads, each at the median of its last ones.
   double WakeCost(Class c) const;
-  Duration Period(Class c) const { return c == kActive ? ActivePeriod() : IdlePeriod(); }
-  bool ClassDue(const Port& p, Duration now) const {
-    return now >= due_[p.active ? kActive : kIdle];
-  }
 
   PortScheduleOptions options_;
   std::map<std::string, Port, std::less<>> ports_;
