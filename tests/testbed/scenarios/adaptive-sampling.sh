@@ -74,7 +74,8 @@ storm idle 4500
 for n in $(simnic_netdevs); do
   simnic_ctl "$n" 'traffic 3 rx 20000; traffic 3 tx 20000; rate rx_prio3_pause 50; rate rx_prio3_pause_duration 2000; rate np_ecn_marked_roce_packets 400; rate np_cnp_sent 300'
 done
-# Targets 2 % and 1 s; TCG margins as above (the busy period is ~1.1 s at 2.6 ms per read).
+# Targets 2 % and 1 s; TCG margins as above (the busy period is ~1.1 s at 2.6 ms per read, and
+# up to ~1.9 s while CI's sanitizer build shares the two cores: 2020 ms was seen there).
 duty busy 0.04
-storm busy 2000
+storm busy 3000
 exporter_alive
