@@ -43,6 +43,7 @@ Result<std::unique_ptr<QosEngine>> ObservingQosEngine(const Config& config) {
   QosEngineOptions options;
   options.config_path = config.config_path;
   options.poll_interval = config.qos_poll_interval;
+  options.dcqcn_poll_interval = config.qos_dcqcn_poll_interval;
   options.remediation.mode = RemediationMode::kOff;  // no remediation worker, no writer
   return std::make_unique<QosEngine>(options, *policy, std::move(*reader));
 }

@@ -24,8 +24,8 @@ constexpr std::string_view kProgram = "roce_qos_exporter";
 // The text of the flags that need more than CLI11's conversion; checked after parsing so every
 // problem is reported the same way.
 struct FlagText {
-  std::string period, idle_period, discovery, qos_poll, backoff, max_backoff, transceiver_interval,
-      lldp_interval;
+  std::string period, idle_period, discovery, qos_poll, qos_dcqcn_poll, backoff, max_backoff,
+      transceiver_interval, lldp_interval;
   std::string health_max_sample_age;  // empty: DefaultHealthMaxSampleAge(--sampler.period)
   std::string device_include, device_exclude, raw_include;
   CLI::Option* include = nullptr;
@@ -117,6 +117,11 @@ Result<void> ValidateQos(Config& config, const FlagText& text) {
                                        {std::chrono::milliseconds(100), std::chrono::hours(1)});
   if (!parsed_poll) return parsed_poll.error();
   config.qos_poll_interval = *parsed_poll;
+  auto parsed_dcqcn_poll =
+      ParseDurationFlag("--qos.dcqcn-poll-interval", text.qos_dcqcn_poll,
+                        {std::chrono::milliseconds(100), std::chrono::hours(1)});
+  if (!parsed_dcqcn_poll) return parsed_dcqcn_poll.error();
+  config.qos_dcqcn_poll_interval = *parsed_dcqcn_poll;
 
   auto parsed_backoff = ParseFlagDuration("--remediation.backoff", text.backoff);
   if (!parsed_backoff) return parsed_backoff.error();
@@ -369,6 +374,11 @@ void AddQosFlags(CLI::App& app, Config& config, FlagText& text) {
                  "How often the QoS state is read in full, besides change notifications; "
                  "Prometheus duration (100ms..1h)")
       ->capture_default_str();
+  app.add_option("--qos.dcqcn-poll-interval", text.qos_dcqcn_poll,
+                 "How often a poll also reads the MOFED ecn/ sysfs tree (ECN enables, CNP "
+                 "marking, DCQCN parameters; each file is a firmware command on mlx5); "
+                 "Prometheus duration (100ms..1h)")
+      ->capture_default_str();
   app.add_option("--path.procfs", config.procfs_path,
                  "procfs mount point: net.ipv4.tcp_ecn is read and written at "
                  "<this>/sys/net/ipv4/tcp_ecn (in a container, where the host's file is mounted "
@@ -425,6 +435,7 @@ FlagText DefaultFlagText(const Config& config) {
   text.idle_period = FormatDuration(config.sampler_idle_period);
   text.discovery = FormatDuration(config.discovery_interval);
   text.qos_poll = FormatDuration(config.qos_poll_interval);
+  text.qos_dcqcn_poll = FormatDuration(config.qos_dcqcn_poll_interval);
   text.transceiver_interval = FormatDuration(config.transceiver_interval);
   text.lldp_interval = FormatDuration(config.lldp_interval);
   text.remediation = RemediationModeName(config.remediation);

@@ -32,7 +32,9 @@ struct Config {
   std::string config_path;  // --config: policy YAML; empty = the embedded default policy
   RemediationMode remediation = RemediationMode::kOff;  // --remediation (QoS engine)
   std::chrono::nanoseconds qos_poll_interval = std::chrono::seconds(5);  // --qos.poll-interval
-  std::chrono::seconds remediation_backoff{30};                          // --remediation.backoff
+  /// --qos.dcqcn-poll-interval
+  std::chrono::nanoseconds qos_dcqcn_poll_interval = std::chrono::seconds(30);
+  std::chrono::seconds remediation_backoff{30};       // --remediation.backoff
   std::chrono::seconds remediation_max_backoff{600};  // --remediation.max-backoff
   int remediation_max_attempts = 5;                   // --remediation.max-attempts
   /// --remediation.lock-file: flock(2) that makes one enforcer per node

@@ -98,6 +98,7 @@ Result<std::unique_ptr<QosEngine>> MakeQosEngine(const Config& config, EnforcerL
   QosEngineOptions qos_options;
   qos_options.config_path = config.config_path;
   qos_options.poll_interval = config.qos_poll_interval;
+  qos_options.dcqcn_poll_interval = config.qos_dcqcn_poll_interval;
   qos_options.remediation.mode = mode;
   qos_options.remediation.base_backoff = config.remediation_backoff;
   qos_options.remediation.max_backoff = config.remediation_max_backoff;

@@ -158,9 +158,12 @@ struct QosDeviceState {
   std::string state_hash;   // StateFingerprint of the observation
   std::map<QosField, uint64_t> drift_events;
   std::chrono::system_clock::time_point last_change{};  // last change of the observed state
-  std::chrono::steady_clock::time_point polled_at{};    // last full read of every source
-  uint64_t policy_generation = 0;                       // the policy this was evaluated against
-  std::optional<RemediationState> remediation;          // nullopt when --remediation=off
+  std::chrono::steady_clock::time_point polled_at{};    // last poll (every source, see below)
+  /// Last read of the MOFED ecn/ tree (ECN enables, CNP marking, DCQCN parameters), which the
+  /// engine reads every --qos.dcqcn-poll-interval rather than at every poll.
+  std::chrono::steady_clock::time_point dcqcn_polled_at{};
+  uint64_t policy_generation = 0;               // the policy this was evaluated against
+  std::optional<RemediationState> remediation;  // nullopt when --remediation=off
   std::map<std::pair<QosField, std::string>, uint64_t> remediation_counts;  // (field, result)
   /// The previous process was killed in the middle of an apply to this device (state file);
   /// true until the device reads in sync.

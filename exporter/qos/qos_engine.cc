@@ -226,14 +226,13 @@ QosEngine::Output QosEngine::Update(const std::vector<DeviceInput>& devices) {
     names.push_back(name);
     std::optional<SteadyClock::time_point> event;
     if (auto it = pending.find(name); it != pending.end()) event = it->second;
-    const bool poll_due =
-        resync || !input.previous || start - input.previous->polled_at >= options_.poll_interval;
-    if (poll_due && !tcp_ecn) {
+    const PollScope poll = DuePoll(input, start, resync);
+    if (poll != PollScope::kNone && !tcp_ecn) {
       const auto t = SteadyClock::now();
       tcp_ecn = reader_->ReadTcpEcn();
       out.kernel_time += SteadyClock::now() - t;
     }
-    out.devices.push_back(UpdateDevice(input, *policy, generation, event, poll_due,
+    out.devices.push_back(UpdateDevice(input, *policy, generation, event, poll,
                                        tcp_ecn.value_or(Observed<int>::Absent()), out));
     if (event) served.push_back(*event);
   }
@@ -257,30 +256,42 @@ QosEngine::Output QosEngine::Update(const std::vector<DeviceInput>& devices) {
   return out;
 }
 
+QosEngine::PollScope QosEngine::DuePoll(const DeviceInput& input, SteadyClock::time_point start,
+                                        bool resync) const {
+  const auto& prev = input.previous;
+  if (resync || !prev) return PollScope::kAll;
+  if (start - prev->polled_at < options_.poll_interval) return PollScope::kNone;
+  return start - prev->dcqcn_polled_at >= options_.dcqcn_poll_interval ? PollScope::kAll
+                                                                       : PollScope::kAllButDcqcn;
+}
+
 std::shared_ptr<const QosDeviceState> QosEngine::UpdateDevice(
     const DeviceInput& input, const PolicySet& policy, uint64_t generation,
-    std::optional<SteadyClock::time_point> event, bool poll_due, const Observed<int>& tcp_ecn,
+    std::optional<SteadyClock::time_point> event, PollScope poll, const Observed<int>& tcp_ecn,
     Output& out) {
   const Device& device = *input.device;
   const auto& prev = input.previous;
   const auto now = SteadyClock::now();
   const bool policy_changed = !prev || prev->policy_generation != generation;
-  if (!poll_due && !event && !policy_changed) return prev;
+  if (poll == PollScope::kNone && !event && !policy_changed) return prev;
 
   auto state = std::make_shared<QosDeviceState>();
   const auto t = SteadyClock::now();
-  if (poll_due) {
+  if (poll == PollScope::kAll) {
     state->observed = ReadObservedQos(*reader_, device, tcp_ecn);
     state->polled_at = now;
+    state->dcqcn_polled_at = now;
     state->observed_at = now;
-  } else if (event) {
-    state->observed = RereadDcb(*reader_, device, prev->observed);
-    state->polled_at = prev->polled_at;
+  } else if (poll == PollScope::kAllButDcqcn) {
+    state->observed = ReadObservedQosKeepingDcqcn(*reader_, device, tcp_ecn, prev->observed);
+    state->polled_at = now;
+    state->dcqcn_polled_at = prev->dcqcn_polled_at;
     state->observed_at = now;
   } else {
-    state->observed = prev->observed;
+    state->observed = event ? RereadDcb(*reader_, device, prev->observed) : prev->observed;
     state->polled_at = prev->polled_at;
-    state->observed_at = prev->observed_at;
+    state->dcqcn_polled_at = prev->dcqcn_polled_at;
+    state->observed_at = event ? now : prev->observed_at;
   }
   out.kernel_time += SteadyClock::now() - t;
   CollectErrors(state->observed, out.errors);

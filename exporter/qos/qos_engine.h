@@ -32,6 +32,9 @@ namespace roceqos {
 struct QosEngineOptions {
   std::string config_path;                                           // empty: embedded default
   std::chrono::nanoseconds poll_interval = std::chrono::seconds(5);  // --qos.poll-interval
+  /// --qos.dcqcn-poll-interval: the MOFED ecn/ tree is read at the first poll past this since its
+  /// last read (each file is a firmware command on mlx5; nothing notifies its changes).
+  std::chrono::nanoseconds dcqcn_poll_interval = std::chrono::seconds(30);
   RemediationOptions remediation;
   /// The MOFED/DOCA driver-ready sentinel; remediation waits for it when its directory exists.
   std::string driver_ready_path = "/run/mellanox/drivers/.driver-ready";
@@ -125,10 +128,13 @@ class QosEngine {
   bool WaitForRemediationIdle(SteadyClock::time_point deadline) const;
 
  private:
+  /// What a pass polls of a device (a notified DCB change is re-read either way).
+  enum class PollScope : uint8_t { kNone, kAllButDcqcn, kAll };
+  PollScope DuePoll(const DeviceInput& input, SteadyClock::time_point start, bool resync) const;
   std::shared_ptr<const QosDeviceState> UpdateDevice(const DeviceInput& input,
                                                      const PolicySet& policy, uint64_t generation,
                                                      std::optional<SteadyClock::time_point> event,
-                                                     bool poll_due, const Observed<int>& tcp_ecn,
+                                                     PollScope poll, const Observed<int>& tcp_ecn,
                                                      Output& out);
   /// Brings the worker's newest outcome for the device (and its read, when newer) into the state.
   std::shared_ptr<const QosDeviceState> ShowRemediation(

@@ -7,10 +7,14 @@
 
 namespace roceqos {
 
-ObservedQos ReadObservedQos(QosReader& reader, const Device& device, const Observed<int>& tcp_ecn) {
+namespace {
+
+// `keep`: the MOFED ecn/ tree is taken from there instead of read.
+ObservedQos Read(QosReader& reader, const Device& device, const Observed<int>& tcp_ecn,
+                 const ObservedQos* keep) {
   ObservedQos o;
   o.dcb = reader.ReadDcb(device.name);
-  o.dcqcn = reader.ReadDcqcn(device.name);
+  o.dcqcn = keep ? keep->dcqcn : reader.ReadDcqcn(device.name);
   for (const auto& port : device.rdma_ports) {
     PortTos tos;
     tos.device = port.device;
@@ -22,8 +26,19 @@ ObservedQos ReadObservedQos(QosReader& reader, const Device& device, const Obser
   o.mtu = device.mtu != 0 ? Observed<uint32_t>::Ok(device.mtu) : Observed<uint32_t>::Absent();
   o.link = reader.ReadLinkFacts(device.name);
   o.pfc_storm_timeout_ms = reader.ReadStormTimeout(device.name);
-  o.dcqcn_params = reader.ReadDcqcnParams(device.name);
+  o.dcqcn_params = keep ? keep->dcqcn_params : reader.ReadDcqcnParams(device.name);
   return o;
+}
+
+}  // namespace
+
+ObservedQos ReadObservedQos(QosReader& reader, const Device& device, const Observed<int>& tcp_ecn) {
+  return Read(reader, device, tcp_ecn, nullptr);
+}
+
+ObservedQos ReadObservedQosKeepingDcqcn(QosReader& reader, const Device& device,
+                                        const Observed<int>& tcp_ecn, const ObservedQos& previous) {
+  return Read(reader, device, tcp_ecn, &previous);
 }
 
 ObservedQos RereadDcb(QosReader& reader, const Device& device, ObservedQos previous) {

@@ -38,6 +38,13 @@ class QosReader {
 /// Reads every source of one device. `tcp_ecn` is host-wide: read once per poll by the caller.
 ObservedQos ReadObservedQos(QosReader& reader, const Device& device, const Observed<int>& tcp_ecn);
 
+/// Reads every source but the MOFED ecn/ tree (ECN enables, CNP marking, DCQCN parameters),
+/// which it keeps from `previous`: each file there is a firmware command on mlx5
+/// (QUERY_CONG_STATUS, QUERY_CONG_PARAMS), ~37 per netdev, so the engine reads them every
+/// --qos.dcqcn-poll-interval.
+ObservedQos ReadObservedQosKeepingDcqcn(QosReader& reader, const Device& device,
+                                        const Observed<int>& tcp_ecn, const ObservedQos& previous);
+
 /// Re-reads only DCB (the part a notification announces) and keeps the rest of `previous`.
 ObservedQos RereadDcb(QosReader& reader, const Device& device, ObservedQos previous);
 

@@ -60,7 +60,7 @@ state_file=$TESTBED_WORK/state/remediation.json
 mkdir -p "$TESTBED_WORK/state" "$TESTBED_WORK/run"
 set -- --collector.device-include="^$sim\$" --config="$policy" --remediation=enforce \
   --remediation.backoff=1s --remediation.max-backoff=1s --remediation.max-attempts=$max_attempts \
-  --qos.poll-interval=500ms --sampler.discovery-interval=1s \
+  --qos.poll-interval=500ms --qos.dcqcn-poll-interval=500ms --sampler.discovery-interval=1s \
   --remediation.state-file="$state_file" --remediation.lock-file="$TESTBED_WORK/run/enforce.lock"
 start_exporter "$@"
 in_sync() { num_eq 1 "$(metric roce_qos_in_sync netdev="$sim")"; }

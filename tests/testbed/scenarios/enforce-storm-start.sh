@@ -51,7 +51,7 @@ log "storm on $sim prio 3 tx, DSCP 26 unmapped, ToS cleared; DCB notifications s
 
 t0=$(uptime_s)
 start_exporter --collector.device-include="^$sim\$" --config="$policy" --remediation=enforce \
-  --remediation.backoff=1s --qos.poll-interval=500ms \
+  --remediation.backoff=1s --qos.poll-interval=500ms --qos.dcqcn-poll-interval=500ms \
   --remediation.state-file="$TESTBED_WORK/remediation.json" \
   --remediation.lock-file="$TESTBED_WORK/enforce.lock"
 

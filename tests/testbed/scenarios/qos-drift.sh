@@ -70,7 +70,7 @@ run_changes() {
   echo "QOS_DETECTION_LATENCY $1 e2e_median_ms=$e2e_median e2e_max_ms=$e2e_max fetch_ms=$fetch_ms exporter_median_s=$ex_median exporter_max_s=$ex_max"
 }
 
-start_exporter --qos.poll-interval=2s
+start_exporter --qos.poll-interval=2s --qos.dcqcn-poll-interval=2s
 wait_for 10 in_sync || fail "$sim configured like the default policy is not in sync: $(grep "$sim" "$METRICS" | grep -E 'roce_qos_(drift|observed)')"
 "$EXPORTER" check --netdev "$sim" >check.txt 2>&1 || fail "check exit $? on an in-sync device: $(cat check.txt)"
 assert_match "^$sim .*: in sync" "$(grep "^$sim " check.txt)" "check verdict"
@@ -139,7 +139,7 @@ wait_for 8 in_sync || fail "not back in sync after the CNP marking was restored"
 # notification path. Not all 12: a notification that arrives while a sample runs waits for it, and
 # on a loaded 2-core host up to two of 12 waits took 0.10-0.22 s (5.10 and 6.12, docs/kernels.md).
 stop_exporter
-start_exporter --qos.poll-interval=2s --sampler.period=500ms
+start_exporter --qos.poll-interval=2s --qos.dcqcn-poll-interval=2s --sampler.period=500ms
 wait_for 10 in_sync || fail "not in sync after the restart"
 run_changes period-500ms
 ex_fast=$(awk '$2 < 0.1 { n++ } END { print n + 0 }' latencies-period-500ms.txt)

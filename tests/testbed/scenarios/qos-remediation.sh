@@ -56,7 +56,7 @@ assert_count() {  # netdev field result n
 # time: a 1 s cap on the back-off and room for more attempts keep them from reading as a device
 # that keeps being undone (the give-up part below tests that on its own).
 start_exporter --remediation=enforce --remediation.backoff=1s --remediation.max-backoff=1s \
-  --remediation.max-attempts=20 --qos.poll-interval=500ms --config="$PWD/default-policy.yaml"
+  --remediation.max-attempts=20 --qos.poll-interval=500ms --qos.dcqcn-poll-interval=500ms --config="$PWD/default-policy.yaml"
 wait_for 10 in_sync "$sim" || fail "$sim not in sync at start"
 
 dcb pfc set dev "$sim" prio-pfc 3:off
@@ -137,7 +137,7 @@ dcb pfc set dev "$sim2" prio-pfc 3:on
 
 # --- dry-run -----------------------------------------------------------------------------------
 : >"$EXPORTER_LOG"
-start_exporter --remediation=dry-run --qos.poll-interval=500ms
+start_exporter --remediation=dry-run --qos.poll-interval=500ms --qos.dcqcn-poll-interval=500ms
 dcb pfc set dev "$sim" prio-pfc 3:off
 wait_for 10 state_is "$sim" dry_run || fail "no dry_run state"
 grep -q "msg=\"remediation dry-run: would write\" netdev=$sim field=pfc action=\"pfc: \[\] -> \[3\]\"" "$EXPORTER_LOG" || fail "the plan was not logged: $(grep remediation "$EXPORTER_LOG")"
@@ -160,7 +160,7 @@ dcb pfc set dev "$sim" prio-pfc 3:on
 # A deployment of its own: remediation state persists across restarts (docs/remediation.md), so
 # this part starts from an empty state file rather than the attempts of the runs above.
 start_exporter --remediation=enforce --remediation.backoff=1s --remediation.max-backoff=8s \
-  --remediation.max-attempts=3 --qos.poll-interval=200ms \
+  --remediation.max-attempts=3 --qos.poll-interval=200ms --qos.dcqcn-poll-interval=200ms \
   --remediation.state-file="$PWD/give-up-state.json" --config="$PWD/default-policy.yaml"
 (
   while :; do
@@ -204,7 +204,7 @@ YAML
 rp=/sys/class/net/"$sim"/ecn/roce_rp
 dcb pfc set dev "$sim" prio-pfc all:off 3:on  # the give-up part left PFC off
 assert_eq 5 "$(cat "$rp"/rpg_ai_rate)" "simnic's firmware default rpg_ai_rate"
-start_exporter --config="$PWD/dcqcn-policy.yaml" --qos.poll-interval=500ms
+start_exporter --config="$PWD/dcqcn-policy.yaml" --qos.poll-interval=500ms --qos.dcqcn-poll-interval=500ms
 param() { metric roce_qos_dcqcn_param netdev="$sim" role="$1" param="$2"; }
 param_is() { num_eq "$3" "$(param "$1" "$2")"; }
 wait_for 10 param_is roce_rp rpg_hai_rate 50 || fail "roce_qos_dcqcn_param rpg_hai_rate: $(param roce_rp rpg_hai_rate)"
@@ -221,7 +221,7 @@ assert_eq 1 $? "check exit status with rpg_ai_rate 1"
 tr -s ' \n' '  ' <check.txt | grep -q "roce_rp/rpg_ai_rate 1 (expected 5)" || fail "check does not name the parameter: $(cat check.txt)"
 stop_exporter
 start_exporter --config="$PWD/dcqcn-policy.yaml" --remediation=enforce --remediation.backoff=1s \
-  --qos.poll-interval=500ms --remediation.state-file="$PWD/dcqcn-state.json"
+  --qos.poll-interval=500ms --qos.dcqcn-poll-interval=500ms --remediation.state-file="$PWD/dcqcn-state.json"
 ai_restored() { [ "$(cat "$rp"/rpg_ai_rate)" = 5 ]; }
 wait_for 10 ai_restored || fail "enforce did not restore rpg_ai_rate (now $(cat "$rp"/rpg_ai_rate))"
 wait_for 10 in_sync "$sim" || fail "not in sync after the DCQCN parameter fix"

@@ -63,7 +63,7 @@ expect_same() {  # what
   log "$1: $(wc -l <"$TESTBED_WORK/want.txt") state items equal to dcb"
 }
 
-start_exporter --qos.poll-interval=1s
+start_exporter --qos.poll-interval=1s --qos.dcqcn-poll-interval=1s
 
 # 1. As loaded: PCP trust, no PFC, mlx5's initial ETS (all vendor, prio 0 <-> 1), one buffer.
 expect_same "as loaded"

@@ -64,7 +64,7 @@ hscrape() {
 
 "$HARNESS" --watchdog-usec=$watchdog_usec --status="$status" -- "$EXPORTER" \
   --web.listen-address=:"$EXPORTER_PORT" --collector.device-include="^$sim\$" \
-  --remediation=enforce --remediation.backoff=1s --qos.poll-interval=500ms \
+  --remediation=enforce --remediation.backoff=1s --qos.poll-interval=500ms --qos.dcqcn-poll-interval=500ms \
   --remediation.state-file="$TESTBED_WORK/remediation.json" \
   --remediation.lock-file="$TESTBED_WORK/enforce.lock" --config="$policy" >>"$EXPORTER_LOG" 2>&1 &
 harness=$!

@@ -44,7 +44,7 @@ printf 'defaults:\n  pfc: [3]\n' >"$policy"
 # Only this port: the second simnic port is not made conforming here, and its writes (slow too)
 # would share the pass budget and the kill points.
 only="--collector.device-include=^$sim\$"
-set -- "$only" --remediation=enforce --remediation.backoff=1s --qos.poll-interval=500ms \
+set -- "$only" --remediation=enforce --remediation.backoff=1s --qos.poll-interval=500ms --qos.dcqcn-poll-interval=500ms \
   --remediation.state-file="$state" --remediation.lock-file="$lock" --config="$policy"
 enforce_flags="$*"
 
@@ -106,7 +106,7 @@ in_progress || fail "the state file lost the apply in progress"
 echo 0 >"$lat"
 echo 0 >"$ecn_lat"
 # An observer sees exactly what is missing.
-start_exporter "$only" --qos.poll-interval=500ms --config="$policy"
+start_exporter "$only" --qos.poll-interval=500ms --qos.dcqcn-poll-interval=500ms --config="$policy"
 assert_num_eq 0 "$(metric roce_qos_drift netdev="$sim" field=pfc)" "half-applied: pfc"
 assert_num_eq 1 "$(metric roce_qos_drift netdev="$sim" field=dcqcn_np)" "half-applied: dcqcn_np"
 stop_exporter
@@ -177,7 +177,7 @@ wait "$second_pid"
 log "100 reloads of the same file leave the back-off alone"
 stop_exporter
 set -- "$only" --remediation=enforce --remediation.backoff=1h --remediation.max-backoff=1h \
-  --qos.poll-interval=500ms \
+  --qos.poll-interval=500ms --qos.dcqcn-poll-interval=500ms \
   --remediation.state-file="$state" --remediation.lock-file="$lock" --config="$policy"
 rm -f "$state"
 start_exporter "$@"

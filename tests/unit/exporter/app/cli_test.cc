@@ -214,6 +214,10 @@ TEST(Cli, QosFlags) {
   EXPECT_EQ(Parse({}).outcome.config.qos_poll_interval, std::chrono::seconds(5));
   ExpectUsageError(Parse({"--qos.poll-interval=10ms"}), "--qos.poll-interval");
   ExpectUsageError(Parse({"--qos.poll-interval=soon"}), "--qos.poll-interval");
+  EXPECT_EQ(Parse({}).outcome.config.qos_dcqcn_poll_interval, std::chrono::seconds(30));
+  EXPECT_EQ(Parse({"--qos.dcqcn-poll-interval=5s"}).outcome.config.qos_dcqcn_poll_interval,
+            std::chrono::seconds(5));
+  ExpectUsageError(Parse({"--qos.dcqcn-poll-interval=2h"}), "--qos.dcqcn-poll-interval");
 }
 
 // One flag missed in a rollout must not write the embedded default to a fabric: enforce needs an

@@ -314,6 +314,38 @@ TEST(QosEngine, PollCatchesChangesWithoutNotification) {
   EXPECT_FALSE(out.global->last_detection_latency_seconds) << "no notification was involved";
 }
 
+// The MOFED ecn/ tree is ~37 firmware commands per netdev on mlx5: a poll reads it only once
+// --qos.dcqcn-poll-interval has passed, and keeps (and judges) the last values in between.
+TEST(QosEngine, PollReadsTheEcnTreeOnlyEveryDcqcnPollInterval) {
+  QosEngineOptions o;
+  o.poll_interval = 0s;  // every pass polls
+  o.dcqcn_poll_interval = 1h;
+  Harness h(o);
+  h.AddDevice("sim0");
+  h.Step();
+  auto out = h.Step();
+  EXPECT_EQ(h.host->dcb_reads["sim0"], 2);
+  EXPECT_EQ(h.host->tcp_ecn_reads, 2);
+  EXPECT_EQ(h.host->dcqcn_reads["sim0"], 1) << "the ecn/ tree is not due yet";
+  EXPECT_EQ(out.devices[0]->observed.dcqcn.np_enabled[3], Observed<bool>::Ok(true)) << "kept";
+  EXPECT_EQ(out.devices[0]->drift.Find(QosField::kDcqcnNp)->status, FieldStatus::kInSync);
+  EXPECT_LT(out.devices[0]->dcqcn_polled_at, out.devices[0]->polled_at);
+
+  ChangeEvent resync;
+  resync.kind = ChangeEvent::Kind::kResync;
+  resync.resync_reason = ChangeEvent::ResyncReason::kReadError;
+  h.engine->OnChange(resync);
+  h.Step();
+  EXPECT_EQ(h.host->dcqcn_reads["sim0"], 2) << "a resync reads everything";
+
+  o.dcqcn_poll_interval = 0s;
+  Harness every(o);
+  every.AddDevice("sim0");
+  every.Step();
+  every.Step();
+  EXPECT_EQ(every.host->dcqcn_reads["sim0"], 2) << "due at every poll";
+}
+
 TEST(QosEngine, ResyncAfterOverflowReReadsEverything) {
   Harness h(LongPoll());
   h.AddDevice("sim0");
