@@ -36,6 +36,11 @@ state_in() {
     $1 == "roce_qos_remediation_state" && L["netdev"] == nd && $NF + 0 == 1 { print L["state"] }'
 }
 
+# The link comes up a moment after simnic's reload: a down link is blocked_down, another reason to
+# write nothing, but this window is about the storm.
+link_up() { [ "$(cat /sys/class/net/"$sim"/operstate)" = up ]; }
+wait_for 10 link_up || fail "$sim: link not up 10 s after the reload"
+
 # The firmware's stall prevention would end the pausing after 8 s and the detector would see the
 # storm restored on its own: off, the storm lasts until `storm stop`. Set before the storm starts
 # (its watermarks are taken at storm start).

@@ -52,8 +52,13 @@ static void simnic_fw_sleep(unsigned int us)
 	if (!us)
 		return;
 	might_sleep();
-	if (us < 20000) /* Documentation/timers/timers-howto.rst */
-		usleep_range(us, us + us / 8 + 1);
+	/*
+	 * Documentation/timers/timers-howto.rst; the range is centred on the
+	 * modelled latency so that a read costs it on average (the exporter's
+	 * duty-cycle figures are stated per modelled millisecond).
+	 */
+	if (us < 20000)
+		usleep_range(us - us / 16, us + us / 16 + 1);
 	else
 		msleep(DIV_ROUND_UP(us, 1000));
 }
