@@ -13,6 +13,10 @@
 # Then per exporter, after 4 scrapes 15 s apart: CPU seconds (/proc/PID/stat) over a window of one
 # scrape every 15 s (for roce_qos_exporter with the renders done in it), RSS, plain and gzip
 # body bytes.
+# Last, the same headline and CPU window for 8 mlx5-like ports without node_exporter: this exporter
+# replaying (--replay) the 8-port ConnectX node captured in the testbed (bench/fleet/node8), its
+# counters moving at their captured rates (bench/fleet/synth.py), natively: mlx5 bodies, with no
+# kernel read (so neither the driver's nor the firmware's cost).
 # Figures: docs/performance.md "Serving".
 # Usage (root): bench/scrape_compare.sh path/to/roce_qos_exporter [scrapes] [window_seconds]
 set -euo pipefail
@@ -20,6 +24,7 @@ exe=$(realpath "${1:?usage: $0 path/to/roce_qos_exporter [scrapes] [window_secon
 scrapes=${2:-200}
 window=${3:-60}
 node_exporter=${NODE_EXPORTER:-/usr/bin/prometheus-node-exporter}
+here=$(cd "$(dirname "$0")" && pwd)
 [[ $(id -u) -eq 0 ]] || { echo "needs root (network namespace)" >&2; exit 1; }
 [[ -x $node_exporter ]] || { echo "apt-get install prometheus-node-exporter" >&2; exit 1; }
 ns=rq-bench-$$
@@ -83,38 +88,65 @@ stats() {  # NAME: sets median and p99 (ms) of NAME.times
   p99=$(awk '{ a[NR] = $1 } END { i = int(NR * 0.99 + 0.999); print a[i] * 1000 }' \
     "$work/$1.sorted")
 }
+slow_scrapes() {  # NODE_URL (may be empty) URL: one gzip scrape of each
+  [[ -z $1 ]] || in_ns curl -sf -o /dev/null -H 'Accept-Encoding: gzip' "$1"
+  in_ns curl -sf -o /dev/null -H 'Accept-Encoding: gzip' "$2"
+}
 bytes() {  # URL: plain and gzip body bytes
   plain=$(in_ns curl -sf -o /dev/null -w '%{size_download}' "$1")
   gz=$(in_ns curl -sf -o /dev/null -H 'Accept-Encoding: gzip' -w '%{size_download}' "$1")
 }
 
-run_size() {  # N
-  local n=$1 node_url=http://127.0.0.1:9100/metrics url=http://127.0.0.1:9879/metrics
-  local cached_url=http://127.0.0.1:9880/metrics
-  make_veths "$n"
-  rm -f "$work"/*.times
+# start_veths N: node_exporter, this exporter and its cached twin on N veths.
+start_veths() {
+  make_veths "$1"
   ip netns exec "$ns" "$node_exporter" --web.listen-address=127.0.0.1:9100 \
     --collector.disable-defaults --collector.ethtool 2>"$work/node.log" &
-  pids=($!)
+  node_pid=$!
   ip netns exec "$ns" "$exe" --web.listen-address=127.0.0.1:9879 \
     --collector.device-include='rqb.*' 2>"$work/exporter.log" &
-  pids+=($!)
+  exporter_pid=$!
   ip netns exec "$ns" "$exe" --web.listen-address=127.0.0.1:9880 \
     --collector.device-include='rqb.*' --sampler.period=1h --sampler.discovery-interval=1h \
     2>"$work/cached.log" &
-  pids+=($!)
+  pids=("$node_pid" "$exporter_pid" $!)
+  node_url=http://127.0.0.1:9100/metrics cached_url=http://127.0.0.1:9880/metrics
   wait_up "$node_url"
-  wait_up http://127.0.0.1:9879/-/ready
   wait_up http://127.0.0.1:9880/-/ready
   in_ns curl -sf -o /dev/null -H 'Accept-Encoding: gzip' "$cached_url"  # its one render
+}
+# start_replay: this exporter alone, replaying 8 mlx5-like ports for as many 250 ms samples as
+# the run takes (rounds of ~0.4 s, 60 s of warm-up scrapes, the window, a margin).
+start_replay() {
+  local samples=$((((scrapes + 2) * 4 / 10 + 60 + window + 60) * 4))
+  python3 "$here/fleet/synth.py" --template "$here/fleet/node8/bundle.txt" --nodes 1 \
+    --period 0.25 --samples "$samples" --out "$work/replay" --base-port 9879 >/dev/null
+  ip netns exec "$ns" "$exe" --replay "$work/replay/node000.bundle" \
+    --web.listen-address=127.0.0.1:9879 2>"$work/exporter.log" &
+  exporter_pid=$!
+  pids=("$exporter_pid")
+  node_url="" cached_url=""
+}
+
+run_size() {  # N (veths) or "replay" (8 mlx5-like ports)
+  local n=$1 url=http://127.0.0.1:9879/metrics title="$1 veths" node_url cached_url
+  local node_pid="" exporter_pid
+  rm -f "$work"/*.times
+  if [[ $n == replay ]]; then
+    start_replay
+    title="8 mlx5-like ports (replayed ConnectX capture, no node_exporter)"
+  else
+    start_veths "$n"
+  fi
+  wait_up http://127.0.0.1:9879/-/ready
   local before after samples previous=none new_snapshots=0
   # Two unmeasured rounds first: an exporter knows a scraper from its second scrape, and a
   # Prometheus pays its first two scrapes' renders once in its life, not twice per $scrapes.
   for ((i = -2; i < scrapes; i++)); do
     ((i != 0)) || { rm -f "$work"/*.times; read -ra before <<<"$(serving_counters "$url")"; }
-    scrape node_exporter "$node_url"
+    [[ -z $node_url ]] || scrape node_exporter "$node_url"
     scrape roce_qos_exporter "$url" "$work/body.gz"
-    scrape cached "$cached_url"
+    [[ -z $cached_url ]] || scrape cached "$cached_url"
     ((i >= 0)) || { sleep 0.3; continue; }
     samples=$(samples_in "$work/body.gz")
     [[ $samples != "$previous" ]] && new_snapshots=$((new_snapshots + 1))
@@ -124,45 +156,48 @@ run_size() {  # N
   read -ra after <<<"$(serving_counters "$url")"
   ((new_snapshots == scrapes)) ||
     echo "WARNING: only $new_snapshots of $scrapes scrapes got a new snapshot" >&2
-  echo "== $n veths: $scrapes Prometheus-like scrapes each (new connection, gzip, interleaved)"
-  stats node_exporter
-  local node_median=$median
-  printf '%-34s median %8.3f ms  p99 %8.3f ms\n' node_exporter "$median" "$p99"
+  echo "== $title: $scrapes Prometheus-like scrapes each (new connection, gzip, interleaved)"
+  local node_median="" ratio=""
+  if [[ -n $node_url ]]; then
+    stats node_exporter
+    node_median=$median
+    printf '%-34s median %8.3f ms  p99 %8.3f ms\n' node_exporter "$median" "$p99"
+  fi
   stats roce_qos_exporter
-  printf '%-34s median %8.3f ms  p99 %8.3f ms  (%.0fx node_exporter)\n' \
-    roce_qos_exporter "$median" "$p99" "$(echo "$node_median / $median" | bc -l)"
+  [[ -z $node_median ]] || ratio=$(printf '  (%.0fx node_exporter)' "$(echo "$node_median / $median" | bc -l)")
+  printf '%-34s median %8.3f ms  p99 %8.3f ms%s\n' roce_qos_exporter "$median" "$p99" "$ratio"
   printf '%-34s %d of %d got a new snapshot; bodies: %d prerendered, %d waited, %d rendered on the scrape path, %d cached\n' \
     "" "$new_snapshots" "$scrapes" "$((after[1] - before[1]))" "$((after[3] - before[3]))" \
     "$((after[4] - before[4] - 1))" "$((after[2] - before[2]))"
-  stats cached
-  printf '%-34s median %8.3f ms  p99 %8.3f ms\n' "  cached body (no new snapshot)" "$median" "$p99"
+  if [[ -n $cached_url ]]; then
+    stats cached
+    printf '%-34s median %8.3f ms  p99 %8.3f ms\n' "  cached body (no new snapshot)" "$median" "$p99"
+  fi
   local cpu_node0 cpu_node1 cpu0 cpu1
   # Four scrapes 15 s apart first, so the exporter predicts this scraper from its last intervals
   # (scrape_schedule.h) as it would a Prometheus's, not from the headline's 0.3 s ones.
   for ((t = 0; t < 60; t += 15)); do
-    in_ns curl -sf -o /dev/null -H 'Accept-Encoding: gzip' "$node_url"
-    in_ns curl -sf -o /dev/null -H 'Accept-Encoding: gzip' "$url"
+    slow_scrapes "$node_url" "$url"
     sleep 15
   done
   read -ra before <<<"$(serving_counters "$url")"
-  cpu_node0=$(cpu_seconds "${pids[0]}")
-  cpu0=$(cpu_seconds "${pids[1]}")
+  cpu_node0=$(cpu_seconds "${node_pid:-$exporter_pid}")
+  cpu0=$(cpu_seconds "$exporter_pid")
   for ((t = 0; t < window; t += 15)); do
-    in_ns curl -sf -o /dev/null -H 'Accept-Encoding: gzip' "$node_url"
-    in_ns curl -sf -o /dev/null -H 'Accept-Encoding: gzip' "$url"
+    slow_scrapes "$node_url" "$url"
     sleep 15
   done
-  cpu_node1=$(cpu_seconds "${pids[0]}")
-  cpu1=$(cpu_seconds "${pids[1]}")
+  cpu_node1=$(cpu_seconds "${node_pid:-$exporter_pid}")
+  cpu1=$(cpu_seconds "$exporter_pid")
   read -ra after <<<"$(serving_counters "$url")"
   ((window > 0)) || window=1 # no CPU window asked for: the figures below read 0
-  for name in node_exporter roce_qos_exporter; do
+  for name in ${node_pid:+node_exporter} roce_qos_exporter; do
     if [[ $name == node_exporter ]]; then
       bytes "$node_url"
-      set -- "$cpu_node0" "$cpu_node1" "${pids[0]}"
+      set -- "$cpu_node0" "$cpu_node1" "$node_pid"
     else
       bytes "$url"
-      set -- "$cpu0" "$cpu1" "${pids[1]}"
+      set -- "$cpu0" "$cpu1" "$exporter_pid"
     fi
     printf '%-34s cpu %6.2f s/%ss (%.3f%% core)  rss %6d KiB  plain %8d B  gzip %7d B (%.1f%%)\n' \
       "$name" "$(echo "$2 - $1" | bc -l)" "$window" "$(echo "($2 - $1) * 100 / $window" | bc -l)" \
@@ -177,3 +212,4 @@ run_size() {  # N
 
 run_size 8
 run_size 64
+run_size replay
