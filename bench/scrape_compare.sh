@@ -203,9 +203,8 @@ run_size() {  # N (veths) or "replay" (8 mlx5-like ports)
       "$name" "$(echo "$2 - $1" | bc -l)" "$window" "$(echo "($2 - $1) * 100 / $window" | bc -l)" \
       "$(rss_kib "$3")" "$plain" "$gz" "$(echo "$gz * 100 / $plain" | bc -l)"
   done
-  printf '%-34s %d renders in the window (%d ahead of a scrape), for %d scrapes\n' "" \
-    "$((after[0] - before[0] - 1))" "$((after[0] - before[0] - 1 - after[4] + before[4] + 1))" \
-    "$(((window + 14) / 15))"
+  printf '%-34s %d renders in the window, for %d scrapes\n' "" \
+    "$((after[0] - before[0] - 1))" "$(((window + 14) / 15))"
   for p in "${pids[@]}"; do kill "$p"; wait "$p" 2>/dev/null || true; done
   pids=()
 }
