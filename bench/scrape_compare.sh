@@ -181,13 +181,13 @@ run_size() {  # N (veths) or "replay" (8 mlx5-like ports)
     sleep 15
   done
   read -ra before <<<"$(serving_counters "$url")"
-  cpu_node0=$(cpu_seconds "${node_pid:-$exporter_pid}")
+  [[ -z $node_pid ]] || cpu_node0=$(cpu_seconds "$node_pid")
   cpu0=$(cpu_seconds "$exporter_pid")
   for ((t = 0; t < window; t += 15)); do
     slow_scrapes "$node_url" "$url"
     sleep 15
   done
-  cpu_node1=$(cpu_seconds "${node_pid:-$exporter_pid}")
+  [[ -z $node_pid ]] || cpu_node1=$(cpu_seconds "$node_pid")
   cpu1=$(cpu_seconds "$exporter_pid")
   read -ra after <<<"$(serving_counters "$url")"
   ((window > 0)) || window=1 # no CPU window asked for: the figures below read 0

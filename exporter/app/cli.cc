@@ -113,13 +113,12 @@ Result<void> ValidateQos(Config& config, const FlagText& text) {
   Result<RemediationMode> mode = ParseRemediationMode(text.remediation);
   if (!mode) return mode.error();  // unreachable past CLI11's check, kept for direct callers
   config.remediation = *mode;
-  auto parsed_poll = ParseDurationFlag("--qos.poll-interval", text.qos_poll,
-                                       {std::chrono::milliseconds(100), std::chrono::hours(1)});
+  const DurationRange poll_range{std::chrono::milliseconds(100), std::chrono::hours(1)};
+  auto parsed_poll = ParseDurationFlag("--qos.poll-interval", text.qos_poll, poll_range);
   if (!parsed_poll) return parsed_poll.error();
   config.qos_poll_interval = *parsed_poll;
   auto parsed_dcqcn_poll =
-      ParseDurationFlag("--qos.dcqcn-poll-interval", text.qos_dcqcn_poll,
-                        {std::chrono::milliseconds(100), std::chrono::hours(1)});
+      ParseDurationFlag("--qos.dcqcn-poll-interval", text.qos_dcqcn_poll, poll_range);
   if (!parsed_dcqcn_poll) return parsed_dcqcn_poll.error();
   config.qos_dcqcn_poll_interval = *parsed_dcqcn_poll;
 
