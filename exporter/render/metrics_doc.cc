@@ -47,7 +47,8 @@ constexpr Area kAreas[] = {
      "The standard `process_*` families every Prometheus client library exports, with the same "
      "names and meaning, for the exporter process itself: read from its own `/proc/self` (not "
      "`--path.procfs`, which names the host's procfs for `tcp_ecn`) by the `process` sample stage "
-     "on the sampler thread, so a scrape reads no file. No series until the first good read."},
+     "on the sampler thread every 5 s (so they are at most 5 s old), and a scrape reads no file. "
+     "No series until the first good read."},
     {"derived", "Derived signals (sampler)",
      "Computed on the sampler thread from consecutive samples (`--sampler.period`), which a "
      "scrape cannot see: per-interval peaks over sliding windows (`window` label, "

@@ -2,10 +2,15 @@
 
 // The process_* figures of the exporter itself (collectors/process_stats.h), read on the sampler
 // thread as a sample stage so the scrape only renders them (the scrape never touches the kernel).
-// Four small reads and one directory listing of the process's own /proc per sample: about 0.1 ms
-// on the 2-core development machine under load (0.04% of a 250 ms period), counted in the budget.
+// A read is four procfs files and a listing of /proc/self/fd, and /proc/self/stat sums the CPU
+// time of every thread (civetweb keeps one per --web.max-connections): read at every 250 ms
+// sample it was over 40 % of the exporter's own CPU (docs/decisions.md, "process_* metrics").
+// So the figures are read every kRefresh and carried into the samples between: a 15 s scrape
+// sees them at most 5 s old, as a client library's would be at most one scrape old.
 
+#include <chrono>
 #include <functional>
+#include <optional>
 #include <string_view>
 
 #include "collectors/process_stats.h"
@@ -18,6 +23,8 @@ class ProcessStage : public SampleStage {
  public:
   using Reader = std::function<Result<ProcessStats>()>;
 
+  static constexpr std::chrono::nanoseconds kRefresh = std::chrono::seconds(5);
+
   /// `read` defaults to ReadProcessStats() of /proc; tests inject fixtures.
   explicit ProcessStage(Reader read = {});
 
@@ -27,6 +34,8 @@ class ProcessStage : public SampleStage {
  private:
   Reader read_;
   FaultLog fault_log_;
+  std::optional<ProcessStats> last_;  // the last successful read, while it is fresh
+  std::chrono::nanoseconds read_at_{};
 };
 
 }  // namespace roceqos

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 
 #include "exporter/render/metrics.h"
@@ -59,6 +60,60 @@ TEST(ProcessStage, FailedReadCountsAnErrorAndLeavesNoFamilies) {
   EXPECT_EQ(ctx.errors[0], ErrorReason::kPermission);
   EXPECT_FALSE(draft.process.has_value());
   EXPECT_EQ(Find(RenderSnapshot(&draft), "process_open_fds"), nullptr);
+}
+
+TEST(ProcessStage, ReadsOncePerRefreshAndCarriesTheFiguresBetween) {
+  int reads = 0;
+  ProcessStats figures = Figures();
+  ProcessStage stage([&]() -> Result<ProcessStats> {
+    ++reads;
+    return figures;
+  });
+  auto run_at = [&](std::chrono::nanoseconds now) {
+    StageContext ctx;
+    ctx.now = now;
+    Snapshot draft;
+    stage.Run(ctx, draft);
+    return draft.process;
+  };
+  const std::chrono::nanoseconds t0 = std::chrono::seconds(100);
+  ASSERT_TRUE(run_at(t0).has_value());
+  figures.cpu_seconds = 2.5;
+  // Samples inside the refresh interval read nothing and keep the last figures.
+  auto carried = run_at(t0 + ProcessStage::kRefresh - std::chrono::milliseconds(1));
+  EXPECT_EQ(reads, 1);
+  ASSERT_TRUE(carried.has_value());
+  EXPECT_DOUBLE_EQ(carried->cpu_seconds, 1.79);
+  auto fresh = run_at(t0 + ProcessStage::kRefresh);
+  EXPECT_EQ(reads, 2);
+  ASSERT_TRUE(fresh.has_value());
+  EXPECT_DOUBLE_EQ(fresh->cpu_seconds, 2.5);
+}
+
+TEST(ProcessStage, AFailedReadIsRetriedAtTheNextSample) {
+  bool fail = false;
+  int reads = 0;
+  ProcessStage stage([&]() -> Result<ProcessStats> {
+    ++reads;
+    if (fail) return MakeError(EMFILE, "open /proc/self/stat: Too many open files");
+    return Figures();
+  });
+  auto run_at = [&](std::chrono::nanoseconds now, StageContext& ctx) {
+    ctx.now = now;
+    Snapshot draft;
+    stage.Run(ctx, draft);
+    return draft.process;
+  };
+  StageContext first, failing, retried;
+  ASSERT_TRUE(run_at(std::chrono::seconds(0), first).has_value());
+  fail = true;
+  // Due again after the refresh; the failure drops the figures instead of carrying them.
+  EXPECT_FALSE(run_at(ProcessStage::kRefresh, failing).has_value());
+  EXPECT_EQ(failing.errors.size(), 1u);
+  fail = false;
+  EXPECT_TRUE(run_at(ProcessStage::kRefresh + std::chrono::milliseconds(250), retried).has_value());
+  EXPECT_EQ(reads, 3);
+  EXPECT_TRUE(retried.errors.empty());
 }
 
 }  // namespace
