@@ -2,11 +2,16 @@
 
 #include <utility>
 
+#include "base/thread_name.h"
+
 namespace roceqos {
 
-PeriodicThread::PeriodicThread(std::chrono::nanoseconds interval, Round round,
+PeriodicThread::PeriodicThread(std::string name, std::chrono::nanoseconds interval, Round round,
                                OnException on_exception)
-    : interval_(interval), round_(std::move(round)), on_exception_(std::move(on_exception)) {}
+    : name_(std::move(name)),
+      interval_(interval),
+      round_(std::move(round)),
+      on_exception_(std::move(on_exception)) {}
 
 PeriodicThread::~PeriodicThread() { Stop(); }
 
@@ -14,7 +19,10 @@ void PeriodicThread::Start() {
   std::lock_guard lock(mu_);
   if (thread_.joinable()) return;
   stop_ = false;
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    NameCurrentThread(name_);
+    Run();
+  });
 }
 
 void PeriodicThread::Stop() {

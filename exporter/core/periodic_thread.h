@@ -10,6 +10,7 @@
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <string>
 #include <thread>
 
 namespace roceqos {
@@ -19,7 +20,9 @@ class PeriodicThread {
   using Round = std::function<void()>;
   using OnException = std::function<void(const std::exception&)>;
 
-  PeriodicThread(std::chrono::nanoseconds interval, Round round, OnException on_exception);
+  /// `name`: the thread's name (base/thread_name.h).
+  PeriodicThread(std::string name, std::chrono::nanoseconds interval, Round round,
+                 OnException on_exception);
   ~PeriodicThread();
   PeriodicThread(const PeriodicThread&) = delete;
   PeriodicThread& operator=(const PeriodicThread&) = delete;
@@ -32,6 +35,7 @@ class PeriodicThread {
   void Run();
   void RunRound();
 
+  std::string name_;
   std::chrono::nanoseconds interval_;
   Round round_;
   OnException on_exception_;

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "base/log_event.h"
+#include "base/thread_name.h"
 #include "collectors/netlink/socket.h"
 
 namespace roceqos {
@@ -436,7 +437,10 @@ bool QosMonitorThread::Start() {
   }
   monitor_ = std::move(*monitor);
   engine_->SetMonitorRunning(true);
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    NameCurrentThread("roceqos-qos-mon");
+    Run();
+  });
   return true;
 }
 

@@ -6,6 +6,7 @@
 #include <exception>
 
 #include "base/log_event.h"
+#include "base/thread_name.h"
 
 namespace roceqos {
 namespace {
@@ -39,7 +40,10 @@ RemediationWorker::RemediationWorker(Options options, std::unique_ptr<QosReader>
   auto initial = std::make_shared<RemediationResults>();
   initial->suspended_reason = remediator_.suspended_reason();  // the state file, loaded above
   results_.Store(std::move(initial));
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    NameCurrentThread("roceqos-enforce");
+    Run();
+  });
 }
 
 RemediationWorker::~RemediationWorker() { Stop(); }

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <exception>
 
+#include "base/thread_name.h"
+
 namespace roceqos {
 namespace {
 
@@ -127,7 +129,10 @@ void RenderAheadThread::Start() {
   std::lock_guard lock(mu_);
   if (thread_.joinable()) return;
   stop_ = false;
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    NameCurrentThread("roceqos-render");
+    Run();
+  });
 }
 
 void RenderAheadThread::Stop() {

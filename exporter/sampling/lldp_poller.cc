@@ -51,7 +51,7 @@ LldpPoller::LldpPoller(LldpPollerOptions options, Netdevs netdevs, Query query)
       netdevs_(std::move(netdevs)),
       query_(query ? std::move(query) : Query(lldp::QueryLldpd)),
       thread_(
-          options_.interval, [this] { PollOnce(); },
+          "roceqos-lldp", options_.interval, [this] { PollOnce(); },
           [this](const std::exception& e) {
             fault_log_.Fault("lldp poller", "exception", e.what(), spdlog::level::err);
           }) {

@@ -7,6 +7,7 @@
 #include <exception>
 
 #include "base/log_event.h"
+#include "base/thread_name.h"
 #include "exporter/core/error_reason.h"
 #include "exporter/sampling/source_call.h"
 
@@ -531,7 +532,10 @@ void Sampler::Start() {
   std::lock_guard lock(mu_);
   if (thread_.joinable()) return;
   stop_ = false;
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    NameCurrentThread("roceqos-sampler");
+    Run();
+  });
 }
 
 void Sampler::Stop() {

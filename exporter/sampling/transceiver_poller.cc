@@ -31,7 +31,7 @@ TransceiverPoller::TransceiverPoller(TransceiverPollerOptions options,
       netdevs_(std::move(netdevs)),
       clock_(clock ? std::move(clock) : Clock(SteadyNow)),
       thread_(
-          options_.interval, [this] { PollOnce(); },
+          "roceqos-xcvr", options_.interval, [this] { PollOnce(); },
           [this](const std::exception& e) {
             // Thread boundary: a round that throws is lost, the poller is not.
             fault_log_.Fault("transceiver poller", "exception", e.what(), spdlog::level::err);

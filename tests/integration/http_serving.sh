@@ -39,8 +39,15 @@ stop_exporter() {
 }
 metric() { in_ns curl -sf "$url/metrics" -o "$work/m" && metric_value "$work/m" "$1"; }
 
-echo "== slow clients"
+echo "== thread names (top -H and perf tell the loops apart)"
 start_exporter --sampler.period=100ms
+names=" $(sort -u /proc/"$pid"/task/*/comm | tr '\n' ' ')"
+for thread in roceqos-sampler roceqos-render roceqos-qos-mon civetweb-worker; do
+  [[ $names == *" $thread "* ]] && pass "a thread is named $thread" ||
+    fail "no thread named $thread among:$names"
+done
+
+echo "== slow clients"
 overruns_before=$(metric roce_exporter_sample_overruns_total)
 samples_before=$(metric roce_exporter_samples_total)
 # The hostile connections are bash /dev/tcp descriptors inside the namespace, held open by a

@@ -1,11 +1,15 @@
 #include <gtest/gtest.h>
+#include <pthread.h>
 
+#include <array>
 #include <cerrno>
 #include <string>
+#include <thread>
 
 #include "base/enum_names.h"
 #include "base/log_event.h"
 #include "base/result.h"
+#include "base/thread_name.h"
 
 namespace roceqos {
 namespace {
@@ -46,6 +50,22 @@ TEST(LogEvent, FieldsSurviveTheRoundTripAndCannotBeForged) {
   EXPECT_EQ(record.fields[0].second, "eth0?evil?1");
   EXPECT_EQ(record.fields[1].first, "errno");
   EXPECT_EQ(record.fields[1].second, "5");
+}
+
+std::string NameOfThreadNamed(std::string_view name) {
+  std::array<char, 32> seen{};
+  std::thread t([&] {
+    NameCurrentThread(name);
+    pthread_getname_np(pthread_self(), seen.data(), seen.size());
+  });
+  t.join();
+  return seen.data();
+}
+
+TEST(ThreadName, NamesTheCallingThreadAndCutsToWhatLinuxKeeps) {
+  EXPECT_EQ(NameOfThreadNamed("roceqos-sampler"), "roceqos-sampler");
+  // 16 characters: pthread_setname_np would refuse it (ERANGE) and leave the old name.
+  EXPECT_EQ(NameOfThreadNamed("roceqos-sampler2"), "roceqos-sampler");
 }
 
 }  // namespace

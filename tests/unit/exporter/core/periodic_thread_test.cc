@@ -1,12 +1,15 @@
 #include "exporter/core/periodic_thread.h"
 
 #include <gtest/gtest.h>
+#include <pthread.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <stdexcept>
+#include <string>
 
 namespace roceqos {
 namespace {
@@ -33,7 +36,7 @@ struct Rounds {
 
 TEST(PeriodicThreadTest, RunsARoundAtOnceAndStopWakesTheWait) {
   Rounds rounds;
-  PeriodicThread thread(hours(1), [&] { rounds.Add(); }, {});
+  PeriodicThread thread("test-periodic", hours(1), [&] { rounds.Add(); }, {});
   thread.Start();
   ASSERT_TRUE(rounds.WaitFor(1));
   const auto before = std::chrono::steady_clock::now();
@@ -46,7 +49,7 @@ TEST(PeriodicThreadTest, AnExceptionLosesTheRoundNotTheThread) {
   Rounds rounds;
   std::atomic<int> exceptions{0};
   PeriodicThread thread(
-      std::chrono::milliseconds(1),
+      "test-periodic", std::chrono::milliseconds(1),
       [&] {
         rounds.Add();
         throw std::runtime_error("round failed");
@@ -63,7 +66,7 @@ TEST(PeriodicThreadTest, AnExceptionLosesTheRoundNotTheThread) {
 
 TEST(PeriodicThreadTest, StartIsIdempotentAndRestartsAfterStop) {
   Rounds rounds;
-  PeriodicThread thread(hours(1), [&] { rounds.Add(); }, {});
+  PeriodicThread thread("test-periodic", hours(1), [&] { rounds.Add(); }, {});
   thread.Start();
   thread.Start();
   ASSERT_TRUE(rounds.WaitFor(1));
@@ -72,6 +75,24 @@ TEST(PeriodicThreadTest, StartIsIdempotentAndRestartsAfterStop) {
   ASSERT_TRUE(rounds.WaitFor(2));
   thread.Stop();
   EXPECT_EQ(rounds.count, 2);
+}
+
+TEST(PeriodicThreadTest, TheRoundsRunOnAThreadCarryingItsName) {
+  Rounds rounds;
+  std::string seen;
+  PeriodicThread thread(
+      "roceqos-xcvr", hours(1),
+      [&] {
+        std::array<char, 16> name{};
+        pthread_getname_np(pthread_self(), name.data(), name.size());
+        seen = name.data();  // written before Add, read after WaitFor: ordered by the mutex
+        rounds.Add();
+      },
+      {});
+  thread.Start();
+  ASSERT_TRUE(rounds.WaitFor(1));
+  thread.Stop();
+  EXPECT_EQ(seen, "roceqos-xcvr");
 }
 
 }  // namespace
