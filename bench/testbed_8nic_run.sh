@@ -36,4 +36,9 @@ kill -0 "$pid" || fail "exporter died during the run"
 rss=$(awk '/VmRSS/ {print $2}' /proc/"$pid"/status)
 hwm=$(awk '/VmHWM/ {print $2}' /proc/"$pid"/status)
 cpu=$(awk -v a="$t0" -v b="$t1" -v s="$s0" -v e="$s1" -v hz="$hz" 'BEGIN { printf "%.2f", 100 * (b - a) / hz / (e - s) }')
+# Where it went: user and system ticks since start of each named thread that used any
+# (docs/operations.md "Which thread uses the CPU"); comm holds no space, so the fields count.
+for task in /proc/"$pid"/task/*; do
+  awk -v name="$(cat "$task/comm")" '$14 + $15 > 0 { print "THREAD " name " user_ticks=" $14 " system_ticks=" $15 }' "$task/stat"
+done
 echo "MEASURE ports=$devices window_s=60 scrapes=$scrapes cpu_percent_of_one_core=$cpu rss_kib=$rss rss_peak_kib=$hwm"

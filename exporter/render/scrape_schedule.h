@@ -6,7 +6,7 @@
 // A scraper is known from its second scrape on (one interval observed). A snapshot published at
 // `now` is the body a scrape gets if it arrives before the next publish (`now + gap`), so it is
 // worth rendering when a predicted arrival lies between `now - slack` and `now + gap + slack`
-// (slack: an eighth of the interval, or the jitter seen between intervals if larger); from the
+// (slack: a 32nd of the interval, or the jitter seen between intervals if larger); from the
 // last prediction on it stays worth rendering until the scraper is gone (3 of its intervals
 // without a scrape). Predictions are the last arrival
 // plus each of the last intervals: one scraper repeats one interval, two Prometheus replicas

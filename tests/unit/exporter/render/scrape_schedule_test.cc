@@ -47,7 +47,7 @@ TEST(ScrapeSchedule, TheWindowCoversOneGapBeforeThePrediction) {
   ScrapeSchedule schedule;
   schedule.Arrived({}, At(seconds(0)));
   schedule.Arrived({}, At(seconds(15)));
-  const milliseconds slack(1875);  // an eighth of the interval
+  const std::chrono::microseconds slack(468750);  // a 32nd of the interval
   EXPECT_EQ(schedule.Due(At(seconds(30) - kGap - slack), kGap).size(), 1u);
   EXPECT_TRUE(schedule.Due(At(seconds(30) - kGap - slack - milliseconds(1)), kGap).empty());
   EXPECT_EQ(schedule.Due(At(seconds(30) - seconds(10) - slack), seconds(10)).size(), 1u)
