@@ -4,6 +4,7 @@
 // (sampler, render worker, QoS monitor, remediation worker, pollers) a thread is and what it
 // costs. Linux keeps 15 characters (TASK_COMM_LEN 16 with the NUL): longer names are cut.
 
+#include <cstddef>
 #include <string_view>
 
 namespace roceqos {

@@ -55,7 +55,7 @@ bool ScrapeSchedule::IsDue(const Scraper& s, TimePoint now, Duration gap) {
   // Prometheus scrapes a target at a fixed offset of its interval; the slack absorbs the
   // connection and the scheduling around it (~470 ms at 15 s, where Prometheus is off by a few
   // ms), or the observed jitter of a looser client. A scrape earlier than that renders on its
-  // path; a late one stays covered below. Each slack of a gap costs one more render per scrape.
+  // path; a late one stays covered below. Every gap of slack is one more render per scrape.
   const Duration slack = std::max(longest / 32, Jitter(s));
   TimePoint latest_prediction = last;
   for (size_t k = 1; k < s.count; ++k) {
