@@ -758,6 +758,9 @@ static int ctl_show(struct seq_file *m, void *v)
 	seq_printf(m, "# fw_latency stats_us=%u qos_us=%u\n",
 		   simnic_fw_latency(port, SIMNIC_FW_STATS),
 		   simnic_fw_latency(port, SIMNIC_FW_QOS));
+	seq_printf(m, "# fw_sleep count=%lld error_ns=%lld\n",
+		   (long long)atomic64_read(&port->fw_sleeps),
+		   (long long)atomic64_read(&port->fw_sleep_error_ns));
 	seq_printf(m, "# frames fw_lldp=%s rx_frames=%lld fw_lldp_rx=%lld fw_lldp_tx=%lld\n",
 		   READ_ONCE(port->fw_lldp) ? "on" : "off",
 		   (long long)atomic64_read(&port->rx_frames),

@@ -244,6 +244,8 @@ struct simnic_port {
 	struct dentry *dbg_dir;
 	/* fw.c: per-read firmware latency, us; -1 follows the module parameter */
 	int fw_latency_us[SIMNIC_FW_KINDS];
+	atomic64_t fw_sleeps;	      /* sleeps of up to 20 ms taken */
+	atomic64_t fw_sleep_error_ns; /* their sum of (slept - modelled) */
 	struct delayed_work flap_work;
 	struct delayed_work ib_event_work;
 	bool registered;
