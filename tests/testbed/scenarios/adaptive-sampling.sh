@@ -5,9 +5,10 @@
 # <= 1 % with every port idle and <= 2 % with all 8 carrying RoCE traffic, and an rx PFC storm on
 # prio 3 is confirmed (the exporter's "PFC storm" log line) within 2 s of its start on an idle
 # port and within 1 s on a busy one, started at a random phase of the port's schedule. Under TCG
-# one 2 ms read costs the exporter ~2.5 ms (bench/testbed_read_cost.sh), which the schedule pays for with
-# longer periods, so the checks allow TCG margins (below); docs/performance.md reports the
-# measured figures against the targets. CHECK=0 only measures (bench/testbed_sampling_cost.sh).
+# one 2 ms read costs the exporter ~2.5 ms (bench/testbed_read_cost.sh), which the schedule pays
+# for with longer periods, so the checks allow TCG margins (below); docs/performance.md reports
+# the measured figures against the targets. CHECK=0 only measures (the command is in
+# docs/performance.md, "Sampling cost on the node").
 # Prints ADAPTIVE_SAMPLING lines (testbed_reset reloads simnic with its defaults afterwards).
 require exporter simnic
 fw_us=${FW_US:-2000}
