@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <string_view>
 
 #include "base/regular_file.h"
 
@@ -28,6 +29,15 @@ std::string JsonString(const std::string& s) {
     out += c;
   }
   return out + "\"";
+}
+
+// The file's strings are names the exporter wrote: device identities ("pci:<address>",
+// "netdev:<name>"), netdev names and hex fingerprints. Any other byte (a control character, or
+// one yaml-cpp would read as part of a UTF-8 sequence) cannot round-trip through the JSON writer,
+// so the file is refused rather than loaded as something else; enforce then stays suspended
+// (state_unreadable) instead of starting from a history it cannot trust.
+bool PrintableAscii(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
 }
 
 Error ErrnoError(const std::string& what) {
@@ -93,6 +103,7 @@ Result<PersistedDevice> ParseDevice(const YAML::Node& node, const std::string& w
   if (!seen) return seen.error();
   if (*attempts < 0 || *attempts > 1000000)
     return MakeError(EINVAL, where + ": attempts out of range");
+  if (!PrintableAscii(*hash)) return MakeError(EINVAL, where + ": policy_hash is not printable");
   d.policy_hash = *hash;
   d.attempts = *attempts;
   d.gave_up = *gave_up;
@@ -101,6 +112,7 @@ Result<PersistedDevice> ParseDevice(const YAML::Node& node, const std::string& w
   d.last_seen = *seen;
   if (const YAML::Node netdev = node["netdev"]; netdev && netdev.IsScalar())
     d.netdev = netdev.Scalar();
+  if (!PrintableAscii(d.netdev)) return MakeError(EINVAL, where + ": netdev is not printable");
   return d;
 }
 
@@ -116,6 +128,9 @@ Result<PersistedState> ParseDevices(const YAML::Node& devices, int version,
   for (const auto& entry : devices) {
     if (!entry.first.IsScalar()) return MakeError(EINVAL, path + ": a device key is not a string");
     const std::string key = entry.first.Scalar();
+    // Checked before the key is quoted in any message: it may hold any byte.
+    if (!PrintableAscii(key))
+      return MakeError(EINVAL, path + ": a device key is not printable ASCII");
     auto device = ParseDevice(entry.second, fmt::format("{}: devices.{}", path, key));
     if (!device) return device.error();
     if (version == 1) {

@@ -839,6 +839,37 @@ TEST(StateFile, RoundTripsAndRejectsBadInput) {
   }
 }
 
+// Found by remediation_state_fuzz: a key holding NUL and invalid UTF-8 bytes parsed, but the
+// file written from it did not parse back. A string the writer cannot round-trip is refused.
+TEST(StateFile, RefusesStringsOutsidePrintableAscii) {
+  const std::string device_body =
+      "{\"policy_hash\": \"abc\", \"attempts\": 1, \"gave_up\": false, "
+      "\"apply_in_progress\": true}";
+  auto file = [&](const std::string& key, const std::string& body) {
+    return "{\"version\": 2, \"devices\": {\"" + key + "\": " + body + "}}";
+  };
+  const std::string nul_and_bad_utf8("sim\0\xf0\x01\xa5m0", 8);
+  for (const std::string& text :
+       {file(nul_and_bad_utf8, device_body), file("sim\\u0001", device_body),
+        file("pci:0000:3b:00.0",
+             "{\"netdev\": \"s\\u0000\", \"policy_hash\": \"abc\", "
+             "\"attempts\": 1, \"gave_up\": false, "
+             "\"apply_in_progress\": false}"),
+        file("pci:0000:3b:00.0",
+             "{\"policy_hash\": \"a\\u007f\", \"attempts\": 1, "
+             "\"gave_up\": false, \"apply_in_progress\": false}")}) {
+    auto parsed = ParseRemediationState(text, "f.json");
+    EXPECT_FALSE(parsed.ok()) << text;
+    if (!parsed.ok()) {
+      EXPECT_EQ(parsed.error().message.find('\0'), std::string::npos)
+          << "no raw key in the message";
+    }
+  }
+  auto fine = ParseRemediationState(file("pci:0000:3b:00.0", device_body), "f.json");
+  ASSERT_TRUE(fine.ok()) << fine.error().message;
+  EXPECT_EQ(ParseRemediationState(SerializeRemediationState(*fine), "again").value(), *fine);
+}
+
 // Without its history enforce cannot keep the max-attempts promise: it observes for the rest of
 // the process and says why. The file is left for a human to look at.
 TEST(StateFile, AnUnreadableFileSuspendsEnforceInsteadOfStartingEmpty) {
