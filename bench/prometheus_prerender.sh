@@ -30,6 +30,13 @@ python3 "$here/fleet/synth.py" --template "$here/fleet/node8/bundle.txt" --nodes
 "$exe" --replay "$work/replay/node000.bundle" --web.listen-address=127.0.0.1:$exporter_port \
   2>"$work/exporter.log" &
 pids+=($!)
+for _ in $(seq 60); do
+  curl -sf -o /dev/null "http://127.0.0.1:$exporter_port/-/ready" && break
+  kill -0 "${pids[0]}" 2>/dev/null || break
+  sleep 0.5
+done
+curl -sf -o /dev/null "http://127.0.0.1:$exporter_port/-/ready" ||
+  { echo "the exporter did not come up:" >&2; tail -5 "$work/exporter.log" >&2; exit 1; }
 cat >"$work/prometheus.yml" <<EOF
 global:
   scrape_interval: ${interval}s
@@ -60,6 +67,8 @@ python3 - "$interval" "$duration" "$work/answers" <<'PY'
 import json, sys
 interval, duration, path = sys.argv[1], sys.argv[2], sys.argv[3]
 answers = [json.loads(line) for line in open(path) if line.strip()]
+if any(not a["data"]["result"] for a in answers):
+    sys.exit("Prometheus stored no scrape of the exporter (is port 9885 or 9886 taken?)")
 value = lambda r: int(float(r["value"][1]))
 bodies = {r["metric"]["body"]: value(r) for r in answers[0]["data"]["result"]}
 renders = value(answers[1]["data"]["result"][0])
