@@ -19,10 +19,7 @@ void PeriodicThread::Start() {
   std::lock_guard lock(mu_);
   if (thread_.joinable()) return;
   stop_ = false;
-  thread_ = std::thread([this] {
-    NameCurrentThread(name_);
-    Run();
-  });
+  thread_ = NamedThread(name_, [this] { Run(); });
 }
 
 void PeriodicThread::Stop() {

@@ -437,10 +437,7 @@ bool QosMonitorThread::Start() {
   }
   monitor_ = std::move(*monitor);
   engine_->SetMonitorRunning(true);
-  thread_ = std::thread([this] {
-    NameCurrentThread("roceqos-qos-mon");
-    Run();
-  });
+  thread_ = NamedThread("roceqos-qos-mon", [this] { Run(); });
   return true;
 }
 

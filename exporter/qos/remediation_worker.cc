@@ -40,10 +40,7 @@ RemediationWorker::RemediationWorker(Options options, std::unique_ptr<QosReader>
   auto initial = std::make_shared<RemediationResults>();
   initial->suspended_reason = remediator_.suspended_reason();  // the state file, loaded above
   results_.Store(std::move(initial));
-  thread_ = std::thread([this] {
-    NameCurrentThread("roceqos-enforce");
-    Run();
-  });
+  thread_ = NamedThread("roceqos-enforce", [this] { Run(); });
 }
 
 RemediationWorker::~RemediationWorker() { Stop(); }

@@ -129,10 +129,7 @@ void RenderAheadThread::Start() {
   std::lock_guard lock(mu_);
   if (thread_.joinable()) return;
   stop_ = false;
-  thread_ = std::thread([this] {
-    NameCurrentThread("roceqos-render");
-    Run();
-  });
+  thread_ = NamedThread("roceqos-render", [this] { Run(); });
 }
 
 void RenderAheadThread::Stop() {

@@ -532,10 +532,7 @@ void Sampler::Start() {
   std::lock_guard lock(mu_);
   if (thread_.joinable()) return;
   stop_ = false;
-  thread_ = std::thread([this] {
-    NameCurrentThread("roceqos-sampler");
-    Run();
-  });
+  thread_ = NamedThread("roceqos-sampler", [this] { Run(); });
 }
 
 void Sampler::Stop() {
