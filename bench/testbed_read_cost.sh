@@ -6,7 +6,6 @@
 # The gap between the 0 and 2000 rows is the sleep as the exporter sees it, the 0 row the
 # emulated ioctl itself. Prints MEASURE lines. Figures: docs/performance.md "Sampling cost".
 require exporter simnic
-self_value() { scrape "$TESTBED_WORK/self.prom" && awk -v n="$1" '$1 == n { print $2; f = 1 } END { exit !f }' "$TESTBED_WORK/self.prom"; }
 simnic_load_ports 8
 for n in $(simnic_netdevs); do simnic_ctl "$n" 'rate * 0'; done
 start_exporter --sampler.idle-period=0 --qos.poll-interval=1h --qos.dcqcn-poll-interval=1h
@@ -15,7 +14,7 @@ for us in 0 2000 0 2000 500; do
   for n in $(simnic_netdevs); do simnic_ctl "$n" "fw_latency stats $us"; done
   # The duty cycle covers the last 10 s: a measurement window, not synchronisation.
   sleep 14
-  d=$(self_value roce_exporter_kernel_duty_cycle_ratio) || fail "no duty cycle"
-  p=$(self_value roce_exporter_sample_period_seconds) || fail "no sample period"
+  d=$(metric roce_exporter_kernel_duty_cycle_ratio) || fail "no duty cycle"
+  p=$(metric roce_exporter_sample_period_seconds) || fail "no sample period"
   echo "MEASURE fw_us=$us duty=$d period_s=$p read_us=$(awk -v d="$d" -v p="$p" 'BEGIN { printf "%.0f", d * p / 8 * 1e6 }')"
 done

@@ -17,7 +17,6 @@ check=${CHECK:-1}
 
 # now_s: CLOCK_REALTIME with microseconds (busybox date has no %N), the log's clock.
 now_s() { busybox adjtimex | awk '/tv_sec/ { s = $2 } /tv_usec/ { u = $2 } END { printf "%d.%06d", s, u }'; }
-self_value() { scrape "$TESTBED_WORK/self.prom" && awk -v n="$1" '$1 == n { print $2; f = 1 } END { exit !f }' "$TESTBED_WORK/self.prom"; }
 
 simnic_load_ports 8 fw_stats_latency_us="$fw_us"
 for n in $(simnic_netdevs); do simnic_ctl "$n" 'rate * 0'; done
@@ -35,7 +34,7 @@ duty() {
   # The ratio covers the last 10 s: a measurement window, not synchronisation; 14 s keeps the
   # start (first reads of everything, the QoS engine's first full read) out of it.
   sleep 14
-  d=$(self_value roce_exporter_kernel_duty_cycle_ratio) || fail "no roce_exporter_kernel_duty_cycle_ratio"
+  d=$(metric roce_exporter_kernel_duty_cycle_ratio) || fail "no roce_exporter_kernel_duty_cycle_ratio"
   echo "ADAPTIVE_SAMPLING fw_us=$fw_us state=$1 duty_cycle_percent=$(awk -v d="$d" 'BEGIN { printf "%.2f", d * 100 }')"
   [ "$check" = 1 ] || return 0
   awk -v d="$d" -v l="$2" 'BEGIN { exit !(d > 0 && d <= l) }' || fail "$1 duty cycle $d above $2"
