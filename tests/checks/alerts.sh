@@ -185,30 +185,44 @@ before=$failures
 if "$tool" render --out "$thr" --storm-critical-after 2m --storm-critical-episodes 5 \
   --storm-critical-window 30m --discards-critical-rate 0.5 --discards-critical-for 10m \
   >"$out/thr.log" 2>&1 && promtool check rules "$thr"/*.yaml >>"$out/thr.log" 2>&1; then
-  rules=$thr/roce_qos.rules.yaml
+  thr_rules=$thr/roce_qos.rules.yaml
   for expected in 'roce_pfc_storm{job=~".*roce.*"} offset 2m == 1' \
     'roce_pfc_storms_total{job=~".*roce.*"} offset 2m == 0' \
     'increase(roce_pfc_storms_total{job=~".*roce.*"}[30m]) >= 5' \
     'rate(roce_prio_discards_total{job=~".*roce.*"}[2m]) >= 0.5' 'has lasted at least 2m' \
     'at least 5 storms within 30m' 'at 0.5/s or more'; do
-    grep -qF -- "$expected" "$rules" || fail "render with other thresholds: no '$expected'"
+    grep -qF -- "$expected" "$thr_rules" || fail "render with other thresholds: no '$expected'"
   done
   # The critical discards rule holds for 10m, its warning keeps for: 0m.
-  fors=$(awk '/- alert: RoceQosLosslessDiscards/ {a = 1} a && /for:/ {print $2; a = 0}' "$rules" | paste -sd' ')
+  fors=$(awk '/- alert: RoceQosLosslessDiscards/ {a = 1} a && /for:/ {print $2; a = 0}' "$thr_rules" | paste -sd' ')
   [[ $fors == "10m 0m" ]] || fail "render --discards-critical-for 10m: for: of the two rules is '$fors'"
   # Nothing but the thresholds moved: the lines without them are the shipped ones.
   keep='offset|>= |lasted|storms|/s or more|for: '
-  changed=$(diff <(grep -vE "$keep" "$root/alerts/roce_qos.rules.yaml") <(grep -vE "$keep" "$rules") |
+  changed=$(diff <(grep -vE "$keep" "$root/alerts/roce_qos.rules.yaml") <(grep -vE "$keep" "$thr_rules") |
     grep -c '^[<>]' || true)
   ((changed == 0)) || fail "render with other thresholds changed $changed other line(s)"
-  grep -vE '^\s*#' "$rules" | grep -qE 'offset 1m|\[15m\]\) >= 3|>= 1$|at 1/s' &&
+  grep -vE '^\s*#' "$thr_rules" | grep -qE 'offset 1m|\[15m\]\) >= 3|>= 1$|at 1/s' &&
     fail "render with other thresholds left a default threshold in the rules"
-  grep -qF '[2m]) > 0' "$rules" || fail "render with other thresholds changed the warning's 2m lookback"
+  grep -qF '[2m]) > 0' "$thr_rules" || fail "render with other thresholds changed the warning's 2m lookback"
   ((failures == before)) &&
     pass "alerttool render --storm-critical-* --discards-critical-*: expressions, for: and annotations substituted; promtool accepts"
 else
   cat "$out/thr.log" >&2
   fail "alerttool render with other thresholds"
+fi
+# The defaults, given explicitly, render the shipped rules byte for byte.
+same=0
+if "$tool" render --out "$out/defaults" --quiet --storm-critical-after 1m --storm-critical-episodes 3 \
+  --storm-critical-window 15m --discards-critical-rate 1 --discards-critical-for 5m; then
+  same=1
+  for f in "${rules[@]}"; do
+    cmp -s "$f" "$out/defaults/$(basename "$f")" || same=0
+  done
+fi
+if ((same)); then
+  pass "alerttool render with the default thresholds given explicitly: the shipped rules, byte for byte"
+else
+  fail "alerttool render with the default thresholds differs from the shipped rules"
 fi
 for bad_value in "--storm-critical-episodes 0" "--storm-critical-after 1x" "--discards-critical-rate -1"; do
   # shellcheck disable=SC2086 # the option and its value, split on purpose
