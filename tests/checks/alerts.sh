@@ -243,6 +243,29 @@ else
   cat "$out/thresholds.log" >&2
   fail "alerttool check-thresholds"
 fi
+# Without the case of a storm seen for 45 s (just short of 1m), the threshold is not pinned below.
+cp -r "$root/alerts" "$out/unpinned"
+python3 - "$out/unpinned/tests/pfc_test.yaml" <<'PY'
+import sys
+import yaml
+path = sys.argv[1]
+with open(path, encoding="utf-8") as f:
+    doc = yaml.safe_load(f)
+for test in doc["tests"]:
+    if test.get("name", "").startswith("a storm seen for 1m by the scrapes"):
+        test["alert_rule_test"] = [c for c in test["alert_rule_test"] if c["eval_time"] != "75s"]
+with open(path, "w", encoding="utf-8") as f:
+    yaml.safe_dump(doc, f, sort_keys=False)
+PY
+"$out/unpinned/alerttool" check-thresholds --alerts-dir "$out/unpinned" \
+  --threshold storm-critical-after >"$out/unpinned.log" 2>&1 || true
+if grep -qF -- "--storm-critical-after 1m -> 45s: no promtool case of RoceQosPfcStorm where it stays below critical" \
+  "$out/unpinned.log" && grep -qF -- "-> 1m15s: RoceQosPfcStorm no longer fires critical" "$out/unpinned.log"; then
+  pass "check-thresholds reports a threshold without a case just short of it"
+else
+  cat "$out/unpinned.log" >&2
+  fail "check-thresholds did not report the missing case just short of --storm-critical-after"
+fi
 
 # --- 7. yamllint (the repository's .yamllint when present)
 if command -v yamllint >/dev/null; then
