@@ -94,6 +94,20 @@ else
   fail "check-tests accepted a rule across the two jobs without a two-job case"
 fi
 
+# docs/fleet.md's two-job scrape configuration (the layout check-tests reads) is one Prometheus
+# accepts.
+mkdir -p "$out/fleet"
+awk '/^## Two jobs/ { s = 1 } s && /^```yaml/ { y = 1; next } y && /^```/ { exit } y' \
+  "$root/docs/fleet.md" >"$out/fleet/prometheus.yml"
+echo '[]' >"$out/fleet/roce-nodes.json"
+if grep -q 'job_name: roce-qos-state' "$out/fleet/prometheus.yml" &&
+  (cd "$out/fleet" && promtool check config prometheus.yml) >"$out/fleet.log" 2>&1; then
+  pass "promtool check config: docs/fleet.md's two-job scrape configuration"
+else
+  cat "$out/fleet.log" >&2
+  fail "docs/fleet.md's two-job scrape configuration is not a valid Prometheus configuration"
+fi
+
 # --- 3. style
 if "$tool" check-style >"$out/style.log" 2>&1; then
   pass "$(cat "$out/style.log")"
