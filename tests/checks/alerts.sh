@@ -7,9 +7,13 @@
 #  3. the conventions promtool does not check (alerts/alerttool check-style): RoceQos* names,
 #     severity critical|warning|info, static summary, templated description, runbook_url whose
 #     file exists with "What to check" / "What to do", the one job selector on every series;
-#  4. the style checker itself rejects broken rules (so a passing 3. means something);
-#  5. alerts/alerttool render produces valid rules with the substitutions applied;
-#  6. yamllint.
+#  4. the style checker itself rejects broken rules (so a passing 3. means something), joins on
+#     job between different metrics among them;
+#  5. alerts/alerttool render produces valid rules with the substitutions applied, the paging
+#     thresholds too, and refuses a bad threshold with a clear error;
+#  6. alerts/alerttool check-thresholds: each paging threshold moved one step either way makes a
+#     promtool case fail (a case just past it, one just short of it);
+#  7. yamllint.
 set -euo pipefail
 source "$(dirname "$0")/../common.bash"
 tool=$root/alerts/alerttool
@@ -50,11 +54,58 @@ fi
 cp -r "$root/alerts" "$out/untested"
 printf '      - record: instance:roce_untested:sum\n        expr: sum without (netdev) (roce_qos_in_sync{job=~".*roce.*"})\n' \
   >>"$out/untested/roce_qos.recording.yaml"
-"$out/untested/alerttool" check-tests --alerts-dir "$out/untested" >"$out/untested.log" 2>&1 || true
+"$out/untested/alerttool" check-tests --alerts-dir "$out/untested" --repo-root "$root" >"$out/untested.log" 2>&1 || true
 if grep -qF "no promql_expr_test reads the recording rule instance:roce_untested:sum" "$out/untested.log"; then
   pass "check-tests reports a recording rule without an expression test"
 else
   fail "check-tests accepted a recording rule without an expression test"
+fi
+# A rule joining a counter (fast job) with QoS state (state job) tested only with one job must be
+# reported: docs/fleet.md's two-job layout is not covered.
+cp -r "$root/alerts" "$out/onejob"
+cat >>"$out/onejob/roce_qos.recording.yaml" <<'EOF'
+      - record: netdev:roce_lossless_discards:rate1m
+        expr: |
+          rate(roce_prio_discards_total{job=~".*roce.*"}[1m])
+          and on (instance, netdev, prio) roce_qos_pfc_enabled{job=~".*roce.*"} == 1
+EOF
+cat >"$out/onejob/tests/onejob_test.yaml" <<'EOF'
+rule_files: [../roce_qos.recording.yaml]
+tests:
+  - interval: 15s
+    input_series:
+      - series: 'roce_prio_discards_total{job="roce-qos-exporter",instance="a",netdev="e",prio="3"}'
+        values: '0+15x8'
+      - series: 'roce_qos_pfc_enabled{job="roce-qos-exporter",instance="a",netdev="e",prio="3"}'
+        values: '1x8'
+    promql_expr_test:
+      - expr: netdev:roce_lossless_discards:rate1m
+        eval_time: 2m
+        exp_samples:
+          - labels: 'netdev:roce_lossless_discards:rate1m{job="roce-qos-exporter",instance="a",netdev="e",prio="3"}'
+            value: 1
+EOF
+"$out/onejob/alerttool" check-tests --alerts-dir "$out/onejob" --repo-root "$root" >"$out/onejob.log" 2>&1 || true
+if grep -qF "netdev:roce_lossless_discards:rate1m reads series of both jobs" "$out/onejob.log" &&
+  grep -qF "with the series in docs/fleet.md's two jobs" "$out/onejob.log"; then
+  pass "check-tests reports a rule across docs/fleet.md's two jobs tested with one job only"
+else
+  cat "$out/onejob.log" >&2
+  fail "check-tests accepted a rule across the two jobs without a two-job case"
+fi
+
+# docs/fleet.md's two-job scrape configuration (the layout check-tests reads) is one Prometheus
+# accepts.
+mkdir -p "$out/fleet"
+awk '/^## Two jobs/ { s = 1 } s && /^```yaml/ { y = 1; next } y && /^```/ { exit } y' \
+  "$root/docs/fleet.md" >"$out/fleet/prometheus.yml"
+echo '[]' >"$out/fleet/roce-nodes.json"
+if grep -q 'job_name: roce-qos-state' "$out/fleet/prometheus.yml" &&
+  (cd "$out/fleet" && promtool check config prometheus.yml) >"$out/fleet.log" 2>&1; then
+  pass "promtool check config: docs/fleet.md's two-job scrape configuration"
+else
+  cat "$out/fleet.log" >&2
+  fail "docs/fleet.md's two-job scrape configuration is not a valid Prometheus configuration"
 fi
 
 # --- 3. style
@@ -89,6 +140,18 @@ groups:
           summary: Static.
           description: '{{ $labels.instance }}'
           runbook_url: https://github.com/roce-qos-exporter/roce_qos_exporter/blob/main/docs/runbooks/RoceQosOtherJob.md
+      - alert: RoceQosJoinsOnJob
+        expr: |
+          roce_prio_discards_total{job=~".*roce.*"} > 0
+          and on (job, instance, netdev, prio) roce_qos_pfc_enabled{job=~".*roce.*"} == 1
+          or roce_pfc_storm{job=~".*roce.*"} == 1
+        for: 0m
+        labels:
+          severity: info
+        annotations:
+          summary: Static.
+          description: '{{ $labels.instance }}'
+          runbook_url: https://github.com/roce-qos-exporter/roce_qos_exporter/blob/main/docs/runbooks/RoceQosJoinsOnJob.md
 EOF
 printf '# RoceQosOtherJob\n\nNo sections.\n' >"$bad/docs/runbooks/RoceQosOtherJob.md"
 printf '# RoceQosOrphan\n## What to check\n## What to do\n' >"$bad/docs/runbooks/RoceQosOrphan.md"
@@ -97,7 +160,9 @@ printf '# RoceQosOrphan\n## What to check\n## What to do\n' >"$bad/docs/runbooks
 for expected in "name does not match" "no explicit for:" "severity 'page'" \
   "summary must be static" "description is not templated" "runbook_url https://example.com" \
   "series roce_pfc_storm without the job selector" "series up without the job selector" \
-  "a job matcher other than" "no '## What to check' section" "RoceQosOrphan.md: no alert"; do
+  "a job matcher other than" "no '## What to check' section" "RoceQosOrphan.md: no alert" \
+  "joins different metrics on (job, instance, netdev, prio)" "\`or\` without on (...)" \
+  "threshold --storm-critical-after: not found"; do
   if grep -qF -- "$expected" "$out/bad.log"; then
     pass "check-style rejects: $expected"
   else
@@ -128,7 +193,95 @@ else
 fi
 "$tool" render --out "$root/alerts" >/dev/null 2>&1 && fail "render accepted alerts/ as output"
 
-# --- 6. yamllint (the repository's .yamllint when present)
+# Paging thresholds: other values land in the expressions, the critical for: and the annotations.
+thr=$out/thresholds
+before=$failures
+if "$tool" render --out "$thr" --storm-critical-after 2m --storm-critical-episodes 5 \
+  --storm-critical-window 30m --discards-critical-rate 0.5 --discards-critical-for 10m \
+  >"$out/thr.log" 2>&1 && promtool check rules "$thr"/*.yaml >>"$out/thr.log" 2>&1; then
+  thr_rules=$thr/roce_qos.rules.yaml
+  for expected in 'roce_pfc_storm{job=~".*roce.*"} offset 2m == 1' \
+    'roce_pfc_storms_total{job=~".*roce.*"} offset 2m == 0' \
+    'increase(roce_pfc_storms_total{job=~".*roce.*"}[30m]) >= 5' \
+    'rate(roce_prio_discards_total{job=~".*roce.*"}[2m]) >= 0.5' 'has lasted at least 2m' \
+    'at least 5 storms within 30m' 'at 0.5/s or more'; do
+    grep -qF -- "$expected" "$thr_rules" || fail "render with other thresholds: no '$expected'"
+  done
+  # The critical discards rule holds for 10m, its warning keeps for: 0m.
+  fors=$(awk '/- alert: RoceQosLosslessDiscards/ {a = 1} a && /for:/ {print $2; a = 0}' "$thr_rules" | paste -sd' ')
+  [[ $fors == "10m 0m" ]] || fail "render --discards-critical-for 10m: for: of the two rules is '$fors'"
+  # Nothing but the thresholds moved: the lines without them are the shipped ones.
+  keep='offset|>= |lasted|storms|/s or more|for: '
+  changed=$(diff <(grep -vE "$keep" "$root/alerts/roce_qos.rules.yaml") <(grep -vE "$keep" "$thr_rules") |
+    grep -c '^[<>]' || true)
+  ((changed == 0)) || fail "render with other thresholds changed $changed other line(s)"
+  grep -vE '^\s*#' "$thr_rules" | grep -qE 'offset 1m|\[15m\]\) >= 3|>= 1$|at 1/s' &&
+    fail "render with other thresholds left a default threshold in the rules"
+  grep -qF '[2m]) > 0' "$thr_rules" || fail "render with other thresholds changed the warning's 2m lookback"
+  ((failures == before)) &&
+    pass "alerttool render --storm-critical-* --discards-critical-*: expressions, for: and annotations substituted; promtool accepts"
+else
+  cat "$out/thr.log" >&2
+  fail "alerttool render with other thresholds"
+fi
+# The defaults, given explicitly, render the shipped rules byte for byte.
+same=0
+if "$tool" render --out "$out/defaults" --quiet --storm-critical-after 1m --storm-critical-episodes 3 \
+  --storm-critical-window 15m --discards-critical-rate 1 --discards-critical-for 5m; then
+  same=1
+  for f in "${rules[@]}"; do
+    cmp -s "$f" "$out/defaults/$(basename "$f")" || same=0
+  done
+fi
+if ((same)); then
+  pass "alerttool render with the default thresholds given explicitly: the shipped rules, byte for byte"
+else
+  fail "alerttool render with the default thresholds differs from the shipped rules"
+fi
+for bad_value in "--storm-critical-episodes 0" "--storm-critical-after 1x" "--discards-critical-rate -1"; do
+  # shellcheck disable=SC2086 # the option and its value, split on purpose
+  if "$tool" render --out "$out/bad-threshold" $bad_value >"$out/bad-threshold.log" 2>&1; then
+    fail "render accepted $bad_value"
+  elif grep -qE "^render: --[a-z-]+ '.*': expected" "$out/bad-threshold.log"; then
+    pass "render refuses $bad_value: $(cat "$out/bad-threshold.log")"
+  else
+    cat "$out/bad-threshold.log" >&2
+    fail "render refused $bad_value without saying why"
+  fi
+done
+
+# --- 6. each paging threshold is pinned by promtool cases on both sides of it
+if "$tool" check-thresholds >"$out/thresholds.log" 2>&1; then
+  pass "$(tail -n1 "$out/thresholds.log")"
+else
+  cat "$out/thresholds.log" >&2
+  fail "alerttool check-thresholds"
+fi
+# Without the case of a storm seen for 45 s (just short of 1m), the threshold is not pinned below.
+cp -r "$root/alerts" "$out/unpinned"
+python3 - "$out/unpinned/tests/pfc_test.yaml" <<'PY'
+import sys
+import yaml
+path = sys.argv[1]
+with open(path, encoding="utf-8") as f:
+    doc = yaml.safe_load(f)
+for test in doc["tests"]:
+    if test.get("name", "").startswith("a storm seen for 1m by the scrapes"):
+        test["alert_rule_test"] = [c for c in test["alert_rule_test"] if c["eval_time"] != "75s"]
+with open(path, "w", encoding="utf-8") as f:
+    yaml.safe_dump(doc, f, sort_keys=False)
+PY
+"$out/unpinned/alerttool" check-thresholds --alerts-dir "$out/unpinned" \
+  --threshold storm-critical-after >"$out/unpinned.log" 2>&1 || true
+if grep -qF -- "--storm-critical-after 1m -> 45s: no promtool case of RoceQosPfcStorm where it stays below critical" \
+  "$out/unpinned.log" && grep -qF -- "-> 1m15s: RoceQosPfcStorm no longer fires critical" "$out/unpinned.log"; then
+  pass "check-thresholds reports a threshold without a case just short of it"
+else
+  cat "$out/unpinned.log" >&2
+  fail "check-thresholds did not report the missing case just short of --storm-critical-after"
+fi
+
+# --- 7. yamllint (the repository's .yamllint when present)
 if command -v yamllint >/dev/null; then
   config=(-d '{extends: default, rules: {document-start: disable, line-length: {max: 120,
     allow-non-breakable-inline-mappings: true}, indentation: {spaces: 2,
