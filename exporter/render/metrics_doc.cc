@@ -124,7 +124,7 @@ std::string GenerateMetricsDoc() {
       "the families of the named groups (one per section below; repeat the parameter for "
       "several), so one job can scrape the fast signals often and another the slow QoS state "
       "seldom. Without `collect[]` the body is everything; an unknown group is a 400 whose body "
-      "names it and the known ones. Prometheus: `params: {collect[]: [derived, ethtool]}` in the "
+      "names it and the known ones. Prometheus: `params: {'collect[]': [derived, ethtool]}` in the "
       "scrape config.\n";
   for (const Area& area : kAreas) AppendArea(out, area.id, area.title, area.intro);
   // Areas added later (QoS, derived signals) appear even before they get an intro here.
