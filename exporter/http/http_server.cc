@@ -682,8 +682,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
     server->impl_->StartThreads();
   } catch (const std::system_error& e) {
     // `server` goes out of scope: its destructor joins the threads that did start.
-    return MakeError(e.code().value(),
-                     fmt::format("cannot start the HTTP server's threads: {}", e.what()));
+    return MakeError(e.code().value(), fmt::format("the HTTP server's threads: {}", e.what()));
   }
   return server;
 }

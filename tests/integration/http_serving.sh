@@ -33,10 +33,10 @@ in_ns() { ip netns exec "$ns" "$@"; }
 in_ns ip link set lo up
 
 url=http://127.0.0.1:9879
-# start_exporter ARGS...: starts the exporter in $ns on 127.0.0.1:9879 (a later
-# --web.listen-address wins) and waits for /-/ready at $url.
+listen=127.0.0.1:9879
+# start_exporter ARGS...: starts the exporter in $ns on $listen and waits for /-/ready at $url.
 start_exporter() {
-  ip netns exec "$ns" "$exe" --web.listen-address=127.0.0.1:9879 --collector.device-include=lo \
+  ip netns exec "$ns" "$exe" --web.listen-address="$listen" --collector.device-include=lo \
     "$@" 2>"$work/exporter.log" &
   pid=$!
   wait_for 20 "/-/ready" in_ns curl -gsf -o /dev/null "$url/-/ready"
@@ -162,19 +162,20 @@ renders=$(metric_value "$work/plain" roce_exporter_scrape_renders_total)
 stop_exporter
 
 echo "== IPv6 listen addresses"
-url='http://[::1]:9879'
-start_exporter --web.listen-address='[::1]:9879'
+url='http://[::1]:9879' listen='[::1]:9879'
+start_exporter
 in_ns curl -gsf -o "$work/v6" "$url/metrics" && grep -q '^roce_exporter_build_info' "$work/v6" &&
   pass "--web.listen-address=[::1]:9879 serves /metrics over IPv6" ||
   fail "no /metrics over [::1]:9879"
 ! in_ns curl -sf -o /dev/null --max-time 2 http://127.0.0.1:9879/metrics &&
   pass "[::1] takes no IPv4" || fail "[::1]:9879 answered on 127.0.0.1"
 stop_exporter
-start_exporter --web.listen-address='[::]:9879'
+listen='[::]:9879'
+start_exporter
 in_ns curl -sf -o /dev/null http://127.0.0.1:9879/metrics &&
   pass "[::]:9879 serves IPv4 (dual stack)" || fail "[::]:9879 does not answer on 127.0.0.1"
 stop_exporter
-url=http://127.0.0.1:9879
+url=http://127.0.0.1:9879 listen=127.0.0.1:9879
 
 echo "== task limits"
 # expect_thread_limit WHAT COMMAND...: COMMAND runs the exporter under a task limit too low for
@@ -182,7 +183,7 @@ echo "== task limits"
 expect_thread_limit() {
   local what=$1 rc=0
   shift
-  timeout 30 "$@" >"$work/limit.log" 2>&1 || rc=$?
+  "$@" >"$work/limit.log" 2>&1 || rc=$?
   if ((rc == 1)) && grep -q 'cannot create a thread' "$work/limit.log" &&
     grep -q 'TasksMax' "$work/limit.log" && grep -q 'pids.max' "$work/limit.log" &&
     grep -q 'ulimit -u' "$work/limit.log"; then
@@ -191,20 +192,18 @@ expect_thread_limit() {
     fail "$what: exit $rc, $(cat "$work/limit.log")"
   fi
 }
-# run_in_cgroup DIR COMMAND...: COMMAND in network namespace $ns and pids cgroup DIR.
-run_in_cgroup() {
-  local dir=$1
-  shift
-  ip netns exec "$ns" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$dir" "$@"
-}
 pids_root=/sys/fs/cgroup/pids
 [[ -f $pids_root/cgroup.procs ]] || pids_root=/sys/fs/cgroup  # cgroup v2: the unified tree
 cg=$pids_root/rq-http-$$
 if mkdir "$cg" 2>/dev/null && [[ -f $cg/pids.max ]]; then
   cleanup_cgroup() { rmdir "$cg" 2>/dev/null || true; }
   trap 'cleanup_cgroup; cleanup_exporter_test' EXIT
+  # COMMAND... after it runs in pids cgroup $cg and network namespace $ns. The cgroup is joined
+  # first: `ip netns exec` mounts the namespace's own /sys.
+  in_cgroup=(sh -c 'echo $$ >"$0/cgroup.procs" && ns=$1 && shift && exec ip netns exec "$ns" "$@"'
+    "$cg" "$ns")
   echo 24 >"$cg/pids.max"
-  run_in_cgroup "$cg" "$exe" --web.listen-address=127.0.0.1:9879 --collector.device-include=lo \
+  "${in_cgroup[@]}" "$exe" --web.listen-address=127.0.0.1:9879 --collector.device-include=lo \
     2>"$work/exporter.log" &
   pid=$!
   wait_for 20 "/-/ready in pids.max=24" in_ns curl -sf -o /dev/null "$url/-/ready" &&
@@ -212,18 +211,18 @@ if mkdir "$cg" 2>/dev/null && [[ -f $cg/pids.max ]]; then
     fail "the exporter does not start with pids.max=24"
   stop_exporter
   echo 3 >"$cg/pids.max"
-  expect_thread_limit "pids.max=3 (the HTTP server's threads)" run_in_cgroup "$cg" "$exe" \
+  expect_thread_limit "pids.max=3 (the HTTP server's threads)" timeout 30 "${in_cgroup[@]}" "$exe" \
     --web.listen-address=127.0.0.1:9879 --collector.device-include=lo
   echo $((tasks - 1)) >"$cg/pids.max"
-  expect_thread_limit "pids.max=$((tasks - 1)) (the last thread to start)" run_in_cgroup "$cg" \
-    "$exe" --web.listen-address=127.0.0.1:9879 --collector.device-include=lo
+  expect_thread_limit "pids.max=$((tasks - 1)) (the last thread to start)" timeout 30 \
+    "${in_cgroup[@]}" "$exe" --web.listen-address=127.0.0.1:9879 --collector.device-include=lo
 else
   echo "note: no pids cgroup to create here; RLIMIT_NPROC only"
 fi
 # RLIMIT_NPROC binds an unprivileged uid only; it counts every thread of that uid.
 chmod o+rx "$work"
 cp "$exe" "$work/exporter" && chmod o+rx "$work/exporter"
-expect_thread_limit "RLIMIT_NPROC=3 for uid 65534" ip netns exec "$ns" prlimit --nproc=3 \
+expect_thread_limit "RLIMIT_NPROC=3 for uid 65534" timeout 30 ip netns exec "$ns" prlimit --nproc=3 \
   setpriv --reuid=65534 --regid=65534 --clear-groups "$work/exporter" \
   --web.listen-address=127.0.0.1:9879 --collector.device-include=lo
 finish http_serving
