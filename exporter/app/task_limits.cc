@@ -35,7 +35,7 @@ std::optional<std::string> PidsCgroupDir(const std::string& proc_self_cgroup,
     const std::string path = line.substr(second + 1);
     std::stringstream list(controllers);
     for (std::string c; std::getline(list, c, ',');) {
-      if (c == "pids") return cgroup_root + "/pids" + path;
+      if (c == "pids") return fmt::format("{}/pids{}", cgroup_root, path);
     }
     if (line.rfind("0::", 0) == 0) unified = cgroup_root + path;
   }

@@ -296,7 +296,7 @@ struct HttpServer::Impl {
   void Stop();
   void RunLoop();
   void HandlerLoop();
-  Done Run(Job job);
+  Done Run(const Job& job);
   HttpResponse Handle(const HttpRequest& request) const;
 
   int NextTimeoutMs() const;
@@ -613,7 +613,7 @@ void HttpServer::Impl::HandlerLoop() {
       job = std::move(jobs.front());
       jobs.pop_front();
     }
-    Done finished = Run(std::move(job));
+    Done finished = Run(job);
     counters->in_flight.fetch_sub(1);
     {
       std::lock_guard lock(mutex);
@@ -624,7 +624,7 @@ void HttpServer::Impl::HandlerLoop() {
   }
 }
 
-Done HttpServer::Impl::Run(Job job) {
+Done HttpServer::Impl::Run(const Job& job) {
   const RequestHead& head = job.head;
   const HttpRequest request{head.method, head.path, head.query, head.accept_encoding};
   HttpResponse response;
