@@ -49,6 +49,8 @@ metric() { in_ns curl -sf "$url/metrics" -o "$work/m" && metric_value "$work/m" 
 
 echo "== tasks at the defaults"
 start_exporter
+# The QoS monitor is the last loop main starts; /-/ready may answer before it.
+wait_for 5 "the QoS monitor thread" grep -qx roceqos-qos-mon /proc/"$pid"/task/*/comm
 tasks=$(ls /proc/"$pid"/task | wc -l)
 ((tasks <= 24)) && pass "the exporter at its defaults runs $tasks tasks (bound 24; TasksMax=64)" ||
   fail "the exporter at its defaults runs $tasks tasks (bound 24): $(cat /proc/"$pid"/task/*/comm | sort | uniq -c | tr '\n' ' ')"
