@@ -1,9 +1,9 @@
 // HTTP request handling (exporter/http/http_server.cc): the input is sent as raw bytes (request
-// line, headers, body) to a server on 127.0.0.1 with the exporter's routes (routes.h); civetweb
-// parses it and the project's dispatcher routes it (exact path, method, HEAD as GET, 404/405/500);
-// /metrics is the real handler, so the query string goes through the collect[] parser.
-// After every input the server must still answer a well-formed request: a bad request may be
-// refused, never take the endpoint down.
+// line, headers, body) to a server on 127.0.0.1 with the exporter's routes (routes.h); the server's
+// event loop reads and parses it (request_head.h) and its dispatcher routes it (exact path, method,
+// HEAD as GET, 404/405/500); /metrics is the real handler, so the query string goes through the
+// collect[] parser. After every input the server must still answer a well-formed request: a bad
+// request may be refused, never take the endpoint down.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -35,7 +35,7 @@ roceqos::HttpServer* Server(int* port) {
         [] { return std::shared_ptr<const roceqos::Snapshot>(); },
         []() -> roceqos::Result<void> { return {}; });
     auto started = roceqos::HttpServer::Start(
-        {.listening_ports = "127.0.0.1:0", .threads = 2, .request_timeout_ms = 200},
+        {.listen_address = "127.0.0.1:0", .handler_threads = 2, .request_timeout_ms = 200},
         std::move(routes));
     if (!started) __builtin_trap();
     server = std::move(*started);

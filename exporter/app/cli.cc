@@ -13,6 +13,7 @@
 #include "exporter/app/subcommands.h"
 #include "exporter/core/build_info.h"
 #include "exporter/http/health.h"
+#include "exporter/http/listen_address.h"
 #include "exporter/render/metrics_doc.h"
 #include "exporter/sampling/sampler.h"
 
@@ -167,12 +168,12 @@ Result<void> ValidateWeb(const Config& config) {
     return Invalid(
         fmt::format("--web.max-requests {} must be 0 (no cap) or more", config.max_requests));
   }
-  // Civetweb starts every worker at once; past a few thousand threads the cap is the host's.
+  // Each open connection is a descriptor and up to 16 KiB of buffer, never a thread.
   if (config.max_connections < 8 || config.max_connections > 4096) {
     return Invalid(
         fmt::format("--web.max-connections {} must be between 8 and 4096", config.max_connections));
   }
-  if (auto listen = CivetListeningPorts(config.listen_address); !listen) return listen.error();
+  if (auto listen = ParseListenAddress(config.listen_address); !listen) return listen.error();
   return {};
 }
 
@@ -279,7 +280,8 @@ Result<void> ValidateDerive(Config& config, double threshold, const std::string&
 
 void AddWebFlags(CLI::App& app, Config& config, FlagText& text) {
   app.add_option("--web.listen-address", config.listen_address,
-                 "Address to serve metrics and health on, [IPv4 host]:port")
+                 "Address to serve metrics and health on, [host]:port: :port (every interface, "
+                 "IPv6 and IPv4), 127.0.0.1:port, [::1]:port, [::]:port")
       ->capture_default_str();
   app.add_option("--web.telemetry-path", config.telemetry_path, "Path of the metrics endpoint")
       ->capture_default_str();
@@ -289,8 +291,8 @@ void AddWebFlags(CLI::App& app, Config& config, FlagText& text) {
                  "Requests handled at once; beyond it 503 at once (0: no cap)")
       ->capture_default_str();
   app.add_option("--web.max-connections", config.max_connections,
-                 "Connections served at once (worker threads, 8..4096); each waits at most 2s "
-                 "for a whole request")
+                 "Connections open at once (8..4096; no thread each); each must send its whole "
+                 "request within 2s; beyond the cap the oldest idle one is closed")
       ->capture_default_str();
   app.add_option("--web.health-max-sample-age", text.health_max_sample_age,
                  "/-/healthy answers 503 once the latest sample is older than this (before the "

@@ -1,10 +1,8 @@
 #include "exporter/app/config.h"
 
-#include <arpa/inet.h>
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <regex>
 
 #include "base/regex_text.h"
@@ -53,33 +51,6 @@ Result<SamplerOptions> MakeSamplerOptions(const Config& config) {
   options.device_exclude_text = config.device_exclude.value_or("");
   options.raw_include = std::move(raw.value());
   return options;
-}
-
-Result<std::string> CivetListeningPorts(std::string_view address) {
-  auto invalid = [&](std::string_view why) {
-    return MakeError(EINVAL, fmt::format("invalid --web.listen-address \"{}\": {}", address, why));
-  };
-  if (!address.empty() && address.front() == '[') {
-    return invalid("IPv6 is not supported by this build's HTTP server (civetweb without IPv6)");
-  }
-  const size_t colon = address.rfind(':');
-  if (colon == std::string_view::npos) return invalid("expected [host]:port");
-  std::string_view host = address.substr(0, colon);
-  const std::string_view port_text = address.substr(colon + 1);
-  unsigned port = 0;
-  auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-  if (port_text.empty() || ec != std::errc() || end != port_text.data() + port_text.size() ||
-      port > 65535) {
-    return invalid("port must be a number 0..65535");
-  }
-  if (host.empty()) return std::to_string(port);
-  if (host == "localhost") host = "127.0.0.1";
-  in_addr parsed{};
-  const std::string host_str(host);
-  if (inet_pton(AF_INET, host_str.c_str(), &parsed) != 1) {
-    return invalid("host must be an IPv4 address, \"localhost\" or empty (all interfaces)");
-  }
-  return fmt::format("{}:{}", host_str, port);
 }
 
 }  // namespace roceqos

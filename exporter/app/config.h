@@ -14,13 +14,13 @@ namespace roceqos {
 
 /// Everything the command line sets. Defaults are the zero-configuration behaviour.
 struct Config {
-  std::string listen_address = ":9879";       // --web.listen-address, [host]:port
-  std::string telemetry_path = "/metrics";    // --web.telemetry-path
-  bool enable_lifecycle = false;              // --web.enable-lifecycle: POST /-/reload allowed
-  int max_requests = 40;                      // --web.max-requests: handled at once, then 503
-  int max_connections = 256;                  // --web.max-connections: civetweb worker threads
-  std::string log_level = "info";             // --log.level: debug|info|warn|error
-  std::string log_format = "logfmt";          // --log.format: logfmt|json
+  std::string listen_address = ":9879";     // --web.listen-address (http/listen_address.h)
+  std::string telemetry_path = "/metrics";  // --web.telemetry-path
+  bool enable_lifecycle = false;            // --web.enable-lifecycle: POST /-/reload allowed
+  int max_requests = 40;                    // --web.max-requests: handled at once, then 503
+  int max_connections = 256;                // --web.max-connections: open at once (no thread each)
+  std::string log_level = "info";           // --log.level: debug|info|warn|error
+  std::string log_format = "logfmt";        // --log.format: logfmt|json
   std::optional<std::string> device_include;  // --collector.device-include (full-match regex)
   std::optional<std::string> device_exclude;  // --collector.device-exclude
   std::optional<std::string> raw_include;     // --collector.ethtool.raw-include
@@ -72,10 +72,5 @@ std::vector<std::string> ConfigWarnings(const Config& config);
 
 /// Sampler options from a validated Config (regexes compiled; they compiled during parsing).
 Result<SamplerOptions> MakeSamplerOptions(const Config& config);
-
-/// --web.listen-address to civetweb's listening_ports syntax: ":9879" -> "9879" (all IPv4
-/// interfaces), "127.0.0.1:9879" unchanged, "localhost:p" -> "127.0.0.1:p". IPv6 is rejected:
-/// Debian's civetweb is built without it (docs/decisions.md, "HTTP: civetweb's C API directly").
-Result<std::string> CivetListeningPorts(std::string_view listen_address);
 
 }  // namespace roceqos

@@ -8,6 +8,7 @@
 #include <exception>
 #include <functional>
 #include <iostream>
+#include <system_error>
 
 #include "base/log_event.h"
 #include "exporter/app/capture.h"
@@ -15,6 +16,7 @@
 #include "exporter/app/enforcer_lock.h"
 #include "exporter/app/storm_guard.h"
 #include "exporter/app/systemd_notify.h"
+#include "exporter/app/task_limits.h"
 #include "exporter/core/build_info.h"
 #include "exporter/core/derived_signals.h"
 #include "exporter/core/fault_log.h"
@@ -239,10 +241,8 @@ int RunExporter(const Config& config) {
   LogEvent(spdlog::level::info, "starting roce_qos_exporter",
            {{"version", kVersion}, {"revision", kGitRevision}});
   Result<SamplerOptions> options = MakeSamplerOptions(config);
-  Result<std::string> listen = CivetListeningPorts(config.listen_address);
-  if (!options || !listen) {
-    LogEvent(spdlog::level::err, "invalid configuration",
-             {{"error", !options ? options.error().message : listen.error().message}});
+  if (!options) {
+    LogEvent(spdlog::level::err, "invalid configuration", {{"error", options.error().message}});
     return 1;
   }
   EnforcerLock enforcer;  // held until the process exits
@@ -265,14 +265,15 @@ int RunExporter(const Config& config) {
     sampler.Wake(change.discovery, change.dcb_changed);
   });
   Result<std::unique_ptr<HttpServer>> server =
-      HttpServer::Start(HttpOptions{.listening_ports = *listen,
-                                    .threads = config.max_connections,
+      HttpServer::Start(HttpOptions{.listen_address = config.listen_address,
+                                    .max_connections = config.max_connections,
                                     .max_requests = config.max_requests},
                         MakeRoutes(config, sampler, cache, **qos), &http_counters);
   if (!server) {
     // Before the sampler starts: a port in use fails fast, without touching any device.
+    const Error& e = server.error();
     LogEvent(spdlog::level::err, "cannot start the HTTP server",
-             {{"error", server.error().message}});
+             {{"error", e.errnum == EAGAIN ? ThreadLimitMessage(e.message) : e.message}});
     return 1;
   }
   render_ahead.Start();
@@ -312,6 +313,12 @@ int main(int argc, char** argv) {
     for (const std::string& warning : ConfigWarnings(cli.config))
       LogEvent(spdlog::level::warn, "configuration warning", {{"warning", warning}});
     return RunExporter(cli.config);
+  } catch (const std::system_error& e) {
+    // std::thread's constructor: EAGAIN from pthread_create is a task limit, named here.
+    const bool task_limit = e.code() == std::errc::resource_unavailable_try_again;
+    std::fprintf(stderr, "roce_qos_exporter: fatal: %s\n",
+                 task_limit ? ThreadLimitMessage(e.what()).c_str() : e.what());
+    return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "roce_qos_exporter: fatal: %s\n", e.what());
     return 1;

@@ -1,9 +1,15 @@
 #pragma once
 
-// The HTTP endpoint: civetweb (Debian libcivetweb) with one dispatcher for every path, so the
-// exporter decides every answer — /metrics with a correct 0.0.4 Content-Type, /-/healthy,
-// /-/ready, 404 for unknown paths, 405 for wrong methods — rather than prometheus-cpp's Exposer,
-// which cannot host extra handlers (docs/decisions.md).
+// The HTTP endpoint: the exporter's own small HTTP/1.1 server, one dispatcher for every path, so
+// the exporter decides every answer: /metrics with a correct 0.0.4 Content-Type, /-/healthy,
+// /-/ready, 404 for unknown paths, 405 for wrong methods (not prometheus-cpp's Exposer, which
+// cannot host extra handlers; not civetweb, which ties one thread to each open connection and is
+// built without IPv6 in Debian: docs/decisions.md, "HTTP: our own event loop").
+//
+// One event-loop thread accepts, reads every request head and writes every answer with
+// non-blocking sockets, so a connection costs a descriptor and a buffer, never a thread: a client
+// that sends half a request or nothing holds no worker. A complete request goes to a small pool of
+// handler threads (renders and gzip run there, off the loop).
 
 #include <array>
 #include <atomic>
@@ -17,9 +23,6 @@
 
 #include "base/result.h"
 #include "exporter/render/metrics.h"
-
-struct mg_context;
-struct mg_connection;
 
 namespace roceqos {
 
@@ -54,17 +57,17 @@ struct HttpRoute {
 /// makes its coding unacceptable (never guess towards compressing).
 bool AcceptsGzip(std::string_view accept_encoding);
 
-/// Civetweb 1.15 serves one connection per worker thread, from the accepted socket to the last
-/// byte; a client that sends half a request holds its worker until request_timeout_ms. So the
-/// defense is many cheap workers (an idle one is a thread blocked in poll()), a short deadline
-/// for the whole request, a bounded head and a cap on concurrent handled requests (fast 503).
-/// Measured figures and the alternatives in docs/decisions.md.
+/// The defense against slow and silent clients is a deadline for the whole request, a bounded
+/// head, a cap on open connections that closes the oldest idle one to admit a new one, and a cap
+/// on requests handled at once (fast 503). Measured figures in docs/decisions.md.
 struct HttpOptions {
-  std::string listening_ports;    // civetweb syntax ("9879", "127.0.0.1:0")
-  int threads = 256;              // --web.max-connections: connections served at once
+  std::string listen_address;     // --web.listen-address syntax (listen_address.h): "127.0.0.1:0"
+  int max_connections = 256;      // --web.max-connections: open at once, then the oldest goes
+  int handler_threads = 4;        // run the route handlers; a request beyond them waits its turn
   int request_timeout_ms = 2000;  // the whole request (head and body) must arrive within this
+  int write_timeout_ms = 30000;   // the whole answer must be taken by the client within this
   int max_requests = 40;          // --web.max-requests: handled at once; beyond it 503 (0: none)
-  int max_request_size = 8192;    // request line + headers; longer gets 413/431 and a close
+  int max_request_size = 8192;    // request line + headers, and a body; longer: 414/431/413
 };
 
 /// Promhttp-style counters of the server, read lock-free by the /metrics renderer.
@@ -84,12 +87,13 @@ class HttpCounters {
 
 class HttpServer {
  public:
-  /// Binds and starts serving. A bind failure (port in use, bad address) is an Error.
+  /// Binds and starts serving. A bind failure (port in use, bad address) is an Error; so is a
+  /// thread that cannot be created (errnum EAGAIN: a task limit, see the message).
   /// `counters`, when given, must outlive the server.
   static Result<std::unique_ptr<HttpServer>> Start(const HttpOptions& options,
                                                    std::vector<HttpRoute> routes,
                                                    HttpCounters* counters = nullptr);
-  ~HttpServer();  // stops accepting and joins civetweb's threads
+  ~HttpServer();  // closes every connection, waits for the handlers running, joins the threads
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
@@ -97,17 +101,9 @@ class HttpServer {
   std::vector<int> ListeningPorts() const;
 
  private:
-  HttpServer(std::vector<HttpRoute> routes, int max_requests, HttpCounters* counters)
-      : routes_(std::move(routes)), max_requests_(max_requests), counters_(counters) {}
-  static int Dispatch(mg_connection* conn, void* self);
-  HttpResponse Handle(const HttpRequest& request) const;
-  HttpResponse Admit(const HttpRequest& request);
-
-  std::vector<HttpRoute> routes_;
-  int max_requests_;
-  HttpCounters own_counters_;  // when the caller passes none
-  HttpCounters* counters_;
-  mg_context* context_ = nullptr;
+  struct Impl;
+  explicit HttpServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace roceqos

@@ -3,8 +3,8 @@
 // The process_* figures of the exporter itself (collectors/process_stats.h), read on the sampler
 // thread as a sample stage so the scrape only renders them (the scrape never touches the kernel).
 // A read is four procfs files and a listing of /proc/self/fd, and /proc/self/stat sums the CPU
-// time of every thread (civetweb keeps one per --web.max-connections): read at every 250 ms
-// sample it was over 40 % of the exporter's own CPU (docs/decisions.md, "process_* metrics").
+// time of every thread: read at every 250 ms sample it was over 40 % of the exporter's own CPU
+// when the HTTP server kept 256 threads (docs/decisions.md, "process_* metrics").
 // So the figures are read every kRefresh and carried into the samples between: a 15 s scrape
 // sees them at most 5 s old, as a client library's would be at most one scrape old.
 

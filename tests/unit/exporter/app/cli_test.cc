@@ -127,7 +127,10 @@ TEST(Cli, BadValuesAreUsageErrors) {
   ExpectUsageError(Parse({"--log.level=verbose"}), "--log.level");
   ExpectUsageError(Parse({"--log.format=xml"}), "--log.format");
   ExpectUsageError(Parse({"--remediation=always"}), "--remediation");
-  ExpectUsageError(Parse({"--web.listen-address=[::]:9879"}), "IPv6");
+  ExpectUsageError(Parse({"--web.listen-address=[fe80::1%eth0]:9879"}), "IPv6");
+  EXPECT_EQ(Parse({"--web.listen-address=[::1]:9879"}).outcome.kind,
+            CliOutcome::Kind::kRunExporter);
+  EXPECT_EQ(Parse({"--web.listen-address=[::]:9879"}).outcome.kind, CliOutcome::Kind::kRunExporter);
   ExpectUsageError(Parse({"--web.listen-address=9879"}), "[host]:port");
   ExpectUsageError(Parse({"--web.listen-address=:99999"}), "port");
   ExpectUsageError(Parse({"--web.listen-address=example.org:80"}), "IPv4");

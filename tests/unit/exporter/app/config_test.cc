@@ -5,20 +5,6 @@
 namespace roceqos {
 namespace {
 
-TEST(CivetListeningPorts, TranslatesListenAddresses) {
-  EXPECT_EQ(CivetListeningPorts(":9879").value(), "9879");
-  EXPECT_EQ(CivetListeningPorts("127.0.0.1:9879").value(), "127.0.0.1:9879");
-  EXPECT_EQ(CivetListeningPorts("localhost:0").value(), "127.0.0.1:0");
-  EXPECT_EQ(CivetListeningPorts("0.0.0.0:80").value(), "0.0.0.0:80");
-}
-
-TEST(CivetListeningPorts, RejectsWhatCivetwebCannotServe) {
-  for (const char* bad : {"", "9879", ":", ":x", ":65536", "[::1]:9879", "host.example:80",
-                          "1.2.3:80", "127.0.0.1:80s"}) {
-    EXPECT_FALSE(CivetListeningPorts(bad).ok()) << bad;
-  }
-}
-
 TEST(MakeSamplerOptions, CompilesRegexesAndCopiesTimings) {
   Config c;
   c.device_include = "veth.*";

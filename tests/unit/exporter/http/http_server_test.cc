@@ -2,6 +2,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -19,13 +20,61 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
+// A connected TCP socket to the loopback address of `family` (-1 when it cannot connect).
+int ConnectLoopback(int family, int port) {
+  const int fd = ::socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  timeval timeout{10, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  sockaddr_storage addr{};
+  socklen_t len = 0;
+  if (family == AF_INET6) {
+    auto* v6 = reinterpret_cast<sockaddr_in6*>(&addr);
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(static_cast<uint16_t>(port));
+    v6->sin6_addr = in6addr_loopback;
+    len = sizeof *v6;
+  } else {
+    auto* v4 = reinterpret_cast<sockaddr_in*>(&addr);
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(static_cast<uint16_t>(port));
+    v4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    len = sizeof *v4;
+  }
+  if (fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&addr), len) == 0) return fd;
+  if (fd >= 0) ::close(fd);
+  return -1;
+}
+
+// GET /metrics over `family`'s loopback; the whole answer ("" when it cannot connect).
+std::string GetOver(int family, int port) {
+  const int fd = ConnectLoopback(family, port);
+  if (fd < 0) return "";
+  const std::string request = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+  ::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+  std::string answer;
+  char buf[4096];
+  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;)
+    answer.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  return answer;
+}
+
+std::vector<HttpRoute> MetricsRoute() {
+  std::vector<HttpRoute> routes;
+  routes.push_back({"/metrics", {"GET"}, [](const HttpRequest&) {
+                      HttpResponse r;
+                      r.body = "up 1\n";
+                      return r;
+                    }});
+  return routes;
+}
+
 std::string Get(int port, const std::string& method, const std::string& path) {
   return HttpExchange(port,
                       method + " " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
 }
 
-// One server for the suite: civetweb's mg_stop() takes ~2 s (its master thread polls with a 2 s
-// quantum), too slow to pay per test.
+// One server for the suite, as the exporter has one.
 class HttpServerTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -44,7 +93,7 @@ class HttpServerTest : public ::testing::Test {
     routes.push_back({"/boom", {"GET"}, [](const HttpRequest&) -> HttpResponse {
                         throw std::runtime_error("handler bug");
                       }});
-    auto server = HttpServer::Start(HttpOptions{.listening_ports = "127.0.0.1:0"}, routes);
+    auto server = HttpServer::Start(HttpOptions{.listen_address = "127.0.0.1:0"}, routes);
     ASSERT_TRUE(server.ok()) << server.error().message;
     server_ = std::move(server.value()).release();
     ASSERT_FALSE(server_->ListeningPorts().empty());
@@ -111,7 +160,7 @@ TEST_F(HttpServerTest, MalformedAndOversizedRequestsGet4xx) {
 }
 
 TEST_F(HttpServerTest, AnOverlongRequestLineIsRefusedAndTheServerStaysUp) {
-  // Longer than max_request_size (8 KiB): civetweb answers 4xx (413/414/431) or just closes.
+  // Longer than max_request_size (8 KiB): a 414 as soon as the line passes the bound.
   const std::string r =
       HttpExchange(port_, "GET /" + std::string(20000, 'a') + " HTTP/1.1\r\nHost: x\r\n\r\n");
   EXPECT_THAT(r, ::testing::AnyOf(::testing::MatchesRegex("HTTP/1\\.[01] 4[0-9][0-9] (.|\r|\n)*"),
@@ -161,9 +210,8 @@ TEST(HttpServer, RequestsBeyondTheCapAreA503AtOnce) {
                     }});
   routes.push_back({"/fast", {"GET"}, [](const HttpRequest&) { return HttpResponse{}; }});
   HttpCounters counters;
-  auto server = HttpServer::Start(
-      HttpOptions{.listening_ports = "127.0.0.1:0", .threads = 8, .max_requests = 1}, routes,
-      &counters);
+  auto server = HttpServer::Start(HttpOptions{.listen_address = "127.0.0.1:0", .max_requests = 1},
+                                  routes, &counters);
   ASSERT_TRUE(server.ok()) << server.error().message;
   const int port = server.value()->ListeningPorts()[0];
   auto slow = std::async(std::launch::async, [&] { return Get(port, "GET", "/slow"); });
@@ -196,12 +244,72 @@ TEST(HttpServer, RequestsBeyondTheCapAreA503AtOnce) {
             5u + std::string("too many concurrent requests (--web.max-requests=1)\n").size());
 }
 
+// The slow-client defense without a thread per connection: 64 connections holding half a request
+// and 64 silent ones, on a server with 2 handler threads, do not delay a scrape.
+TEST(HttpServer, HalfSentAndSilentConnectionsHoldNoHandler) {
+  auto server = HttpServer::Start(
+      HttpOptions{.listen_address = "127.0.0.1:0", .handler_threads = 2}, MetricsRoute());
+  ASSERT_TRUE(server.ok()) << server.error().message;
+  const int port = server.value()->ListeningPorts()[0];
+  std::vector<int> held;
+  for (int i = 0; i < 128; ++i) {
+    held.push_back(ConnectLoopback(AF_INET, port));
+    ASSERT_GE(held.back(), 0);
+    if (i < 64) {
+      const std::string half = "GET /metrics HTTP/1.1\r\nHost: x\r\n";
+      ::send(held.back(), half.data(), half.size(), MSG_NOSIGNAL);
+    }
+  }
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_THAT(GetOver(AF_INET, port), StartsWith("HTTP/1.1 200 "));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(500));
+  for (int fd : held) ::close(fd);
+}
+
+// Past --web.max-connections the oldest connection not in a handler is closed for the new one.
+TEST(HttpServer, PastTheConnectionCapTheOldestIdleConnectionGoes) {
+  auto server = HttpServer::Start(
+      HttpOptions{.listen_address = "127.0.0.1:0", .max_connections = 8}, MetricsRoute());
+  ASSERT_TRUE(server.ok()) << server.error().message;
+  const int port = server.value()->ListeningPorts()[0];
+  std::vector<int> held;
+  for (int i = 0; i < 8; ++i) held.push_back(ConnectLoopback(AF_INET, port));
+  EXPECT_THAT(GetOver(AF_INET, port), StartsWith("HTTP/1.1 200 "));
+  char byte;
+  EXPECT_EQ(::recv(held.front(), &byte, 1, 0), 0) << "the oldest silent connection was closed";
+  for (int fd : held) ::close(fd);
+}
+
+TEST(HttpServer, ServesOnIpv6Loopback) {
+  auto server = HttpServer::Start(HttpOptions{.listen_address = "[::1]:0"}, MetricsRoute());
+  ASSERT_TRUE(server.ok()) << server.error().message;
+  const int port = server.value()->ListeningPorts().at(0);
+  EXPECT_THAT(GetOver(AF_INET6, port), ::testing::EndsWith("\r\n\r\nup 1\n"));
+  EXPECT_EQ(GetOver(AF_INET, port), "") << "[::1] takes no IPv4";
+}
+
+TEST(HttpServer, EveryInterfaceServesIpv4AndIpv6) {
+  for (const char* address : {":0", "[::]:0"}) {
+    auto server = HttpServer::Start(HttpOptions{.listen_address = address}, MetricsRoute());
+    ASSERT_TRUE(server.ok()) << address << ": " << server.error().message;
+    const int port = server.value()->ListeningPorts().at(0);
+    EXPECT_THAT(GetOver(AF_INET, port), StartsWith("HTTP/1.1 200 ")) << address;
+    EXPECT_THAT(GetOver(AF_INET6, port), StartsWith("HTTP/1.1 200 ")) << address;
+  }
+}
+
+TEST(HttpServer, ABadListenAddressIsAnError) {
+  auto server = HttpServer::Start(HttpOptions{.listen_address = "host.example:80"}, {});
+  ASSERT_FALSE(server.ok());
+  EXPECT_THAT(server.error().message, HasSubstr("--web.listen-address"));
+}
+
 TEST(HttpServer, ABusyPortIsAnErrorNotACrash) {
-  auto first = HttpServer::Start(HttpOptions{.listening_ports = "127.0.0.1:0"}, {});
+  auto first = HttpServer::Start(HttpOptions{.listen_address = "127.0.0.1:0"}, {});
   ASSERT_TRUE(first.ok());
   const int port = first.value()->ListeningPorts()[0];
   auto second =
-      HttpServer::Start(HttpOptions{.listening_ports = "127.0.0.1:" + std::to_string(port)}, {});
+      HttpServer::Start(HttpOptions{.listen_address = "127.0.0.1:" + std::to_string(port)}, {});
   ASSERT_FALSE(second.ok());
   EXPECT_THAT(second.error().message, HasSubstr(std::to_string(port)));
 }

@@ -106,7 +106,7 @@ TEST(ServeMetrics, ThroughTheHttpServer) {
                       return ServeMetrics(request, cache);
                     }});
   HttpCounters counters;
-  auto server = HttpServer::Start(HttpOptions{.listening_ports = "127.0.0.1:0"}, routes, &counters);
+  auto server = HttpServer::Start(HttpOptions{.listen_address = "127.0.0.1:0"}, routes, &counters);
   ASSERT_TRUE(server.ok()) << server.error().message;
   const int port = server.value()->ListeningPorts()[0];
   const std::string all = Get(port, "/metrics");
