@@ -15,7 +15,7 @@ constexpr EnumName<RocePortReason> kRocePortReasonNames[] = {
     {RocePortReason::kRule, "rule"},
     {RocePortReason::kAllPorts, "all_ports"},
     {RocePortReason::kConfigured, "configured"},
-    {RocePortReason::kTraffic, "roce_traffic"},
+    {RocePortReason::kTraffic, "traffic"},
     {RocePortReason::kRemembered, "remembered"},
     {RocePortReason::kUnknown, "unknown"},
     {RocePortReason::kNoRoceTraffic, "no_roce_traffic"},

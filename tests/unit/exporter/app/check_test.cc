@@ -128,7 +128,8 @@ TEST(Check, PfcOffOnPriority3ExplainsWhyAndExitsOne) {
                        "                                why: PFC off on priority 3"),
             std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("\n  cnp_802p_prio      UNVERIFIED expected 6\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\n  cnp_802p_prio      UNVERIFIED expected 6\n"), std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("\n  rdma_port mlx5_1/1 ok         ACTIVE\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("actual   []"), std::string::npos);
   EXPECT_NE(r.out.find("why: PFC off on priority 3: RoCE traffic there becomes lossy; expect "
@@ -411,8 +412,9 @@ TEST(Check, AnUndecidableRdmaRuleIsUnknownNotTheDefaults) {
   EXPECT_EQ(text.str().find("pfc"), std::string::npos) << "no field is checked";
   std::ostringstream json;
   EXPECT_EQ(RenderCheckJson(*policy, {nic}, json), kCheckError);
-  EXPECT_NE(json.str().find("\"policy_rule\":\"unresolved\",\"roce_port\":null,\"verdict\":\"unknown\""),
-            std::string::npos)
+  EXPECT_NE(
+      json.str().find("\"policy_rule\":\"unresolved\",\"roce_port\":null,\"verdict\":\"unknown\""),
+      std::string::npos)
       << json.str();
 }
 
