@@ -498,6 +498,7 @@ TrafficLookup KernelTraffic() {
         if (Result<CounterSet> counters = readers->rdma->ReadCounters(port))
           ports.push_back(std::move(*counters));
     std::vector<const CounterSet*> rdma;
+    rdma.reserve(ports.size());
     for (const CounterSet& counters : ports) rdma.push_back(&counters);
     return RoceTrafficOf(ethtool ? &*ethtool : nullptr, rdma);
   };
