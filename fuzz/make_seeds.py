@@ -108,6 +108,7 @@ def text_seeds():
     shutil.copy(ROOT / 'deploy/policy/policy.example.yaml', CORPUS / 'policy_fuzz' / 'seed-example')
     put('policy_fuzz', 'rule', b'version: 1\ndevices:\n  - match: {netdev: "^eth[0-9]+$"}\n'
         b'    policy: {trust: dscp, pfc: [3]}\n')
+    put('policy_fuzz', 'roce-ports-all', b'roce_ports: all\n')
     for name, argv in {'listen': ['--listen', '127.0.0.1:9'], 'check': ['check', '--policy', 'p.yaml'],
                        'bad': ['--period', '-1s'], 'version': ['--version']}.items():
         put('cli_fuzz', name, '\0'.join(argv).encode())

@@ -7,6 +7,9 @@
 #include <ostream>
 
 #include "base/enum_names.h"
+#include "collectors/ethtool.h"
+#include "collectors/rdma.h"
+#include "exporter/qos/roce_port.h"
 #include "exporter/qos/switch_compare.h"
 #include "exporter/sampling/device_selector.h"
 #include "exporter/sampling/lldp_poller.h"
@@ -87,11 +90,14 @@ CheckItem RdmaPortItem(const RdmaPort& port) {
 // Counts of one device's items, and the verdict they give. A device whose effective policy
 // checks no field (rule "none": the defaults do not apply to it) is "not checked", never "in
 // sync": nothing was compared. Its RDMA port items still count (a port that is down is drift).
+// An unconfigured port (not a RoCE port, docs/policy.md "RoCE ports") counts nothing at all: its
+// differences from the defaults are shown, and an unused port need not be ACTIVE.
 struct Tally {
   int drift = 0, failed = 0, unverified = 0;
   bool policy_checked = true;
-  Tally(const std::vector<CheckItem>& items, bool policy_checks_fields)
-      : policy_checked(policy_checks_fields) {
+  bool unconfigured = false;
+  Tally(const std::vector<CheckItem>& items, bool policy_checks_fields, bool not_a_roce_port)
+      : policy_checked(policy_checks_fields), unconfigured(not_a_roce_port) {
     for (const auto& i : items) {
       drift += i.status == FieldStatus::kDrift;
       failed += i.status == FieldStatus::kFailed;
@@ -99,6 +105,7 @@ struct Tally {
     }
   }
   std::string_view Verdict() const {
+    if (unconfigured) return "unconfigured";
     if (drift) return "drift";
     if (failed) return "unknown";
     return policy_checked ? "in_sync" : "not_checked";
@@ -106,12 +113,14 @@ struct Tally {
 };
 
 // The summary counts and the exit code over all devices. `checked` counts every selected device
-// reported; the other four split it by verdict.
+// reported; the other five split it by verdict.
 struct Summary {
-  int checked = 0, in_sync = 0, drift = 0, unknown = 0, not_checked = 0;
+  int checked = 0, in_sync = 0, drift = 0, unknown = 0, not_checked = 0, unconfigured = 0;
   void Add(const Tally& t) {
     ++checked;
-    if (t.drift)
+    if (t.unconfigured)
+      ++unconfigured;
+    else if (t.drift)
       ++drift;
     else if (t.failed)
       ++unknown;
@@ -126,23 +135,59 @@ struct Summary {
     if (unknown) return kCheckError;
     return kCheckInSync;
   }
+  // "2 devices: 1 in sync, 1 unconfigured (no RoCE traffic)": only the verdicts that occur.
+  std::string Text() const {
+    std::string parts;
+    auto add = [&parts](int n, std::string_view what) {
+      if (n) parts += fmt::format("{}{} {}", parts.empty() ? ": " : ", ", n, what);
+    };
+    add(in_sync, "in sync");
+    add(drift, "with drift");
+    add(unknown, "unknown");
+    add(unconfigured, "unconfigured (no RoCE traffic)");
+    add(not_checked, "not checked (no policy field applies)");
+    return fmt::format("{} device{}{}", checked, checked == 1 ? "" : "s", parts);
+  }
 };
 
-void RenderItem(const Style& style, const CheckItem& v, std::ostream& out) {
-  std::string word(StatusWord(v.status));
-  std::string painted = v.status == FieldStatus::kInSync  ? style.Paint(word, "32")
-                        : v.status == FieldStatus::kDrift ? style.Paint(word, "1;31")
-                                                          : style.Paint(word, "33");
+// The longest status word ("UNVERIFIED", "UNREADABLE"): the width of the status column.
+constexpr size_t kStatusWidth = 10;
+
+// The text columns: item names as wide as the longest one of the report ("cnp_802p_prio",
+// "rdma_port mlx5_0/1", "switch dscp_prio"), then the status word, then the values.
+struct Columns {
+  size_t item = 10;
+  size_t Value() const { return 2 + item + 1 + kStatusWidth + 1; }
+};
+
+// The status word of an item. An unconfigured port's differences are not drift: "differs".
+std::string_view ItemWord(FieldStatus status, bool unconfigured) {
+  if (unconfigured && status == FieldStatus::kDrift) return "differs";
+  return StatusWord(status);
+}
+
+void RenderItem(const Style& style, const Columns& columns, bool unconfigured, const CheckItem& v,
+                std::ostream& out) {
+  // Padded before painting: the colour codes take no column.
+  const std::string word = fmt::format("{:<{}}", ItemWord(v.status, unconfigured), kStatusWidth);
+  std::string painted = v.status == FieldStatus::kInSync ? style.Paint(word, "32")
+                        : v.status == FieldStatus::kDrift && !unconfigured
+                            ? style.Paint(word, "1;31")
+                            : style.Paint(word, "33");
   if (v.status == FieldStatus::kInSync) {
-    out << fmt::format("  {:<10} {:<11} {}\n", v.item, painted, v.actual);
+    out << fmt::format("  {:<{}} {} {}\n", v.item, columns.item, painted, v.actual);
     return;
   }
-  out << fmt::format("  {:<10} {:<11} expected {}\n  {:<10} {:<11} actual   {}\n", v.item, painted,
-                     v.expected, "", "", v.actual);
-  if (!v.why.empty()) out << fmt::format("  {:<22} why: {}\n", "", v.why);
+  out << fmt::format("  {:<{}} {} expected {}\n  {:<{}} {:<{}} actual   {}\n", v.item, columns.item,
+                     painted, v.expected, "", columns.item, "", kStatusWidth, v.actual);
+  if (!v.why.empty()) out << fmt::format("{:<{}}why: {}\n", "", columns.Value(), v.why);
 }
 
 std::string TextVerdict(const Style& style, const Tally& t, size_t items) {
+  if (t.unconfigured)
+    return style.Paint("UNCONFIGURED", "33") +
+           fmt::format(" (not a RoCE port; {} of {} items differ from the policy, none counted)",
+                       t.drift, items);
   if (t.drift)
     return style.Paint(fmt::format("DRIFT in {} of {} fields", t.drift, items), "1;31") +
            UnverifiedNote(t.unverified);
@@ -182,7 +227,15 @@ std::string JsonItems(const std::vector<CheckItem>& items) {
   return out + "]";
 }
 
+std::string JsonRocePort(const std::optional<RocePortClass>& port) {
+  if (!port) return "null";
+  return fmt::format("{{\"checked\":{},\"reason\":{},\"detail\":{}}}",
+                     port->checked ? "true" : "false", Json(RocePortReasonName(port->reason)),
+                     Json(port->detail));
+}
+
 std::string JsonDevice(const Device& d, std::string_view rule, const Tally& tally,
+                       const std::optional<RocePortClass>& port,
                        const std::vector<CheckItem>& items) {
   std::string ports = "[";
   for (const auto& p : d.rdma_ports)
@@ -191,9 +244,9 @@ std::string JsonDevice(const Device& d, std::string_view rule, const Tally& tall
   ports += "]";
   return fmt::format(
       "{{\"netdev\":{},\"role\":{},\"pci\":{},\"rdma_ports\":{},\"policy_rule\":{},"
-      "\"verdict\":{},\"items\":{}}}",
+      "\"roce_port\":{},\"verdict\":{},\"items\":{}}}",
       Json(d.name), Json(DeviceRoleName(d.role)), Json(d.pci_address), ports, Json(rule),
-      Json(tally.Verdict()), JsonItems(items));
+      JsonRocePort(port), Json(tally.Verdict()), JsonItems(items));
 }
 
 // A device whose policy rule could not be evaluated has no effective policy to check against: one
@@ -207,23 +260,38 @@ CheckItem UnresolvedItem(const PolicyResolution& resolution) {
           "chosen; no field is checked until the RDMA ports are listed again"};
 }
 
-// One device's items and its tally.
+// One device's items, its tally and whether the policy checks it as a RoCE port.
 struct DeviceReport {
   std::vector<CheckItem> items;
   Tally tally;
+  std::optional<RocePortClass> roce_port;  // nullopt: the policy checks no field
 };
 
-DeviceReport ReportDevice(const PolicyResolution& resolution, const CheckDevice& checked) {
+DeviceReport ReportDevice(const PolicySet& policy, const PolicyResolution& resolution,
+                          const CheckDevice& checked) {
   if (!resolution.resolved) {
     std::vector<CheckItem> items{UnresolvedItem(resolution)};
-    Tally tally(items, true);
-    return {std::move(items), tally};
+    Tally tally(items, true, false);
+    return {std::move(items), tally, std::nullopt};
   }
   const DeviceDrift drift = EvaluateDrift(*resolution.policy, checked.observed);
   std::vector<CheckItem> items = DeviceChecklist(drift, checked.device);
   items.insert(items.end(), checked.switch_items.begin(), checked.switch_items.end());
-  Tally tally(items, !drift.fields.empty());
-  return {std::move(items), tally};
+  std::optional<RocePortClass> roce_port;
+  // One-shot: no memory of earlier runs, so a port is a RoCE port by its state and counters.
+  if (!drift.fields.empty())
+    roce_port = ClassifyRocePort(
+        {resolution.rule, policy.roce_ports, &checked.observed, checked.traffic, {}});
+  Tally tally(items, !drift.fields.empty(), roce_port && !roce_port->checked);
+  return {std::move(items), tally, std::move(roce_port)};
+}
+
+Columns ColumnsFor(const std::vector<DeviceReport>& reports) {
+  Columns columns;
+  for (const DeviceReport& report : reports)
+    for (const CheckItem& item : report.items)
+      columns.item = std::max(columns.item, item.item.size());
+  return columns;
 }
 
 std::string_view AbsenceText(LldpAbsence absence) {
@@ -298,24 +366,30 @@ int RenderCheckReport(const PolicySet& policy, const std::vector<CheckDevice>& d
                       std::ostream& out) {
   Style style{color};
   out << fmt::format("policy: {}\n", policy.source);
-  Summary summary;
+  std::vector<PolicyResolution> resolutions;
+  std::vector<DeviceReport> reports;
   for (const CheckDevice& checked : devices) {
-    const auto& [device, observed, switch_items] = checked;
-    const PolicyResolution resolution = policy.ResolveChecked(device);
-    const auto [items, tally] = ReportDevice(resolution, checked);
+    resolutions.push_back(policy.ResolveChecked(checked.device));
+    reports.push_back(ReportDevice(policy, resolutions.back(), checked));
+  }
+  const Columns columns = ColumnsFor(reports);
+  Summary summary;
+  for (size_t i = 0; i < devices.size(); ++i) {
+    const auto& [items, tally, roce_port] = reports[i];
     summary.Add(tally);
-    out << fmt::format("\n{}: {}\n", DeviceHeadline(device),
+    out << fmt::format("\n{}: {}\n", DeviceHeadline(devices[i].device),
                        TextVerdict(style, tally, items.size()));
     out << fmt::format("  policy rule \"{}\" (fingerprint {}), state fingerprint {}\n",
-                       resolution.rule, PolicyFingerprint(*resolution.policy),
-                       StateFingerprint(observed));
+                       resolutions[i].rule, PolicyFingerprint(*resolutions[i].policy),
+                       StateFingerprint(devices[i].observed));
+    if (roce_port) out << fmt::format("  {}\n", RocePortText(*roce_port));
+    if (tally.unconfigured)
+      out << "  (checked once RoCE traffic moves on it or it is configured; a devices: rule "
+             "naming it, or roce_ports: all, checks it now: docs/policy.md)\n";
     if (items.empty()) out << "  (the policy checks no field of this device)\n";
-    for (const auto& v : items) RenderItem(style, v, out);
+    for (const auto& v : items) RenderItem(style, columns, tally.unconfigured, v, out);
   }
-  out << fmt::format(
-      "\n{} device{} checked: {} in sync, {} with drift, {} unknown, {} not checked\n",
-      summary.checked, summary.checked == 1 ? "" : "s", summary.in_sync, summary.drift,
-      summary.unknown, summary.not_checked);
+  out << fmt::format("\n{}\n", summary.Text());
   return summary.ExitCode();
 }
 
@@ -325,16 +399,18 @@ int RenderCheckJson(const PolicySet& policy, const std::vector<CheckDevice>& dev
   std::string list;
   for (const CheckDevice& checked : devices) {
     const PolicyResolution resolution = policy.ResolveChecked(checked.device);
-    const auto [items, tally] = ReportDevice(resolution, checked);
+    const auto [items, tally, roce_port] = ReportDevice(policy, resolution, checked);
     summary.Add(tally);
-    list += (list.empty() ? "" : ",") + JsonDevice(checked.device, resolution.rule, tally, items);
+    list += (list.empty() ? "" : ",") +
+            JsonDevice(checked.device, resolution.rule, tally, roce_port, items);
   }
   const int code = summary.ExitCode();
   out << fmt::format(
       "{{\"schema_version\":1,\"policy\":{},\"devices\":[{}],\"summary\":{{\"checked\":{},"
-      "\"in_sync\":{},\"drift\":{},\"unknown\":{},\"not_checked\":{}}},\"exit_code\":{}}}\n",
+      "\"in_sync\":{},\"drift\":{},\"unknown\":{},\"not_checked\":{},\"unconfigured\":{}}},"
+      "\"exit_code\":{}}}\n",
       Json(policy.source), list, summary.checked, summary.in_sync, summary.drift, summary.unknown,
-      summary.not_checked, code);
+      summary.not_checked, summary.unconfigured, code);
   return code;
 }
 
@@ -394,9 +470,43 @@ void AddSwitchItems(const LldpLookup& lookup, std::vector<CheckDevice>& devices)
   for (CheckDevice& d : devices) d.switch_items = SwitchChecklist(state, d.device, d.observed);
 }
 
+// The counters are read only where they decide something: a port the defaults check in auto
+// mode that is at factory defaults (as the daemon does).
+bool TrafficDecides(const PolicySet& policy, const CheckDevice& checked) {
+  const PolicyResolution resolution = policy.ResolveChecked(checked.device);
+  if (!resolution.resolved || resolution.rule != "default") return false;
+  if (policy.roce_ports != RocePorts::kAuto) return false;
+  const std::optional<std::string> configured = ConfiguredEvidence(checked.observed);
+  return configured && configured->empty();
+}
+
+// The kernel's RoCE counters of a device: one ETHTOOL_GSTATS (after the names) and one
+// RDMA_NLDEV_CMD_STAT_GET per bound RDMA port, the reads of the daemon's sampler.
+TrafficLookup KernelTraffic() {
+  struct Readers {
+    std::unique_ptr<EthtoolIo> io = MakeKernelEthtoolIo();
+    EthtoolCollector ethtool{*io};
+    std::unique_ptr<RdmaCollector> rdma;
+  };
+  auto readers = std::make_shared<Readers>();
+  if (auto rdma = RdmaCollector::Open()) readers->rdma = std::move(*rdma);
+  return [readers](const Device& device) {
+    Result<CounterSet> ethtool = readers->ethtool.Sample(device.name);
+    std::vector<CounterSet> ports;
+    if (readers->rdma)
+      for (const RdmaPort& port : device.rdma_ports)
+        if (Result<CounterSet> counters = readers->rdma->ReadCounters(port))
+          ports.push_back(std::move(*counters));
+    std::vector<const CounterSet*> rdma;
+    rdma.reserve(ports.size());
+    for (const CounterSet& counters : ports) rdma.push_back(&counters);
+    return RoceTrafficOf(ethtool ? &*ethtool : nullptr, rdma);
+  };
+}
+
 int CheckWithPolicy(const CheckOptions& options, const PolicySet& policy,
                     const Result<Inventory>& inventory, QosReader& reader, std::ostream& out,
-                    std::ostream& err, const LldpLookup& lldp) {
+                    std::ostream& err, const LldpLookup& lldp, const TrafficLookup& traffic) {
   if (!inventory) {
     err << "roce_qos_exporter check: device discovery failed: " << inventory.error().message
         << "\n";
@@ -410,8 +520,10 @@ int CheckWithPolicy(const CheckOptions& options, const PolicySet& policy,
   if (devices->empty()) err << NothingSelected(options.selection, inventory->devices.size());
   Observed<int> tcp_ecn = reader.ReadTcpEcn();
   std::vector<CheckDevice> read;
-  for (const auto& device : *devices)
-    read.push_back(CheckDevice{device, ReadObservedQos(reader, device, tcp_ecn), {}});
+  for (const auto& device : *devices) {
+    read.push_back(CheckDevice{device, ReadObservedQos(reader, device, tcp_ecn), {}, {}});
+    if (traffic && TrafficDecides(policy, read.back())) read.back().traffic = traffic(device);
+  }
   if (lldp) AddSwitchItems(lldp, read);
   if (options.json) return RenderCheckJson(policy, read, out);
   return RenderCheckReport(policy, read, options.color, out);
@@ -420,10 +532,11 @@ int CheckWithPolicy(const CheckOptions& options, const PolicySet& policy,
 }  // namespace
 
 int RunCheckWith(const CheckOptions& options, const Result<Inventory>& inventory, QosReader& reader,
-                 std::ostream& out, std::ostream& err, const LldpLookup& lldp) {
+                 std::ostream& out, std::ostream& err, const LldpLookup& lldp,
+                 const TrafficLookup& traffic) {
   Result<PolicySet> policy = LoadCheckPolicy(options);
   if (!policy) return PolicyError(policy.error(), err);
-  return CheckWithPolicy(options, *policy, inventory, reader, out, err, lldp);
+  return CheckWithPolicy(options, *policy, inventory, reader, out, err, lldp, traffic);
 }
 
 int RunCheck(const CheckOptions& options, std::ostream& out, std::ostream& err) {
@@ -441,7 +554,8 @@ int RunCheck(const CheckOptions& options, std::ostream& out, std::ostream& err) 
     lldp = [&options](const std::vector<std::string>& netdevs) {
       return QueryLldpdOnce(options.lldp_query, netdevs);
     };
-  return CheckWithPolicy(options, *policy, discovery.Discover(), **reader, out, err, lldp);
+  return CheckWithPolicy(options, *policy, discovery.Discover(), **reader, out, err, lldp,
+                         KernelTraffic());
 }
 
 int RunPolicyShowDefault(std::ostream& out) {

@@ -20,6 +20,7 @@
 #include "exporter/qos/drift.h"
 #include "exporter/qos/policy.h"
 #include "exporter/qos/qos_io.h"
+#include "exporter/qos/roce_port.h"
 
 namespace roceqos {
 
@@ -66,6 +67,9 @@ struct CheckDevice {
   ObservedQos observed;
   /// The switch items (SwitchChecklist), after the policy's; empty when LLDP is not asked.
   std::vector<CheckItem> switch_items;
+  /// The port's RoCE counters (exporter/qos/roce_port.h): whether the defaults check it. Unknown
+  /// (not read) counts as "RoCE cannot be ruled out": the port is checked.
+  RoceTraffic traffic{};
 };
 
 /// The switch port's items of one device: "switch" (the neighbour itself: the cabling line),
@@ -94,10 +98,16 @@ Result<std::vector<Device>> SelectCheckDevices(const Inventory& inventory,
 /// The whole subcommand against the kernel: load the policy, discover, read, report.
 int RunCheck(const CheckOptions& options, std::ostream& out, std::ostream& err);
 
+/// A device's RoCE counters, read once (RunCheck reads the kernel's: one ETHTOOL_GSTATS and one
+/// RDMA_NLDEV_CMD_STAT_GET per bound port, as the daemon's sampler does).
+using TrafficLookup = std::function<RoceTraffic(const Device& device)>;
+
 /// The same with injected sources (tests).
-/// `lldp`: the switch items' source; none without it.
+/// `lldp`: the switch items' source; none without it. `traffic`: the RoCE counters; without it
+/// every device's traffic is unknown (so none is left unconfigured).
 int RunCheckWith(const CheckOptions& options, const Result<Inventory>& inventory, QosReader& reader,
-                 std::ostream& out, std::ostream& err, const LldpLookup& lldp = {});
+                 std::ostream& out, std::ostream& err, const LldpLookup& lldp = {},
+                 const TrafficLookup& traffic = {});
 
 /// `policy show-default`: the embedded default policy as YAML; `--config` accepts it back.
 int RunPolicyShowDefault(std::ostream& out);

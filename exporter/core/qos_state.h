@@ -150,12 +150,42 @@ inline constexpr RemediationState kAllRemediationStates[] = {
 inline constexpr std::string_view kEnforceSuspendedReasons[] = {"state_unreadable",
                                                                 "state_unwritable"};
 
+/// Why the embedded default's defaults do or do not check a port (docs/policy.md "RoCE ports").
+/// The defaults apply to every Mellanox PF, but a port at factory defaults that carries no RoCE
+/// (a storage port, an unused second port) is not a RoCE port: it is shown unconfigured and its
+/// differences page nobody.
+enum class RocePortReason : uint8_t {
+  kRule,          // a devices: rule chose the policy: the site named the port
+  kAllPorts,      // roce_ports: all (the site asked for every port)
+  kConfigured,    // not at factory defaults: PFC on, trust dscp, a DSCP entry or a global tclass
+  kTraffic,       // its RoCE counters are above zero (traffic since the driver loaded)
+  kRemembered,    // configured, carrying RoCE or in sync earlier in this process (per PCI function)
+  kUnknown,       // factory defaults or traffic cannot be established (a read failed): checked
+  kNoRoceTraffic  // factory defaults, no RoCE traffic, never seen otherwise: unconfigured
+};
+inline constexpr RocePortReason kAllRocePortReasons[] = {
+    RocePortReason::kRule,         RocePortReason::kAllPorts,   RocePortReason::kConfigured,
+    RocePortReason::kTraffic,      RocePortReason::kRemembered, RocePortReason::kUnknown,
+    RocePortReason::kNoRoceTraffic};
+
+/// The outcome of the RoCE-port test for one device whose policy checks fields.
+struct RocePortClass {
+  bool checked = true;  // false: unconfigured, its verdicts are shown but never drift
+  RocePortReason reason = RocePortReason::kRule;
+  std::string detail;  // what the reason rests on, for `check` and the logs
+  bool operator==(const RocePortClass&) const = default;
+};
+
 struct QosDeviceState {
   ObservedQos observed;
   DeviceDrift drift;
   std::string policy_rule;  // the policy rule that chose the effective policy ("default")
   std::string policy_hash;  // PolicyFingerprint of the effective policy
   std::string state_hash;   // StateFingerprint of the observation
+  /// Whether the device is checked as a RoCE port; nullopt when its policy checks no field (rule
+  /// "none" or unresolved). Unconfigured (checked false): `drift` still holds the verdicts, but
+  /// no drift series is exported and nothing is remediated.
+  std::optional<RocePortClass> roce_port;
   std::map<QosField, uint64_t> drift_events;
   std::chrono::system_clock::time_point last_change{};  // last change of the observed state
   std::chrono::steady_clock::time_point polled_at{};    // last poll (every source, see below)

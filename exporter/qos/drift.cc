@@ -259,6 +259,27 @@ FieldVerdict CheckBuffer(const BufferPolicy& expected, const Observed<QosState>&
   return v;
 }
 
+// No global MOFED traffic_class and no rdma_cm default: nothing sets the ToS of a QP that does
+// not set its own (collectors/host.h RoceTosState::Effective reads it as 0).
+bool TosUnset(const RoceTosState& tos) {
+  return tos.mofed_tclass.ok() && !tos.mofed_tclass.value && !tos.configfs_tos.ok() &&
+         !tos.configfs_tos.failed();
+}
+
+std::string RoceTosImpact(uint8_t expected, bool unset) {
+  if (unset)
+    return fmt::format(
+        "no global traffic_class is set: QPs that set no ToS of their own go out with DSCP 0, "
+        "so no PFC and no DCQCN (QPs that set one, e.g. NCCL_IB_TC={}, are not affected); where "
+        "every application sets its ToS per connection, stop checking it with roce_tos: null "
+        "under the policy's defaults",
+        expected);
+  return fmt::format(
+      "the default ToS differs: QPs that set no ToS of their own go out with a DSCP other than "
+      "the lossless class ({}) and/or without ECT, so no PFC and no DCQCN",
+      expected >> 2);
+}
+
 // The ToS of every RDMA port bound to the netdev must match; the first unreadable or absent port
 // decides the verdict.
 FieldVerdict CheckRoceTos(uint8_t expected, const std::vector<PortTos>& ports) {
@@ -269,6 +290,7 @@ FieldVerdict CheckRoceTos(uint8_t expected, const std::vector<PortTos>& ports) {
   }
   std::string actual;
   bool equal = true;
+  bool unset = false;  // a port whose ToS differs only because no default is set at all
   for (const auto& port : ports) {
     Observed<uint8_t> tos = port.tos.Effective();
     std::string where = fmt::format("{}/{}", port.device, port.port);
@@ -285,13 +307,14 @@ FieldVerdict CheckRoceTos(uint8_t expected, const std::vector<PortTos>& ports) {
       return v;
     }
     equal = equal && tos.value == expected;
-    actual += fmt::format("{}{}={}", actual.empty() ? "" : ", ", where, tos.value);
+    if (TosUnset(port.tos) && tos.value != expected) {
+      unset = true;
+      actual += fmt::format("{}{}=not set", actual.empty() ? "" : ", ", where);
+    } else {
+      actual += fmt::format("{}{}={}", actual.empty() ? "" : ", ", where, tos.value);
+    }
   }
-  Compare(equal, actual,
-          fmt::format("RoCE QPs are created with another ToS: their DSCP ({}) is not the "
-                      "lossless class and/or ECN is not ECT, so no PFC and no DCQCN",
-                      expected >> 2),
-          &v);
+  Compare(equal, actual, RoceTosImpact(expected, unset), &v);
   return v;
 }
 
@@ -516,13 +539,23 @@ void DriftTracker::LogDriftChange(const std::string& netdev, const FieldVerdict&
   if (log.at != std::chrono::system_clock::time_point{} && now - log.at < kLogInterval) return;
   // The transition that brought the field here is part of this line, not an unlogged one.
   const uint64_t unlogged = log.unlogged_transitions > 0 ? log.unlogged_transitions - 1 : 0;
-  LogEvent(drifted ? spdlog::level::warn : spdlog::level::info,
-           drifted ? "qos field drift started" : "qos field drift ended",
-           {{"netdev", netdev},
-            {"field", QosFieldName(verdict.field)},
-            {"expected", verdict.expected},
-            {"actual", verdict.actual},
-            {"unlogged_transitions", unlogged}});
+  if (drifted) {
+    // `why` says what the difference does to RoCE, as `check` does.
+    LogEvent(spdlog::level::warn, "qos field drift started",
+             {{"netdev", netdev},
+              {"field", QosFieldName(verdict.field)},
+              {"expected", verdict.expected},
+              {"actual", verdict.actual},
+              {"why", verdict.impact},
+              {"unlogged_transitions", unlogged}});
+  } else {
+    LogEvent(spdlog::level::info, "qos field drift ended",
+             {{"netdev", netdev},
+              {"field", QosFieldName(verdict.field)},
+              {"expected", verdict.expected},
+              {"actual", verdict.actual},
+              {"unlogged_transitions", unlogged}});
+  }
   log = {drifted, now, 0};
 }
 

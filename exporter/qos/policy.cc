@@ -396,6 +396,13 @@ PolicyMatch ParseSelector(const YAML::Node& node, std::string_view where) {
   return sel;
 }
 
+RocePorts ParseRocePorts(const YAML::Node& node) {
+  const std::string value = ParseString(node, "roce_ports");
+  if (value == RocePortsName(RocePorts::kAuto)) return RocePorts::kAuto;
+  if (value == RocePortsName(RocePorts::kAll)) return RocePorts::kAll;
+  Fail(node, fmt::format("roce_ports: \"{}\" is not one of auto, all", value));
+}
+
 PolicySet ParseDocument(const YAML::Node& root, std::string_view source) {
   if (root.IsNull() || !root.IsDefined()) Fail(root, "empty policy (no YAML document)");
   RequireMap(root, "policy document");
@@ -403,10 +410,12 @@ PolicySet ParseDocument(const YAML::Node& root, std::string_view source) {
   set.source = std::string(source);
 
   std::optional<YAML::Node> defaults, devices;  // Node's operator= aliases; copy-construct
-  ForEachKey(root, "policy document", {"version", "defaults", "devices"},
+  ForEachKey(root, "policy document", {"version", "roce_ports", "defaults", "devices"},
              [&](const std::string& key, const YAML::Node& v) {
                if (key == "version") {
                  if (ParseInt(v, 1, 1, "version") != 1) Fail(v, "version must be 1");
+               } else if (key == "roce_ports") {
+                 set.roce_ports = ParseRocePorts(v);
                } else if (key == "defaults") {
                  defaults.emplace(v);
                } else {

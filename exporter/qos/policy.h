@@ -110,12 +110,21 @@ struct PolicyResolution {
   std::string_view undecided_rule;
 };
 
+/// Which ports the file's `defaults` check (top-level key `roce_ports`, docs/policy.md "RoCE
+/// ports"). Rules are not affected: a device a rule matches is always checked.
+enum class RocePorts : uint8_t {
+  kAuto,  // only RoCE ports (ClassifyRocePort, exporter/qos/roce_port.h); the embedded default
+  kAll,   // every device the defaults apply to, whatever its state
+};
+std::string_view RocePortsName(RocePorts mode);  // "auto", "all"
+
 /// The whole policy: defaults plus rules. The first rule whose selector matches a device wins;
 /// a device no rule matches gets the defaults if DefaultsApplyTo() it, else nothing is checked.
 struct PolicySet {
   QosPolicy defaults;
   std::vector<PolicyRule> rules;
   std::string source;  // "embedded default" or the file path
+  RocePorts roce_ports = RocePorts::kAuto;
 
   /// The effective policy for a device and the rule name that chose it: "default", or "none"
   /// (an empty policy) for a device the defaults do not apply to, or kUnresolvedRule.

@@ -98,7 +98,10 @@ std::string RenderPolicyYaml(const PolicySet& set) {
       "# roce_qos_exporter QoS policy (reference: docs/policy.md).\n"
       "# null = unchecked: no drift series and never remediated.\n"
       "version: 1\n"
-      "defaults:\n";
+      "# auto: the defaults check RoCE ports only (configured, carrying RoCE, or in sync\n"
+      "# before); all: every port they apply to. A devices: rule always checks its ports.\n";
+  out += fmt::format("roce_ports: {}\n", RocePortsName(set.roce_ports));
+  out += "defaults:\n";
   out += RenderQosPolicyYaml(set.defaults, 2);
   if (set.rules.empty()) {
     out += "# Per-device overrides; the first rule whose match fits a device wins.\n";

@@ -18,6 +18,8 @@ bool MatchesNetdevAndPci(const PolicyMatch& match, const Device& device) {
 
 }  // namespace
 
+std::string_view RocePortsName(RocePorts mode) { return mode == RocePorts::kAll ? "all" : "auto"; }
+
 bool PolicyMatch::Matches(const Device& device) const {
   if (!MatchesNetdevAndPci(*this, device)) return false;
   if (rdma_device) {

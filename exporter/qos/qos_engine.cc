@@ -41,6 +41,19 @@ bool WantsRemediation(const DeviceDrift& drift) {
                      [](const FieldVerdict& v) { return v.Drifted() && Remediable(v.field); });
 }
 
+// A port's class is logged when it is first seen and whenever checked or unconfigured changes.
+void LogPortClass(const std::string& netdev, const std::optional<RocePortClass>& before,
+                  const std::optional<RocePortClass>& after) {
+  if (!after || (before && before->checked == after->checked)) return;
+  if (!before && after->checked) return;  // the usual case needs no line
+  LogEvent(after->checked && before ? spdlog::level::warn : spdlog::level::info,
+           after->checked ? "qos port is a RoCE port now: its drift counts"
+                          : "qos port unconfigured: not a RoCE port, its differences page nobody",
+           {{"netdev", netdev},
+            {"reason", RocePortReasonName(after->reason)},
+            {"detail", after->detail}});
+}
+
 DeviceContext MakeContext(const QosEngine::DeviceInput& input, bool driver_ready) {
   const Device& device = *input.device;
   DeviceContext context;
@@ -274,9 +287,18 @@ std::shared_ptr<const QosDeviceState> QosEngine::UpdateDevice(
   const auto& prev = input.previous;
   const auto now = SteadyClock::now();
   const bool policy_changed = !prev || prev->policy_generation != generation;
-  if (poll == PollScope::kNone && !event && !policy_changed) return prev;
-
   auto state = std::make_shared<QosDeviceState>();
+  if (poll == PollScope::kNone && !event && !policy_changed) {
+    // Nothing to read, but RoCE traffic may have started on an unconfigured port: checked now.
+    std::optional<RocePortClass> port = ClassifyPort(input, policy, prev->observed);
+    if (port == prev->roce_port) return prev;
+    *state = *prev;
+    state->roce_port = std::move(port);
+    LogPortClass(device.name, prev->roce_port, state->roce_port);
+    Evaluate(device, policy, *state);
+    return state;
+  }
+
   const auto t = SteadyClock::now();
   if (poll == PollScope::kAll) {
     state->observed = ReadObservedQos(*reader_, device, tcp_ecn);
@@ -297,17 +319,49 @@ std::shared_ptr<const QosDeviceState> QosEngine::UpdateDevice(
   out.kernel_time += SteadyClock::now() - t;
   CollectErrors(state->observed, out.errors);
 
-  auto [effective, rule] = policy.Resolve(device);
-  state->policy_rule = std::string(rule);
-  state->policy_hash = PolicyFingerprint(*effective);
   state->policy_generation = generation;
-  state->drift = EvaluateDrift(*effective, state->observed);
-  state->state_hash = StateFingerprint(state->observed);
-  const auto& history =
-      tracker_.Record(device.name, state->drift, state->state_hash, SystemClock::now());
-  state->drift_events = history.drift_events;
-  state->last_change = history.last_change;
+  state->roce_port = ClassifyPort(input, policy, state->observed);
+  LogPortClass(device.name, prev ? prev->roce_port : std::nullopt, state->roce_port);
+  Evaluate(device, policy, *state);
   return state;
+}
+
+std::optional<RocePortClass> QosEngine::ClassifyPort(const DeviceInput& input,
+                                                     const PolicySet& policy,
+                                                     const ObservedQos& observed) {
+  const Device& device = *input.device;
+  const PolicyResolution resolution = policy.ResolveChecked(device);
+  if (!resolution.resolved || resolution.rule == "none") return std::nullopt;
+  RocePortInput in{resolution.rule, policy.roce_ports, &observed, {}, {}};
+  const std::optional<std::string> configured = ConfiguredEvidence(observed);
+  // The counters are looked at only where they decide something: a port the defaults check in
+  // auto mode and that is not configured.
+  if (resolution.rule == "default" && policy.roce_ports == RocePorts::kAuto &&
+      !(configured && !configured->empty())) {
+    const std::string identity = DeviceIdentity(device);
+    const RoceTraffic traffic = RoceTrafficOf(input.ethtool, input.rdma);
+    roce_ports_.NoteTraffic(identity, traffic);
+    in.traffic = roce_ports_.WithLastKnown(identity, traffic);
+    in.remembered = roce_ports_.Remembered(identity);
+  }
+  return ClassifyRocePort(in);
+}
+
+void QosEngine::Evaluate(const Device& device, const PolicySet& policy, QosDeviceState& state) {
+  const auto [effective_policy, rule] = policy.Resolve(device);
+  const QosPolicy& effective = *effective_policy;
+  state.policy_rule = std::string(rule);
+  state.policy_hash = PolicyFingerprint(effective);
+  state.drift = EvaluateDrift(effective, state.observed);
+  state.state_hash = StateFingerprint(state.observed);
+  if (state.roce_port) roce_ports_.Learn(DeviceIdentity(device), *state.roce_port, state.drift);
+  // An unconfigured port's differences are not drift: its history neither counts nor logs them,
+  // and once it is a RoCE port they count as entries into drift.
+  const bool checked = !state.roce_port || state.roce_port->checked;
+  const auto& history = tracker_.Record(device.name, checked ? state.drift : DeviceDrift{},
+                                        state.state_hash, SystemClock::now());
+  state.drift_events = history.drift_events;
+  state.last_change = history.last_change;
 }
 
 void QosEngine::Remediate(const std::vector<DeviceInput>& devices,
@@ -385,12 +439,7 @@ void QosEngine::AdoptRead(const Device& device, const PolicySet& policy,
                           const RemediationOutcome& outcome, QosDeviceState& state) {
   state.observed = *outcome.read;
   state.observed_at = outcome.read_at;
-  state.drift = EvaluateDrift(*policy.Resolve(device).first, state.observed);
-  state.state_hash = StateFingerprint(state.observed);
-  const auto& history =
-      tracker_.Record(device.name, state.drift, state.state_hash, SystemClock::now());
-  state.drift_events = history.drift_events;
-  state.last_change = history.last_change;
+  Evaluate(device, policy, state);
 }
 
 void QosEngine::PostPass(const std::vector<DeviceInput>& devices, const Output& out,
@@ -411,6 +460,10 @@ void QosEngine::PostPass(const std::vector<DeviceInput>& devices, const Output& 
     item.device = devices[i].device;
     // Aliases the policy set: the effective policy lives as long as the worker holds the item.
     item.policy = std::shared_ptr<const QosPolicy>(policy, resolution.policy);
+    // An unconfigured port is not a RoCE port: nothing of the defaults is written to it.
+    static const auto kNothingWritten = std::make_shared<const QosPolicy>();
+    if (out.devices[i]->roce_port && !out.devices[i]->roce_port->checked)
+      item.policy = kNothingWritten;
     item.state = out.devices[i];
     item.now = SteadyClock::now();
     pass.items.push_back(std::move(item));

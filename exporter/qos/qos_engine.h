@@ -26,6 +26,7 @@
 #include "exporter/qos/qos_io.h"
 #include "exporter/qos/remediate.h"
 #include "exporter/qos/remediation_worker.h"
+#include "exporter/qos/roce_port.h"
 
 namespace roceqos {
 
@@ -105,6 +106,10 @@ class QosEngine {
     std::shared_ptr<const Device> device;
     std::shared_ptr<const QosDeviceState> previous;  // from the last snapshot; null if new
     StormGuard storm = StormGuard::kUnknown;         // from the storm state machine
+    /// This sample's counters (the draft's; valid during Update): whether RoCE traffic moves on
+    /// the device decides whether the defaults check it (roce_port.h). Null: not read.
+    const CounterSet* ethtool = nullptr;
+    std::vector<const CounterSet*> rdma{};
   };
   struct Output {
     std::vector<std::shared_ptr<const QosDeviceState>> devices;  // parallel to the input
@@ -144,6 +149,12 @@ class QosEngine {
   /// Takes the worker's read as the device's observation: drift and history follow it.
   void AdoptRead(const Device& device, const PolicySet& policy, const RemediationOutcome& outcome,
                  QosDeviceState& state);
+  /// Whether the defaults check the device (roce_port.h), from its observation, its counters and
+  /// what this process saw of it; nullopt when its policy checks no field.
+  std::optional<RocePortClass> ClassifyPort(const DeviceInput& input, const PolicySet& policy,
+                                            const ObservedQos& observed);
+  /// Drift, fingerprints and history of a state whose observation and class are set.
+  void Evaluate(const Device& device, const PolicySet& policy, QosDeviceState& state);
   /// Whether a pass has run past the deadline; logs the start and the end of that, once each.
   bool ApplyStuck();
   /// The sampler's half of remediation: shows the worker's outcomes, posts the next pass.
@@ -158,6 +169,7 @@ class QosEngine {
   std::unique_ptr<QosReader> reader_;
   std::unique_ptr<RemediationWorker> worker_;  // null when remediation is off
   DriftTracker tracker_;                       // sampler thread only
+  RocePortMemory roce_ports_;                  // sampler thread only
   // Sampler thread only: devices evaluated since the last pass was posted (none is posted while
   // one is stuck), the device set that pass named, and the stuck pass being reported.
   std::set<std::string> owed_;

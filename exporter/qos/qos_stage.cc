@@ -26,6 +26,9 @@ void QosStage::Run(StageContext& ctx, Snapshot& draft) {
         input.previous = prev->qos;
     }
     input.storm = storm_ ? storm_(d) : StormGuard::kUnknown;
+    // Whether RoCE moves on the port, from what this sample read (no kernel call of its own).
+    if (d.ethtool) input.ethtool = &d.ethtool->counters;
+    for (const RdmaPortSample& port : d.rdma) input.rdma.push_back(&port.counters);
     inputs.push_back(std::move(input));
   }
   QosEngine::Output out = engine_->Update(inputs);

@@ -12,6 +12,7 @@
 
 #include "exporter/core/qos_state.h"
 #include "exporter/qos/remediate.h"
+#include "exporter/qos/roce_port.h"
 #include "exporter/render/metric_family_builder.h"
 #include "exporter/render/metrics.h"
 
@@ -48,6 +49,7 @@ struct QosFamilies {
   FamilyBuilder absent{FindMetric("roce_qos_observed_absent")};
   FamilyBuilder unreadable{FindMetric("roce_qos_observed_unreadable")};
   FamilyBuilder in_sync{FindMetric("roce_qos_in_sync")};
+  FamilyBuilder unconfigured{FindMetric("roce_qos_port_unconfigured")};
   FamilyBuilder drift_events{FindMetric("roce_qos_drift_events_total")};
   FamilyBuilder last_change{FindMetric("roce_qos_last_change_timestamp_seconds")};
   FamilyBuilder policy_info{FindMetric("roce_qos_policy_info")};
@@ -94,6 +96,7 @@ struct QosFamilies {
                              &absent,
                              &unreadable,
                              &in_sync,
+                             &unconfigured,
                              &drift_events,
                              &last_change,
                              &policy_info,
@@ -236,8 +239,13 @@ void RenderRemediations(std::string_view netdev, const QosDeviceState& q, Remedi
     f.remediations.Add({netdev, key.first, key.second}, static_cast<double>(count));
 }
 
-void RenderDrift(std::string_view netdev, const QosDeviceState& q, RemediationMode mode,
-                 QosFamilies& f) {
+// An unconfigured port (not a RoCE port, docs/policy.md "RoCE ports") exports no verdict series:
+// its differences from the defaults are not drift, and `check` shows them as such.
+void RenderVerdicts(std::string_view netdev, const QosDeviceState& q, QosFamilies& f) {
+  if (q.roce_port && !q.drift.fields.empty())
+    f.unconfigured.Add({netdev, RocePortReasonName(q.roce_port->reason)},
+                       q.roce_port->checked ? 0 : 1);
+  if (q.roce_port && !q.roce_port->checked) return;
   for (const FieldVerdict& v : q.drift.fields) {
     const std::string_view field = QosFieldName(v.field);
     if (v.Known()) f.drift.Add({netdev, field}, v.Drifted() ? 1 : 0);
@@ -251,6 +259,11 @@ void RenderDrift(std::string_view netdev, const QosDeviceState& q, RemediationMo
     if (p.status == FieldStatus::kInSync || p.status == FieldStatus::kDrift)
       f.dcqcn_param_drift.Add({netdev, DcqcnRoleName(p.role), p.name},
                               p.status == FieldStatus::kDrift ? 1 : 0);
+}
+
+void RenderDrift(std::string_view netdev, const QosDeviceState& q, RemediationMode mode,
+                 QosFamilies& f) {
+  RenderVerdicts(netdev, q, f);
   for (const auto& [field, count] : q.drift_events)
     f.drift_events.Add({netdev, QosFieldName(field)}, static_cast<double>(count));
   f.last_change.Add({netdev}, UnixSeconds(q.last_change));

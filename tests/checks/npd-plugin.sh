@@ -99,7 +99,11 @@ drift_report() { # DEVICES: "name field,field" per argument, then the in-sync co
   done
   for ((i = 0; i < synced; i++)); do printf '\nsync%d (pf 0000:3c:00.%d, mlx5_9/1, up): in sync\n  pfc        ok          [3]\n' $i $i; done
   echo ""
-  echo "$(($# + synced)) devices checked: $synced in sync, $# with drift, 0 unknown"
+  local parts=""
+  ((synced)) && parts="$synced in sync"
+  ((synced)) && (($#)) && parts+=", "
+  (($#)) && parts+="$# with drift"
+  echo "$(($# + synced)) devices: $parts"
 }
 drift_report 1 "ens1f0np0 pfc,dscp_prio" "ens1f1np1 roce_tos" >"$work/drift.txt"
 stub drift 1 "cat '$work/drift.txt'"
@@ -110,7 +114,7 @@ drift_report 0 "${many[@]}" >"$work/many.txt"
 stub many 1 "cat '$work/many.txt'"
 expect_run "40 drifted devices (cut by the wrapper)" NonOK \
   '^drift on 40 of 40: ens1f0np0 pfc,dscp_prio,roce_tos; .*\.\.\.$' "$(ROCE_QOS_EXPORTER=$work/many npd_run)"
-stub unverified 1 "printf 'policy: x\n\nsim0 (pf, up): DRIFT in 1 of 3 fields\n  buffer     UNVERIFIED  expected x\n  pfc        DRIFT       expected [3]\n  mtu        ok          4200\n\n1 device checked: 0 in sync, 1 with drift, 0 unknown\n'"
+stub unverified 1 "printf 'policy: x\n\nsim0 (pf, up): DRIFT in 1 of 3 fields\n  buffer     UNVERIFIED  expected x\n  pfc        DRIFT       expected [3]\n  mtu        ok          4200\n\n1 device: 1 with drift\n'"
 expect_run "an UNVERIFIED field is not listed as drift" NonOK '^drift on 1 of 1: sim0 pfc$' \
   "$(ROCE_QOS_EXPORTER=$work/unverified npd_run)"
 stub hang 0 "sleep 30"

@@ -36,8 +36,8 @@ status=$?
 
 case $status in
   0)
-    # "N devices checked: ..." or "no RoCE device selected ...".
-    say "in sync: $(printf '%s\n' "$report" | grep -E '^(no RoCE device|[0-9]+ devices? checked)' | head -n 2)"
+    # "N devices: ..." or "no RoCE device selected ...".
+    say "in sync: $(printf '%s\n' "$report" | grep -E '^(no RoCE device|[0-9]+ devices?(:|$))' | head -n 2)"
     exit 0
     ;;
   1)
@@ -45,7 +45,7 @@ case $status in
     # "  <field>  DRIFT ...": list the drifted fields per device (UNVERIFIED fields, whose source
     # the device lacks, are not drift).
     summary=$(printf '%s\n' "$report" | awk '
-      /^[0-9]+ devices? checked/ { total = $1; next }
+      /^[0-9]+ devices?(:|$)/ { total = $1; next }
       /^[^ ].*: DRIFT in / { dev = $1; devs++; order[devs] = dev; next }
       /^[^ ].*: / { dev = ""; next }
       dev != "" && $2 == "DRIFT" { f[dev] = f[dev] (f[dev] == "" ? "" : ",") $1 }

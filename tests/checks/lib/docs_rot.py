@@ -44,6 +44,8 @@ NOT_METRICS = {
     "roce_qos_exporter": "the binary",
     "roce_qos": "the alert rule file's stem",
     "roce_tos": "the policy key of the RoCE ToS",
+    "roce_ports": "the policy key that says which ports the defaults check",
+    "roce_port": "the check --json key: why a device is checked as a RoCE port",
     "roce_rp": "the dcqcn_params role key (ecn/roce_rp, the DCQCN reaction point)",
     "roce_np": "the dcqcn_params role key (ecn/roce_np, the DCQCN notification point)",
     "roce_rdma_errors_total": "docs/decisions.md: the metric deliberately not made",

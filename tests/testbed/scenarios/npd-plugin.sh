@@ -58,7 +58,7 @@ expect() {
 # The rule's args select the RoCE NIC, as an operator does on a node whose other RDMA-bound
 # netdevs (here rxe0's veth0) have no DCB to check.
 npd_run --netdev "$sim"
-expect OK "^in sync: 1 device checked: 1 in sync"
+expect OK "^in sync: 1 device: 1 in sync"
 
 dcb pfc set dev "$sim" prio-pfc 3:off
 npd_run --netdev "$sim"
@@ -70,7 +70,7 @@ expect NonOK "^drift on 1 of 1: $sim pfc,dscp_prio\$"
 dcb pfc set dev "$sim" prio-pfc 3:on
 dcb app add dev "$sim" dscp-prio 26:3
 npd_run --netdev "$sim"
-expect OK "^in sync: 1 device checked: 1 in sync"
+expect OK "^in sync: 1 device: 1 in sync"
 
 npd_run --netdev nosuch0
 expect Unknown '^unknown \(check exit 2\): .*nosuch0'

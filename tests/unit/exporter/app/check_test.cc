@@ -107,8 +107,7 @@ TEST(Check, AllInSyncExitsZeroAndListsEveryCheckedField) {
        {"trust", "pfc", "dscp_prio", "roce_tos", "dcqcn_np", "dcqcn_rp", "tcp_ecn"})
     EXPECT_NE(r.out.find(std::string("  ") + field), std::string::npos) << field;
   EXPECT_EQ(r.out.find("veth0"), std::string::npos) << "veth is not a RoCE device";
-  EXPECT_NE(r.out.find("2 devices checked: 2 in sync, 0 with drift, 0 unknown, 0 not checked"),
-            std::string::npos);
+  EXPECT_NE(r.out.find("\n2 devices: 2 in sync\n"), std::string::npos);
   EXPECT_LT(r.out.find("ens1f0np0"), r.out.find("ens1f1np1")) << "sorted by name";
   EXPECT_EQ(reader.tcp_ecn_reads, 1) << "host-wide sysctl read once, not per device";
 }
@@ -123,13 +122,21 @@ TEST(Check, PfcOffOnPriority3ExplainsWhyAndExitsOne) {
   EXPECT_NE(r.out.find("ens1f1np1 (pf 0000:3b:00.1, mlx5_1/1, up): DRIFT in 1 of 10 fields"),
             std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("pfc        DRIFT       expected [3]"), std::string::npos) << r.out;
+  // The item column is as wide as the longest item of the report, "rdma_port mlx5_0/1".
+  EXPECT_NE(r.out.find("\n  pfc                DRIFT      expected [3]\n"
+                       "                                actual   []\n"
+                       "                                why: PFC off on priority 3"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\n  cnp_802p_prio      UNVERIFIED expected 6\n"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\n  rdma_port mlx5_1/1 ok         ACTIVE\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("actual   []"), std::string::npos);
   EXPECT_NE(r.out.find("why: PFC off on priority 3: RoCE traffic there becomes lossy; expect "
                        "packet drops (rx_prio3_discards), retransmissions and out_of_sequence"),
             std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("2 devices checked: 1 in sync, 1 with drift"), std::string::npos);
+  EXPECT_NE(r.out.find("\n2 devices: 1 in sync, 1 with drift\n"), std::string::npos);
 }
 
 TEST(Check, NoDcbCannotBeVerifiedAndIsNotDrift) {
@@ -145,7 +152,7 @@ TEST(Check, NoDcbCannotBeVerifiedAndIsNotDrift) {
   std::filesystem::remove(path);
   EXPECT_EQ(r.code, kCheckInSync) << r.out;
   EXPECT_NE(r.out.find("policy rule \"soft-roce\""), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("trust      UNVERIFIED"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("trust              UNVERIFIED"), std::string::npos) << r.out;
   EXPECT_NE(
       r.out.find("veth0 (other, unknown): in sync (8 fields cannot be verified on this device)"),
       std::string::npos)
@@ -166,16 +173,17 @@ TEST(Check, DevicesTheDefaultsDoNotCoverAreReportedButNotChecked) {
   EXPECT_NE(r.out.find("veth0 (other, unknown): not checked (no policy field applies)"),
             std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("2 devices checked: 1 in sync, 0 with drift, 0 unknown, 1 not checked"),
+  EXPECT_NE(r.out.find("\n2 devices: 1 in sync, 1 not checked (no policy field applies)\n"),
             std::string::npos)
       << r.out;
   options.json = true;
   CheckRun j = Check(reader, options);
   EXPECT_EQ(j.code, kCheckInSync) << j.out;
-  EXPECT_NE(j.out.find("\"policy_rule\":\"none\",\"verdict\":\"not_checked\""), std::string::npos)
+  EXPECT_NE(j.out.find("\"policy_rule\":\"none\",\"roce_port\":null,\"verdict\":\"not_checked\""),
+            std::string::npos)
       << j.out;
   EXPECT_NE(j.out.find("\"summary\":{\"checked\":2,\"in_sync\":1,\"drift\":0,\"unknown\":0,"
-                       "\"not_checked\":1},\"exit_code\":0}"),
+                       "\"not_checked\":1,\"unconfigured\":0},\"exit_code\":0}"),
             std::string::npos)
       << j.out;
 }
@@ -281,7 +289,7 @@ TEST(Check, NothingSelectedIsAnErrorSaidOnStderr) {
                        "seen; see --collector.device-include)"),
             std::string::npos)
       << r.err;
-  EXPECT_NE(r.out.find("0 devices checked"), std::string::npos);
+  EXPECT_NE(r.out.find("\n0 devices\n"), std::string::npos) << r.out;
 }
 
 CheckOptions Selecting(const char* include, const char* exclude = nullptr) {
@@ -303,7 +311,7 @@ TEST(Check, IncludeRegexSelectsLikeTheDaemon) {
   EXPECT_EQ(r.code, kCheckInSync) << r.out << r.err;  // veth0: rule "none", nothing to differ
   EXPECT_NE(r.out.find("veth0 ("), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("ens1f0np0"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("1 device checked"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\n1 device: "), std::string::npos) << r.out;
 }
 
 TEST(Check, ExcludeRegexDropsFromTheDefaultSelection) {
@@ -312,7 +320,7 @@ TEST(Check, ExcludeRegexDropsFromTheDefaultSelection) {
   CheckRun r = Check(reader, Selecting(nullptr, "ens1f1.*"));
   EXPECT_EQ(r.code, kCheckInSync) << r.out << r.err;
   EXPECT_EQ(r.out.find("ens1f1np1"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("1 device checked"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\n1 device: "), std::string::npos) << r.out;
 
   r = Check(reader, Selecting("ens.*", "ens.*"));
   EXPECT_EQ(r.code, kCheckError);
@@ -329,7 +337,7 @@ TEST(Check, RepeatedNetdevIsCheckedOnce) {
   options.selection.netdevs = {"ens1f0np0", "ens1f0np0"};
   CheckRun r = Check(reader, options);
   EXPECT_EQ(r.code, kCheckInSync) << r.out;
-  EXPECT_NE(r.out.find("1 device checked"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\n1 device: "), std::string::npos) << r.out;
 }
 
 TEST(Check, RdmaPortNotActiveIsDriftAndUnreportedIsUnverified) {
@@ -341,10 +349,10 @@ TEST(Check, RdmaPortNotActiveIsDriftAndUnreportedIsUnverified) {
   inv.devices[1].rdma_ports[0].port_state = 0;  // no RDMA_NLDEV_ATTR_PORT_STATE
   CheckRun r = Check(reader, {}, inv);
   EXPECT_EQ(r.code, kCheckDrift) << r.out;
-  EXPECT_NE(r.out.find("rdma_port mlx5_1/1 DRIFT       expected ACTIVE"), std::string::npos)
+  EXPECT_NE(r.out.find("rdma_port mlx5_1/1 DRIFT      expected ACTIVE"), std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("actual   DOWN"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("rdma_port mlx5_0/1 UNVERIFIED  expected ACTIVE"), std::string::npos)
+  EXPECT_NE(r.out.find("rdma_port mlx5_0/1 UNVERIFIED expected ACTIVE"), std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("1 in sync, 1 with drift"), std::string::npos) << r.out;
 }
@@ -361,8 +369,10 @@ TEST(Check, JsonFollowsSchemaVersionOne) {
   const std::string& j = r.out;
   EXPECT_EQ(j.rfind("{\"schema_version\":1,\"policy\":\"", 0), 0u) << j;
   EXPECT_NE(j.find("{\"netdev\":\"ens1f0np0\",\"role\":\"pf\",\"pci\":\"0000:3b:00.0\","
-                   "\"rdma_ports\":[\"mlx5_0/1\"],\"policy_rule\":\"default\",\"verdict\":"
-                   "\"in_sync\""),
+                   "\"rdma_ports\":[\"mlx5_0/1\"],\"policy_rule\":\"default\",\"roce_port\":"
+                   "{\"checked\":true,\"reason\":\"configured\",\"detail\":\"configured: pfc [3], "
+                   "trust dscp, 64 DSCP APP entries, traffic_class 106 on mlx5_0/1\"},"
+                   "\"verdict\":\"in_sync\""),
             std::string::npos)
       << j;
   EXPECT_NE(j.find("\"verdict\":\"drift\""), std::string::npos) << j;
@@ -372,7 +382,7 @@ TEST(Check, JsonFollowsSchemaVersionOne) {
             std::string::npos)
       << j;
   EXPECT_NE(j.find("\"summary\":{\"checked\":2,\"in_sync\":1,\"drift\":1,\"unknown\":0,"
-                   "\"not_checked\":0},\"exit_code\":1}\n"),
+                   "\"not_checked\":0,\"unconfigured\":0},\"exit_code\":1}\n"),
             std::string::npos)
       << j;
   EXPECT_EQ(j.find('\033'), std::string::npos);
@@ -387,7 +397,7 @@ TEST(Check, AnUndecidableRdmaRuleIsUnknownNotTheDefaults) {
   ASSERT_TRUE(policy.ok()) << policy.error().message;
   FakeReader reader;
   reader.AddGoodNic("ens1f1np1", "mlx5_1");
-  CheckDevice nic{Nic("ens1f1np1", "mlx5_1", "0000:3b:00.1"), {}, {}};
+  CheckDevice nic{Nic("ens1f1np1", "mlx5_1", "0000:3b:00.1"), {}, {}, {}};
   nic.device.rdma_ports.clear();
   nic.device.rdma_ports_known = false;
   nic.observed = ReadObservedQos(reader, nic.device, reader.ReadTcpEcn());
@@ -402,8 +412,9 @@ TEST(Check, AnUndecidableRdmaRuleIsUnknownNotTheDefaults) {
   EXPECT_EQ(text.str().find("pfc"), std::string::npos) << "no field is checked";
   std::ostringstream json;
   EXPECT_EQ(RenderCheckJson(*policy, {nic}, json), kCheckError);
-  EXPECT_NE(json.str().find("\"policy_rule\":\"unresolved\",\"verdict\":\"unknown\""),
-            std::string::npos)
+  EXPECT_NE(
+      json.str().find("\"policy_rule\":\"unresolved\",\"roce_port\":null,\"verdict\":\"unknown\""),
+      std::string::npos)
       << json.str();
 }
 
@@ -414,8 +425,8 @@ TEST(Check, JsonEscapesStringsAndReportsNothingSelected) {
   EXPECT_EQ(RenderCheckJson(policy, {}, out), kCheckError);
   EXPECT_EQ(out.str(),
             "{\"schema_version\":1,\"policy\":\"a \\\"quoted\\\"\\\\path\\u000a\",\"devices\":[],"
-            "\"summary\":{\"checked\":0,\"in_sync\":0,\"drift\":0,\"unknown\":0,\"not_checked\":0},"
-            "\"exit_code\":2}\n");
+            "\"summary\":{\"checked\":0,\"in_sync\":0,\"drift\":0,\"unknown\":0,\"not_checked\":0,"
+            "\"unconfigured\":0},\"exit_code\":2}\n");
 }
 
 TEST(Check, ColourOnlyWhenAsked) {
@@ -434,6 +445,168 @@ TEST(PolicyShowDefault, PrintsADocumentThatValidatesToTheDefault) {
   auto parsed = ParsePolicy(out.str(), "show-default");
   ASSERT_TRUE(parsed.ok()) << parsed.error().message;
   EXPECT_EQ(parsed->defaults, DefaultPolicy().defaults);
+  EXPECT_NE(out.str().find("\nroce_ports: auto\n"), std::string::npos) << out.str();
+  EXPECT_EQ(parsed->roce_ports, RocePorts::kAuto);
+  auto all = ParsePolicy("roce_ports: all\n", "all.yaml");
+  ASSERT_TRUE(all.ok()) << all.error().message;
+  EXPECT_EQ(all->roce_ports, RocePorts::kAll);
+  EXPECT_EQ(ParsePolicy(RenderPolicyYaml(*all), "again")->roce_ports, RocePorts::kAll);
+  auto bad = ParsePolicy("version: 1\nroce_ports: some\n", "bad.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message, "bad.yaml:2:13: roce_ports: \"some\" is not one of auto, all");
+}
+
+// --- RoCE ports: the defaults check RoCE ports only (docs/policy.md "RoCE ports") -------------
+
+// ens1f1np1 at factory defaults (an unused second port, a storage port), its RDMA port DOWN.
+FakeReader WithAnUnusedPort() {
+  FakeReader reader;
+  reader.AddGoodNic("ens1f0np0", "mlx5_0");
+  QosState factory;
+  factory.pfc = PfcState{8, 0, 0, 7};
+  reader.dcb["ens1f1np1"] = Observed<QosState>::Ok(factory);
+  reader.tos["mlx5_1/1"].mofed_tclass = Observed<std::optional<uint8_t>>::Ok(std::nullopt);
+  return reader;
+}
+
+Inventory WithPort1Down() {
+  Inventory inv = TwoNics();
+  inv.devices[0].rdma_ports[0].port_state = 1;  // IB_PORT_DOWN
+  return inv;
+}
+
+// The kernel's counters as RunCheck reads them: mlx5's vport RoCE packets per netdev.
+TrafficLookup Vport(std::map<std::string, uint64_t> packets, std::vector<std::string>* asked) {
+  return [packets, asked](const Device& d) {
+    asked->push_back(d.name);
+    CounterSet set{std::make_shared<const std::vector<std::string>>(
+                       std::vector<std::string>{"tx_vport_rdma_unicast_packets"}),
+                   {packets.at(d.name)}};
+    return RoceTrafficOf(&set, {});
+  };
+}
+
+CheckRun CheckTraffic(FakeReader& reader, const TrafficLookup& traffic, CheckOptions options = {}) {
+  std::ostringstream out, err;
+  int code = RunCheckWith(options, WithPort1Down(), reader, out, err, {}, traffic);
+  return {code, out.str(), err.str()};
+}
+
+TEST(CheckRocePorts, AFactoryDefaultPortWithoutRoceIsUnconfiguredAndCountsNothing) {
+  FakeReader reader = WithAnUnusedPort();
+  std::vector<std::string> asked;
+  CheckRun r = CheckTraffic(reader, Vport({{"ens1f1np1", 0}}, &asked));
+  EXPECT_EQ(r.code, kCheckInSync) << r.out;
+  EXPECT_EQ(asked, std::vector<std::string>{"ens1f1np1"}) << "counters only where they decide";
+  EXPECT_NE(r.out.find("ens1f1np1 (pf 0000:3b:00.1, mlx5_1/1, up): UNCONFIGURED (not a RoCE "
+                       "port; 5 of 10 items differ from the policy, none counted)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  unconfigured: at factory defaults (PFC off, trust pcp, no DSCP entry, no "
+                       "global traffic_class) and no RoCE traffic since the driver loaded\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\n  pfc                differs    expected [3]\n"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\n  rdma_port mlx5_1/1 differs    expected ACTIVE\n"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  RoCE port: configured: pfc [3]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\n2 devices: 1 in sync, 1 unconfigured (no RoCE traffic)\n"),
+            std::string::npos)
+      << r.out;
+
+  CheckOptions json;
+  json.json = true;
+  CheckRun j = CheckTraffic(reader, Vport({{"ens1f1np1", 0}}, &asked), json);
+  EXPECT_EQ(j.code, kCheckInSync) << j.out;
+  EXPECT_NE(j.out.find("\"policy_rule\":\"default\",\"roce_port\":{\"checked\":false,"
+                       "\"reason\":\"no_roce_traffic\",\"detail\":\"at factory defaults"),
+            std::string::npos)
+      << j.out;
+  EXPECT_NE(j.out.find("\"verdict\":\"unconfigured\""), std::string::npos) << j.out;
+  EXPECT_NE(j.out.find("\"summary\":{\"checked\":2,\"in_sync\":1,\"drift\":0,\"unknown\":0,"
+                       "\"not_checked\":0,\"unconfigured\":1},\"exit_code\":0}"),
+            std::string::npos)
+      << j.out;
+}
+
+TEST(CheckRocePorts, RoceTrafficOnAFactoryDefaultPortIsDrift) {
+  FakeReader reader = WithAnUnusedPort();
+  std::vector<std::string> asked;
+  CheckRun r = CheckTraffic(reader, Vport({{"ens1f1np1", 42}}, &asked));
+  EXPECT_EQ(r.code, kCheckDrift) << r.out;
+  EXPECT_NE(r.out.find("ens1f1np1 (pf 0000:3b:00.1, mlx5_1/1, up): DRIFT in 5 of 10 fields"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  RoCE port: RoCE traffic since the driver loaded "
+                       "(tx_vport_rdma_unicast_packets 42)"),
+            std::string::npos)
+      << r.out;
+}
+
+// Without counters (not read, or unreadable) RoCE cannot be ruled out: the port is checked.
+TEST(CheckRocePorts, UnknownTrafficIsChecked) {
+  FakeReader reader = WithAnUnusedPort();
+  std::ostringstream out, err;
+  EXPECT_EQ(RunCheckWith({}, WithPort1Down(), reader, out, err), kCheckDrift) << out.str();
+  EXPECT_NE(out.str().find("RoCE port: no RoCE counter could be read"), std::string::npos)
+      << out.str();
+}
+
+// The site names its RoCE ports with a rule, or checks every port with roce_ports: all.
+TEST(CheckRocePorts, ARuleOrRocePortsAllChecksTheIdlePort) {
+  const std::string dir = ::testing::TempDir();
+  const std::string rule = dir + "/check_rule_" + std::to_string(getpid()) + ".yaml";
+  const std::string all = dir + "/check_all_" + std::to_string(getpid()) + ".yaml";
+  std::ofstream(rule) << "devices:\n  - {name: rails, match: {netdev: \"ens1f[01]np[01]\"}}\n";
+  std::ofstream(all) << "roce_ports: all\n";
+  for (const std::string& path : {rule, all}) {
+    FakeReader reader = WithAnUnusedPort();
+    std::vector<std::string> asked;
+    CheckOptions options;
+    options.config_path = path;
+    CheckRun r = CheckTraffic(reader, Vport({{"ens1f1np1", 0}}, &asked), options);
+    EXPECT_EQ(r.code, kCheckDrift) << path << r.out;
+    EXPECT_TRUE(asked.empty()) << "the counters decide nothing there";
+    EXPECT_NE(r.out.find(path == rule ? "RoCE port: policy rule \"rails\" names it"
+                                      : "RoCE port: roce_ports: all"),
+              std::string::npos)
+        << r.out;
+  }
+  std::filesystem::remove(rule);
+  std::filesystem::remove(all);
+}
+
+// No global traffic_class: the message says what that means, and roce_tos: null opts out.
+TEST(CheckRocePorts, AnUnsetTrafficClassSaysWhatItMeansAndOptsOutInOneLine) {
+  FakeReader reader;
+  reader.AddGoodNic("ens1f0np0", "mlx5_0");
+  reader.tos["mlx5_0/1"].mofed_tclass = Observed<std::optional<uint8_t>>::Ok(std::nullopt);
+  CheckOptions options;
+  options.selection.netdevs = {"ens1f0np0"};
+  CheckRun r = Check(reader, options);
+  EXPECT_EQ(r.code, kCheckDrift) << r.out;
+  EXPECT_NE(r.out.find("actual   mlx5_0/1=not set\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("why: no global traffic_class is set: QPs that set no ToS of their own go "
+                       "out with DSCP 0, so no PFC and no DCQCN"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("RoCE QPs are created"), std::string::npos) << "the QPs are not to blame";
+
+  const std::string path = ::testing::TempDir() + "/check_tos_" + std::to_string(getpid());
+  std::ofstream(path) << "defaults:\n  roce_tos: null\n";
+  options.config_path = path;
+  r = Check(reader, options);
+  EXPECT_EQ(r.code, kCheckInSync) << r.out;
+  EXPECT_EQ(r.out.find("roce_tos"), std::string::npos) << r.out;
+  std::filesystem::remove(path);
+
+  // A ToS that is set and wrong is another story.
+  reader.tos["mlx5_0/1"].mofed_tclass = Observed<std::optional<uint8_t>>::Ok(0);
+  options.config_path.clear();
+  r = Check(reader, options);
+  EXPECT_NE(r.out.find("actual   mlx5_0/1=0\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("why: the default ToS differs"), std::string::npos) << r.out;
 }
 
 // --- The switch items (LLDP) -----------------------------------------------------------------

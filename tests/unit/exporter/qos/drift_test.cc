@@ -123,7 +123,7 @@ INSTANTIATE_TEST_SUITE_P(
                   [](ObservedQos& o) {
                     o.roce_tos[0].tos.mofed_tclass = Observed<std::optional<uint8_t>>::Ok(0);
                   },
-                  nullptr, "mlx5_2/1=0", "DSCP (26)"},
+                  nullptr, "mlx5_2/1=0", "lossless class (26)"},
         FieldCase{"dcqcn_np", QosField::kDcqcnNp,
                   [](ObservedQos& o) { o.dcqcn.np_enabled[3] = Observed<bool>::Ok(false); },
                   nullptr, "enabled on []", "the notification point off on [3]: no CNPs are sent"},
@@ -334,6 +334,24 @@ TEST(Drift, TosChecksEveryPortAndNeedsOne) {
 
   o.roce_tos.clear();
   EXPECT_EQ(EvaluateDrift(kDefault, o).Find(QosField::kRoceTos)->status, FieldStatus::kAbsent);
+}
+
+// No global MOFED traffic_class and no rdma_cm default: "not set", and the reason says what that
+// does (DSCP 0 for QPs without their own ToS) instead of blaming the QPs.
+TEST(Drift, AnUnsetTrafficClassIsNamedAndExplained) {
+  ObservedQos o = InSyncObservation();
+  o.roce_tos[0].tos.mofed_tclass = Observed<std::optional<uint8_t>>::Ok(std::nullopt);
+  const DeviceDrift drift = EvaluateDrift(kDefault, o);
+  const FieldVerdict* v = drift.Find(QosField::kRoceTos);
+  ASSERT_NE(v, nullptr);
+  EXPECT_EQ(v->status, FieldStatus::kDrift);
+  EXPECT_EQ(v->actual, "mlx5_2/1=not set");
+  EXPECT_THAT(v->impact, HasSubstr("no global traffic_class is set: QPs that set no ToS of their "
+                                   "own go out with DSCP 0, so no PFC and no DCQCN"));
+  EXPECT_THAT(v->impact, HasSubstr("roce_tos: null"));
+  // An rdma_cm default that matches is the effective ToS: in sync.
+  o.roce_tos[0].tos.configfs_tos = Observed<uint8_t>::Ok(106);
+  EXPECT_EQ(EvaluateDrift(kDefault, o).Find(QosField::kRoceTos)->status, FieldStatus::kInSync);
 }
 
 TEST(Drift, EtsBandwidthOfNonEtsTcsIsIgnored) {

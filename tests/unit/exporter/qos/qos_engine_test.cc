@@ -111,9 +111,18 @@ class FakeHost : public QosReader, public QosWriter {
     return s;
   }
   RoceTosState ReadRoceTos(const std::string&, uint32_t) override {
+    std::lock_guard lock(mu);
     RoceTosState s;
-    s.mofed_tclass = Observed<std::optional<uint8_t>>::Ok(106);
+    s.mofed_tclass = Observed<std::optional<uint8_t>>::Ok(tclass);
     return s;
+  }
+  std::optional<uint8_t> tclass = 106;  // MOFED global traffic_class; nullopt: not set
+
+  // A ConnectX port as the driver leaves it: PFC off, no APP entry (trust pcp).
+  void FactoryDefaults(const std::string& netdev) {
+    std::lock_guard lock(mu);
+    dcb[netdev].pfc->enabled_mask = 0;
+    dcb[netdev].apps.clear();
   }
   Observed<int> ReadTcpEcn() override {
     std::lock_guard lock(mu);
@@ -516,6 +525,151 @@ TEST(QosEngine, FailedReadIsReportedAsAnErrorReason) {
   ASSERT_EQ(out.errors.size(), 1u);
   EXPECT_EQ(out.errors[0].errnum, EACCES);
   EXPECT_NE(out.errors[0].message.find("tcp_ecn"), std::string::npos);
+}
+
+// --- RoCE ports (docs/policy.md "RoCE ports") ----------------------------------------------
+
+// mlx5's vport RoCE counters of one port (ethtool), as the sampler's draft holds them.
+CounterSet VportRdma(uint64_t packets) {
+  return {
+      std::make_shared<const std::vector<std::string>>(std::vector<std::string>{
+          "rx_prio0_packets", "rx_vport_rdma_unicast_packets", "tx_vport_rdma_unicast_packets"}),
+      {4000, packets, packets}};
+}
+
+QosEngine::Output StepWithCounters(Harness& h, const std::vector<CounterSet>& ethtool) {
+  std::vector<QosEngine::DeviceInput> in;
+  for (size_t i = 0; i < h.devices.size(); ++i) {
+    in.push_back({h.devices[i], h.last[i], StormGuard::kClear});
+    in.back().ethtool = &ethtool[i];
+  }
+  auto out = h.engine->Update(in);
+  h.last = out.devices;
+  return out;
+}
+
+bool Drifted(const QosDeviceState& state, QosField field) {
+  const FieldVerdict* v = state.drift.Find(field);
+  return v != nullptr && v->Drifted();
+}
+
+// An unused port at factory defaults pages nobody; once RoCE traffic moves on it (between two
+// polls: no read is due) it is a RoCE port and its drift counts. A fresh engine is a reboot.
+TEST(QosEngineRocePorts, FactoryDefaultPortIsUnconfiguredUntilRoceTrafficStarts) {
+  Harness h(LongPoll());
+  h.AddDevice("sim0");
+  h.AddDevice("sim1");
+  h.host->tclass = std::nullopt;
+  h.host->FactoryDefaults("sim1");
+  auto out = StepWithCounters(h, {VportRdma(100), VportRdma(0)});
+  ASSERT_TRUE(out.devices[0]->roce_port && out.devices[1]->roce_port);
+  EXPECT_TRUE(out.devices[0]->roce_port->checked);
+  EXPECT_EQ(out.devices[0]->roce_port->reason, RocePortReason::kConfigured);
+  const QosDeviceState& idle = *out.devices[1];
+  EXPECT_FALSE(idle.roce_port->checked);
+  EXPECT_EQ(idle.roce_port->reason, RocePortReason::kNoRoceTraffic);
+  EXPECT_TRUE(Drifted(idle, QosField::kPfc)) << "the verdicts stay, for check and the detail";
+  EXPECT_TRUE(idle.drift_events.empty()) << "but they are not drift: nothing counted";
+
+  out = StepWithCounters(h, {VportRdma(100), VportRdma(0)});
+  EXPECT_EQ(out.devices[1], h.last[1]);
+  EXPECT_EQ(h.host->dcb_reads["sim1"], 1);
+
+  out = StepWithCounters(h, {VportRdma(100), VportRdma(3)});
+  const QosDeviceState& busy = *out.devices[1];
+  ASSERT_TRUE(busy.roce_port);
+  EXPECT_TRUE(busy.roce_port->checked);
+  EXPECT_EQ(busy.roce_port->reason, RocePortReason::kTraffic);
+  EXPECT_EQ(busy.drift_events.at(QosField::kPfc), 1u);
+  EXPECT_EQ(busy.drift_events.at(QosField::kTrust), 1u);
+  EXPECT_EQ(h.host->dcb_reads["sim1"], 1) << "the counters decided it: no read";
+
+  out = StepWithCounters(h, {VportRdma(100), VportRdma(3)});
+  EXPECT_EQ(out.devices[1], h.last[1]) << "unchanged: the same state";
+}
+
+// A driver reload (or a reboot of the NIC) takes an in-sync port back to factory defaults, with
+// its counters at 0: the port is remembered by its PCI function, so the drift counts at once.
+std::shared_ptr<const Device> OnPci(const std::shared_ptr<const Device>& device,
+                                    const std::string& pci) {
+  auto copy = std::make_shared<Device>(*device);
+  copy->pci_address = pci;
+  return copy;
+}
+
+TEST(QosEngineRocePorts, InSyncPortResetToFactoryDefaultsStaysARocePort) {
+  Harness h(LongPoll());
+  h.AddDevice("sim1");
+  h.devices[0] = OnPci(h.devices[0], "0000:3b:00.1");
+  auto out = StepWithCounters(h, {VportRdma(0)});
+  EXPECT_TRUE(out.devices[0]->drift.InSync());
+
+  h.host->FactoryDefaults("sim1");
+  h.host->tclass = std::nullopt;
+  h.devices[0] = OnPci(h.devices[0], "0000:3b:00.1");  // vanished and came back: a new Device
+  h.last[0] = nullptr;                                 // and no previous state
+  out = StepWithCounters(h, {VportRdma(0)});
+  const QosDeviceState& back = *out.devices[0];
+  ASSERT_TRUE(back.roce_port);
+  EXPECT_TRUE(back.roce_port->checked);
+  EXPECT_EQ(back.roce_port->reason, RocePortReason::kRemembered);
+  EXPECT_NE(back.roce_port->detail.find("earlier in this process"), std::string::npos)
+      << back.roce_port->detail;
+  EXPECT_TRUE(Drifted(back, QosField::kPfc));
+  EXPECT_EQ(back.drift_events.at(QosField::kPfc), 1u);
+
+  // Another PCI function at factory defaults is not that port.
+  Harness other(LongPoll());
+  other.AddDevice("sim1");
+  other.devices[0] = OnPci(other.devices[0], "0000:3b:00.0");
+  other.host->FactoryDefaults("sim1");
+  other.host->tclass = std::nullopt;
+  EXPECT_FALSE(StepWithCounters(other, {VportRdma(0)}).devices[0]->roce_port->checked);
+}
+
+// A partly configured port (PFC on, DSCP map missing) is configured: its drift pages.
+TEST(QosEngineRocePorts, PartlyConfiguredPortIsChecked) {
+  Harness h(LongPoll());
+  h.AddDevice("sim1");
+  h.host->tclass = std::nullopt;
+  h.host->FactoryDefaults("sim1");
+  h.host->dcb["sim1"].pfc->enabled_mask = 0x08;
+  auto out = StepWithCounters(h, {VportRdma(0)});
+  EXPECT_TRUE(out.devices[0]->roce_port->checked);
+  EXPECT_EQ(out.devices[0]->roce_port->reason, RocePortReason::kConfigured);
+  EXPECT_TRUE(Drifted(*out.devices[0], QosField::kDscpPrio));
+  EXPECT_EQ(out.devices[0]->drift_events.at(QosField::kDscpPrio), 1u);
+}
+
+// Enforce writes nothing of the defaults to a port that is not a RoCE port; it writes once RoCE
+// moves there. roce_ports: all writes at once.
+TEST(QosEngineRocePorts, EnforceLeavesAnUnconfiguredPortAlone) {
+  QosEngineOptions o = LongPoll();
+  o.remediation.mode = RemediationMode::kEnforce;
+  Harness h(o);
+  h.AddDevice("sim1");
+  h.host->tclass = std::nullopt;
+  h.host->FactoryDefaults("sim1");
+  StepWithCounters(h, {VportRdma(0)});
+  ASSERT_TRUE(h.Idle());
+  auto out = StepWithCounters(h, {VportRdma(0)});
+  ASSERT_TRUE(h.Idle());
+  EXPECT_TRUE(h.Writes().empty());
+  EXPECT_FALSE(out.devices[0]->roce_port->checked);
+
+  StepWithCounters(h, {VportRdma(1)});
+  ASSERT_TRUE(h.Idle());
+  StepWithCounters(h, {VportRdma(1)});
+  ASSERT_TRUE(h.Idle());
+  EXPECT_EQ(h.Writes(), (std::vector<std::string>{"set sim1"}));
+
+  Harness all(o, "version: 1\nroce_ports: all\n");
+  all.AddDevice("sim1");
+  all.host->tclass = std::nullopt;
+  all.host->FactoryDefaults("sim1");
+  StepWithCounters(all, {VportRdma(0)});
+  ASSERT_TRUE(all.Idle());
+  EXPECT_EQ(all.Writes(), (std::vector<std::string>{"set sim1"}));
 }
 
 // The apply runs on the worker thread: while its write hangs, every Update returns, and once the

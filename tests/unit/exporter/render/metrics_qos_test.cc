@@ -78,6 +78,7 @@ Snapshot QosSnapshot() {
   policy.dcqcn_rp_params = {{"rpg_ai_rate", 5}};
   q->drift = EvaluateDrift(policy, q->observed);
   q->policy_rule = "default";
+  q->roce_port = RocePortClass{true, RocePortReason::kConfigured, "configured: trust dscp"};
   q->policy_hash = PolicyFingerprint(policy);
   q->state_hash = StateFingerprint(q->observed);
   q->drift_events = {{QosField::kPfc, 2}, {QosField::kTrust, 0}};
@@ -290,6 +291,34 @@ TEST(RenderQos, OffModeAndNoQosStageMeanNoSeries) {
   bare.devices.push_back(d);
   f = RenderSnapshot(&bare);
   for (const auto& family : f) EXPECT_NE(family.name.rfind("roce_qos_", 0), 0u) << family.name;
+}
+
+// A port that is not a RoCE port (docs/policy.md "RoCE ports"): its differences from the
+// defaults are no drift series, and the reason is exported instead.
+TEST(RenderQos, AnUnconfiguredPortHasNoVerdictSeries) {
+  Snapshot s = QosSnapshot();
+  Families f = RenderSnapshot(&s);
+  EXPECT_EQ(Value(f, "roce_qos_port_unconfigured", {{"netdev", "sim0"}, {"reason", "configured"}}),
+            0);
+  EXPECT_EQ(Value(f, "roce_qos_drift", {{"netdev", "sim0"}, {"field", "pfc"}}), 1);
+
+  auto q = std::make_shared<QosDeviceState>(*s.devices[0].qos);
+  q->roce_port = RocePortClass{false, RocePortReason::kNoRoceTraffic, "at factory defaults"};
+  s.devices[0].qos = q;
+  f = RenderSnapshot(&s);
+  EXPECT_EQ(
+      Value(f, "roce_qos_port_unconfigured", {{"netdev", "sim0"}, {"reason", "no_roce_traffic"}}),
+      1);
+  EXPECT_EQ(Count(f, "roce_qos_port_unconfigured"), 1u);
+  for (const char* family : {"roce_qos_drift", "roce_qos_in_sync", "roce_qos_observed_absent",
+                             "roce_qos_observed_unreadable", "roce_qos_dcqcn_param_drift"})
+    EXPECT_EQ(Count(f, family), 0u) << family;
+  EXPECT_EQ(Count(f, "roce_qos_policy_info"), 1u) << "the rest of the device stays";
+  EXPECT_EQ(Count(f, "roce_qos_pfc_enabled"), 8u);
+
+  q->roce_port.reset();  // policy rule none: nothing classified
+  f = RenderSnapshot(&s);
+  EXPECT_EQ(Count(f, "roce_qos_port_unconfigured"), 0u);
 }
 
 TEST(RenderQos, EverySampleMatchesItsTableEntryAndSerializes) {
