@@ -196,7 +196,6 @@ lldp() {
 state=$(systemctl is-system-running --wait)
 info "boot: $(systemd-analyze 2>/dev/null | head -1); system state $state; systemd $(systemctl --version | awk 'NR == 1 { print $2 }'); kernel $(uname -r)"
 [[ $state == running ]] || systemctl --failed --no-legend | detail
-info "slowest boot units: $(systemd-analyze blame --no-pager 2>/dev/null | head -6 | awk '{ printf "%s %s, ", $2, $1 }')"
 [[ $(stat -fc %T /sys/fs/cgroup) == cgroup2fs ]] && grep -qw pids /sys/fs/cgroup/cgroup.subtree_control &&
   pass "systemd is PID 1 on cgroup v2 with the pids controller delegated to its units" ||
   fail "no cgroup v2 pids controller: $(stat -fc %T /sys/fs/cgroup) $(cat /sys/fs/cgroup/cgroup.subtree_control 2>&1)"
@@ -293,5 +292,7 @@ systemctl disable --now "$unit" >/dev/null 2>&1
 [[ $(prop "$unit" ActiveState) != active ]] && pass "cmake --install: systemctl disable --now stopped it" ||
   fail "cmake --install: still $(prop "$unit" ActiveState) after disable --now"
 
+# dpkg's own timestamps of every package state change, on the console for a post-mortem.
+cat /var/log/dpkg.log
 echo "DONE $failures $SECONDS" >&3
 systemctl poweroff --force --force
