@@ -196,14 +196,16 @@ lldp() {
 state=$(systemctl is-system-running --wait)
 info "boot: $(systemd-analyze 2>/dev/null | head -1); system state $state; systemd $(systemctl --version | awk 'NR == 1 { print $2 }'); kernel $(uname -r)"
 [[ $state == running ]] || systemctl --failed --no-legend | detail
-[[ $(stat -fc %T /sys/fs/cgroup) == cgroup2fs ]] && grep -qw pids /sys/fs/cgroup/cgroup.subtree_control &&
+[[ $(cat /proc/1/comm) == systemd && $(stat -fc %T /sys/fs/cgroup) == cgroup2fs ]] &&
+  grep -qw pids /sys/fs/cgroup/cgroup.subtree_control &&
   pass "systemd is PID 1 on cgroup v2 with the pids controller delegated to its units" ||
-  fail "no cgroup v2 pids controller: $(stat -fc %T /sys/fs/cgroup) $(cat /sys/fs/cgroup/cgroup.subtree_control 2>&1)"
-modprobe simnic && modprobe dummy numdummies=0 || fail "cannot load simnic/dummy"
+  fail "PID 1 $(cat /proc/1/comm), /sys/fs/cgroup $(stat -fc %T /sys/fs/cgroup), controllers $(cat /sys/fs/cgroup/cgroup.subtree_control 2>&1)"
+modprobe simnic || fail "cannot load simnic"
 for d in /sys/kernel/debug/simnic/*; do ip link set "${d##*/}" up; done
-ip link add dummy0 type dummy && ip link set dummy0 up
 info "netdevs: $(ls /sys/class/net | tr '\n' ' ')"
+confold=()
 if [[ -n ${DEV_ARGS:-} ]]; then
+  confold=(-o Dpkg::Options::=--force-confold) # keep the file written here
   info "DEVELOPMENT RUN: ROCE_QOS_EXPORTER_ARGS gets $DEV_ARGS (the committed test uses the defaults)"
   printf 'ROCE_QOS_EXPORTER_ARGS="--web.listen-address=:9879 --log.level=info %s"\n' "$DEV_ARGS" \
     >/etc/default/roce-qos-exporter
@@ -211,8 +213,7 @@ fi
 
 # --- 1. the .deb ---------------------------------------------------------------------------------
 t=$SECONDS
-if apt-get install -y -qq --no-install-recommends -o Dpkg::Options::=--force-confold \
-  "$P/$DEB" >/tmp/apt.log 2>&1; then
+if apt-get install -y -qq --no-install-recommends "${confold[@]}" "$P/$DEB" >/tmp/apt.log 2>&1; then
   pass "apt installed $DEB and $(grep -c '^Setting up' /tmp/apt.log) packages with it in $((SECONDS - t)) s"
 else
   fail "apt could not install $DEB"
