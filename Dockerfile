@@ -15,6 +15,7 @@ RUN apt-get update \
       libmnl-dev prometheus-cpp-dev libcivetweb-dev libspdlog-dev libfmt-dev libyaml-cpp-dev \
       libsystemd-dev libcap-dev libcli11-dev zlib1g-dev libdeflate-dev liblldpctl-dev \
       libgtest-dev libgmock-dev googletest libbenchmark-dev \
+      help2man \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .

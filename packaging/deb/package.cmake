@@ -1,12 +1,16 @@
 # The Debian package (scripts/build-deb runs it; docs/decisions.md "Debian package: CPack").
 #
-# The binary is the default ("Unspecified") install component, as before: a plain
-# `cmake --install build --prefix /usr/local` still installs only bin/roce_qos_exporter. Everything
-# a package adds (unit, /etc/default, man page, docs) is the component "system", excluded from
-# that plain install; CPack installs both components into one package.
+# The binary and its man page are the default ("Unspecified") install component: a plain
+# `cmake --install build --prefix /usr/local` installs bin/roce_qos_exporter and
+# share/man/man8/roce_qos_exporter.8.gz, so the unit of deploy/systemd/, whose Documentation= names
+# man:roce_qos_exporter(8), passes `systemd-analyze verify` on that path too (tests/systemd/run).
+# Everything else a package adds (unit, /etc/default, docs) is the component "system", excluded
+# from that plain install; CPack installs both components into one package.
 #
-# Generated files (target deb-files, not part of `all`: it needs help2man and runs the binary):
-#   roce_qos_exporter.8.gz  help2man from --help, plus packaging/deb/man.h2m
+# The man page is part of `all` when help2man is found (scripts/install-deps --build-only installs
+# it): help2man from --help, plus packaging/deb/man.h2m.
+# Generated files of the target deb-files (not part of `all`; scripts/build-deb builds it):
+#   roce_qos_exporter.8.gz  the man page above
 #   changelog.gz            one entry for the project version (native package)
 #   policy-default.yaml     `roce_qos_exporter policy show-default`
 #   docs/*.md.gz, README.md.gz  the project's docs, which --help and the man page cite as docs/NAME.md
@@ -44,6 +48,15 @@ add_custom_command(
   COMMAND ${ROCEQOS_GZIP} -9nf ${ROCEQOS_DEB_OUT}/roce_qos_exporter.8
   DEPENDS roce_qos_exporter ${ROCEQOS_DEB_SRC}/man.h2m
   COMMENT "help2man: roce_qos_exporter(8)" VERBATIM)
+if(ROCEQOS_HELP2MAN)
+  add_custom_target(man-page ALL DEPENDS ${ROCEQOS_DEB_OUT}/roce_qos_exporter.8.gz)
+  install(FILES ${ROCEQOS_DEB_OUT}/roce_qos_exporter.8.gz DESTINATION share/man/man8)
+else()
+  message(WARNING "help2man not found: roce_qos_exporter(8) is neither built nor installed, and "
+                  "`systemd-analyze verify` of deploy/systemd/'s unit (Documentation=man:"
+                  "roce_qos_exporter(8)) will report it missing. scripts/install-deps "
+                  "--build-only installs help2man.")
+endif()
 add_custom_command(
   OUTPUT ${ROCEQOS_DEB_OUT}/changelog.gz
   COMMAND ${CMAKE_COMMAND} -DVERSION=${PROJECT_VERSION} -DEPOCH=${ROCEQOS_DEB_EPOCH}
@@ -92,8 +105,6 @@ install(CODE "set(ROCEQOS_SYSTEMD_SRC \"${CMAKE_SOURCE_DIR}/deploy/systemd\")
 install(SCRIPT ${ROCEQOS_DEB_SRC}/install-units.cmake COMPONENT system EXCLUDE_FROM_ALL)
 install(FILES ${CMAKE_SOURCE_DIR}/deploy/systemd/roce-qos-exporter.default
         DESTINATION /etc/default RENAME roce-qos-exporter COMPONENT system EXCLUDE_FROM_ALL)
-install(FILES ${ROCEQOS_DEB_OUT}/roce_qos_exporter.8.gz DESTINATION share/man/man8
-        COMPONENT system EXCLUDE_FROM_ALL)
 install(FILES ${ROCEQOS_DEB_SRC}/copyright ${ROCEQOS_DEB_OUT}/changelog.gz
         DESTINATION ${ROCEQOS_DEB_DOC} COMPONENT system EXCLUDE_FROM_ALL)
 install(FILES ${ROCEQOS_DEB_OUT}/policy-default.yaml
