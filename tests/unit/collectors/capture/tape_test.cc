@@ -15,6 +15,7 @@
 #include "collectors/discovery.h"
 #include "collectors/ethtool.h"
 #include "collectors/ethtool_ioctl.h"
+#include "collectors/host.h"
 #include "collectors/netlink/socket.h"
 #include "collectors/sysfs_file.h"
 
@@ -213,6 +214,23 @@ TEST_F(TapeTest, AShippedFixtureAnswersTheEthtoolCollectorInAnyNetdevOrder) {
       EXPECT_FALSE(counters->values.empty()) << netdev;
     }
   }
+}
+
+// --qos.configfs-tos: the capture run made the rdma_cm group, read the ToS and removed the group.
+// A replay with the flag reads the recorded ToS and neither writes a marker nor makes a group.
+TEST_F(TapeTest, AReplayReadsTheConfigfsTosTheCaptureRunRead) {
+  const HostPaths paths;
+  const std::string group = paths.configfs + "/rdma_cm/mlx5_0";
+  Bundle bundle;
+  bundle.fs.push_back({"isdir", paths.configfs + "/rdma_cm", 0, "1"});
+  bundle.fs.push_back({"isdir", group, 0, "0"});
+  bundle.fs.push_back({"read", group + "/ports/1/default_roce_tos", 0, "106\n"});
+  StartReplay(bundle);
+  RoceTosState state = HostReader(paths, /*configfs_mkdir=*/true).ReadRoceTos("mlx5_0", 1);
+  EXPECT_EQ(state.configfs_tos, Observed<uint8_t>::Ok(106));
+  // Without the flag the capture run never made the group: not read, as live.
+  state = HostReader(paths, /*configfs_mkdir=*/false).ReadRoceTos("mlx5_0", 1);
+  EXPECT_TRUE(state.configfs_tos.absent());
 }
 
 TEST_F(TapeTest, NetlinkRequestIsAnsweredFromTheRecordedDatagrams) {
