@@ -149,7 +149,9 @@ RoceTosState HostReader::ReadRoceTos(std::string_view rdma_device, uint32_t port
   std::string group = fmt::format("{}/{}", rdma_cm, rdma_device);
   const std::string marker = fmt::format("{}/{}", paths_.configfs_markers, rdma_device);
   bool created = false;
-  if (!IsDirectory(group)) {
+  // A replay with the flag reads what the capture run read after its own mkdir (in the bundle).
+  const bool replayed_mkdir = configfs_mkdir_ && tape::Replaying();
+  if (!IsDirectory(group) && !replayed_mkdir) {
     if (!configfs_mkdir_) return state;  // reading would need a mkdir: not allowed
     // The marker goes first: a kill after the mkdir leaves a group the next start knows is ours.
     if (Result<void> marked = WriteMarker(paths_.configfs_markers, marker); !marked) {

@@ -140,6 +140,20 @@ def capture_seeds():
         b'netlink 0 1 5 0 AQI= AwQ=,BQ==\nnetlink 20 0 0 93 - -\n'
         b'ioctl sim0 0 CwAAAA== DAAAAA==\nfs read /sys/class/net/sim0/ecn 2 -\n'
         b'fs list /sys/x 0 YQpi\n')
+    # The capture run's policy and flags (exporter/app/capture.h kMeta*), and an old bundle that
+    # names a policy file without its content.
+    def esc(text):
+        plain = b'._/:@+=,-'
+        return b''.join(bytes([c]) if chr(c).isalnum() and c < 128 or c in plain
+                        else b'%%%02X' % c for c in text)
+    policy = (b'defaults: {tcp_ecn: 1}\ndevices:\n  - name: loopback\n'
+              b'    match: {netdev: lo}\n    policy: {pfc: [3, 4]}\n')
+    put('capture_fuzz', 'settings', b'roce-qos-capture 1\nmeta capture.config /etc/p.yaml\n'
+        b'meta capture.policy ' + esc(policy) + b'\nmeta capture.device_include sim%5B01%5D\n'
+        b'meta capture.device_exclude veth9\nmeta capture.raw_include rx_.%2A\n'
+        b'meta capture.qos_configfs_tos 1\nmeta capture.procfs_path /host/proc\n'
+        b'fs read /host/proc/sys/net/ipv4/tcp_ecn 0 Mgo=\n')
+    put('capture_fuzz', 'old-config', b'roce-qos-capture 1\nmeta capture.config /etc/p.yaml\n')
     for bundle in sorted((FIX / 'replay').glob('*/bundle.txt')):
         lines = bundle.read_bytes().split(b'\n')
         kept, per_kind = [lines[0]], {}

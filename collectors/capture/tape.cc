@@ -1,5 +1,6 @@
 #include "collectors/capture/tape.h"
 
+#include <linux/ethtool.h>
 #include <linux/if_link.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -83,6 +84,29 @@ Blob FilterAttrs(const std::byte* attrs, size_t len, std::initializer_list<uint1
   return out;
 }
 
+// The fixed struct of each ETHTOOL_* command the collectors issue (collectors/ethtool_ioctl.cc
+// announces the same commands); 0 for any other.
+size_t FixedCommandBytes(uint32_t cmd) {
+  switch (cmd) {
+    case ETHTOOL_GDRVINFO:
+      return sizeof(ethtool_drvinfo);
+    case ETHTOOL_GSSET_INFO:
+      return sizeof(ethtool_sset_info);
+    case ETHTOOL_GSTRINGS:
+      return sizeof(ethtool_gstrings);
+    case ETHTOOL_GSTATS:
+      return sizeof(ethtool_stats);
+    case ETHTOOL_GTUNABLE:
+      return sizeof(ethtool_tunable);
+    case ETHTOOL_GMODULEINFO:
+      return sizeof(ethtool_modinfo);
+    case ETHTOOL_GMODULEEEPROM:
+      return sizeof(ethtool_eeprom);
+    default:
+      return 0;
+  }
+}
+
 Blob SanitizeLink(const std::byte* msg, size_t len) {
   constexpr size_t kFixed = NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(ifinfomsg));
   if (len < kFixed) return Blob(msg, msg + len);
@@ -125,8 +149,9 @@ void StartReplay(Bundle bundle) {
     auto key = std::make_pair(ex.protocol, NormalizedRequest(ex.request));
     tape.netlink[std::move(key)].push_back(std::move(ex));
   }
+  // Bundles written before NormalizedIoctl recorded the whole buffer: matched the same way.
   for (IoctlExchange& ex : bundle.ioctls) {
-    tape.ioctls[{ex.ifname, ex.in}].push_back(std::move(ex));
+    tape.ioctls[{ex.ifname, NormalizedIoctl(ex.in)}].push_back(std::move(ex));
   }
   for (FsEntry& entry : bundle.fs) tape.fs[{entry.op, entry.path}].push_back(std::move(entry));
   g_mode.store(Mode::kReplay, std::memory_order_release);
@@ -151,6 +176,7 @@ void RecordNetlink(NetlinkExchange exchange) {
 
 void RecordIoctl(IoctlExchange exchange) {
   if (!Recording()) return;
+  exchange.in = NormalizedIoctl(exchange.in);
   Tape& tape = TheTape();
   std::lock_guard lock(tape.mu);
   tape.recorded.ioctls.push_back(std::move(exchange));
@@ -175,9 +201,10 @@ std::optional<NetlinkExchange> ReplayNetlink(int protocol, const Blob& request) 
 std::optional<IoctlExchange> ReplayIoctl(std::string_view ifname, const Blob& in) {
   Tape& tape = TheTape();
   std::lock_guard lock(tape.mu);
-  auto it = tape.ioctls.find({std::string(ifname), in});
+  const Blob normalized = NormalizedIoctl(in);
+  auto it = tape.ioctls.find({std::string(ifname), normalized});
   if (it == tape.ioctls.end()) return std::nullopt;
-  return Next(it->second, tape.cursors[CursorKey("ioctl", ifname, in)]);
+  return Next(it->second, tape.cursors[CursorKey("ioctl", ifname, normalized)]);
 }
 
 std::optional<FsEntry> ReplayFs(std::string_view op, std::string_view path) {
@@ -196,6 +223,15 @@ Blob NormalizedRequest(const Blob& request) {
     std::memcpy(out.data() + offsetof(nlmsghdr, nlmsg_pid), &zero, sizeof(zero));
   }
   return out;
+}
+
+Blob NormalizedIoctl(const Blob& command) {
+  uint32_t cmd = 0;
+  if (command.size() < sizeof(cmd)) return command;
+  std::memcpy(&cmd, command.data(), sizeof(cmd));
+  const size_t fixed = FixedCommandBytes(cmd);
+  if (fixed == 0 || command.size() <= fixed) return command;
+  return Blob(command.begin(), command.begin() + static_cast<std::ptrdiff_t>(fixed));
 }
 
 Blob SanitizeRouteDatagram(const Blob& datagram) {

@@ -46,6 +46,13 @@ std::optional<FsEntry> ReplayFs(std::string_view op, std::string_view path);
 /// compare equal across runs.
 Blob NormalizedRequest(const Blob& request);
 
+/// The part of a SIOCETHTOOL command buffer the kernel reads: the fixed struct of its ETHTOOL_*
+/// cmd. The data area after it (GSTRINGS names, GSTATS values, GSSET_INFO lengths, GTUNABLE
+/// value, module EEPROM bytes) is output only, and the caller's buffer holds whatever an earlier
+/// call left there (the ethtool collector reuses one buffer for every netdev), so it is neither
+/// recorded nor matched. Unknown commands are kept whole.
+Blob NormalizedIoctl(const Blob& command);
+
 /// Drops every rtnetlink RTM_NEWLINK attribute the exporter does not read (MAC and broadcast
 /// addresses, IFLA_AF_SPEC, bond/vlan data with their IP targets, statistics, ...) from a
 /// datagram before it is recorded; other messages pass unchanged. Kept: IFLA_IFNAME, IFLA_MTU,

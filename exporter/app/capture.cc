@@ -13,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "base/log_event.h"
 #include "base/regular_file.h"
 #include "collectors/capture/tape.h"
 #include "exporter/app/check.h"
@@ -35,10 +36,10 @@ constexpr int kCaptureError = 2;
 
 // The observing QoS engine of the daemon with remediation off: it reads what the daemon reads.
 Result<std::unique_ptr<QosEngine>> ObservingQosEngine(const Config& config) {
-  Result<std::shared_ptr<const PolicySet>> policy = LoadPolicy(config.config_path);
+  Result<std::shared_ptr<const PolicySet>> policy = LoadConfiguredPolicy(config);
   if (!policy) return MakeError(EINVAL, "invalid QoS policy: " + policy.error().message);
   Result<std::unique_ptr<KernelQosReader>> reader =
-      KernelQosReader::Open(HostPaths{}, config.qos_configfs_tos);
+      KernelQosReader::Open(HostPaths{.procfs = config.procfs_path}, config.qos_configfs_tos);
   if (!reader) return MakeError(EINVAL, "QoS reader: " + reader.error().message);
   QosEngineOptions options;
   options.config_path = config.config_path;
@@ -97,7 +98,8 @@ void FillManifest(const Config& config, const CaptureOptions& options, tape::Bun
        {"capture.sampler_period_ms",
         std::to_string(
             std::chrono::duration_cast<std::chrono::milliseconds>(config.sampler_period).count())},
-       {"capture.config", config.config_path.empty() ? "(embedded default)" : config.config_path}});
+       {std::string(kMetaConfig),
+        config.config_path.empty() ? std::string(kEmbeddedDefaultConfig) : config.config_path}});
   meta.emplace_back("count.netlink", std::to_string(bundle.netlink.size()));
   meta.emplace_back("count.ioctl", std::to_string(bundle.ioctls.size()));
   meta.emplace_back("count.fs", std::to_string(bundle.fs.size()));
@@ -131,11 +133,29 @@ Result<void> WriteBundle(int fd, const std::string& path, const std::string& tex
   return {};
 }
 
-// The selection flags of the capture run, so a replay selects the devices that were captured
-// (the default rule would select none of a test node's veths). Absent when the flag was not given.
-void RecordSelection(const Config& config, tape::Bundle& bundle) {
-  if (config.device_include) bundle.meta.emplace_back(kMetaDeviceInclude, *config.device_include);
-  if (config.device_exclude) bundle.meta.emplace_back(kMetaDeviceExclude, *config.device_exclude);
+// The policy and the flags of the capture run that shape what check and /metrics say, so a
+// replay checks what was checked (the default rule would select none of a test node's veths, the
+// default policy would pass a node its own policy fails). Absent when the run left it at default.
+void RecordSettings(const Config& config, tape::Bundle& bundle) {
+  auto& meta = bundle.meta;
+  if (config.policy_yaml) meta.emplace_back(kMetaPolicy, *config.policy_yaml);
+  if (config.device_include) meta.emplace_back(kMetaDeviceInclude, *config.device_include);
+  if (config.device_exclude) meta.emplace_back(kMetaDeviceExclude, *config.device_exclude);
+  if (config.raw_include) meta.emplace_back(kMetaRawInclude, *config.raw_include);
+  if (config.qos_configfs_tos) meta.emplace_back(kMetaConfigfsTos, "1");
+  if (config.procfs_path != Config{}.procfs_path)
+    meta.emplace_back(kMetaProcfs, config.procfs_path);
+}
+
+// The capture run reads its --config once, and the QoS engine, check and the bundle all use that
+// text: what the bundle carries is what was checked, even if the file changes meanwhile.
+Result<Config> WithPolicyText(const Config& config) {
+  Config captured = config;
+  if (config.config_path.empty()) return captured;
+  Result<std::string> text = ReadRegularFile(config.config_path, kMaxPolicyFileBytes);
+  if (!text) return MakeError(text.error().errnum, "--config " + text.error().message);
+  captured.policy_yaml = std::move(*text);
+  return captured;
 }
 
 const std::string* MetaValue(const tape::Bundle& bundle, std::string_view key) {
@@ -145,14 +165,106 @@ const std::string* MetaValue(const tape::Bundle& bundle, std::string_view key) {
   return nullptr;
 }
 
+// The policy a replay checks against: the command line's --config, else the capture's.
+Result<void> ApplyCapturedPolicy(const tape::Bundle& bundle, Config& config, CapturedRun& run) {
+  const std::string* path = MetaValue(bundle, kMetaConfig);
+  const std::string* yaml = MetaValue(bundle, kMetaPolicy);
+  const bool from_file = path != nullptr && !path->empty() && *path != kEmbeddedDefaultConfig;
+  if (!config.config_path.empty()) {
+    run.policy_from = "command line";
+    run.policy_source = config.config_path;
+    if (path != nullptr) run.captured_config = from_file ? *path : "embedded default";
+    return {};
+  }
+  if (yaml != nullptr) {
+    run.policy_from = "capture";
+    config.config_path = from_file ? *path : "captured policy";
+    config.policy_yaml = *yaml;
+    run.policy_source = config.config_path;
+    return {};
+  }
+  if (from_file) {
+    return MakeError(EINVAL, fmt::format("captured with --config {}, whose content the bundle "
+                                         "does not hold (written before captures carried their "
+                                         "policy); name that policy with --config",
+                                         *path));
+  }
+  run.policy_from = "embedded default";
+  run.policy_source = "embedded default";
+  return {};
+}
+
+// An optional flag (a regex) the command line did not give takes the capture's value.
+void TakeOptional(const tape::Bundle& bundle, std::string_view key, std::string_view flag,
+                  std::optional<std::string>& value, CapturedRun& run) {
+  const std::string* captured = MetaValue(bundle, key);
+  if (captured == nullptr || value) return;
+  value = *captured;
+  run.flags.push_back(fmt::format("{}={}", flag, *captured));
+}
+
+// The capture's flags that shape what check and /metrics say, where the command line leaves the
+// default (docs/capture.md lists them).
+Result<void> ApplyCapturedFlags(const tape::Bundle& bundle, Config& config, CapturedRun& run) {
+  TakeOptional(bundle, kMetaDeviceInclude, "--collector.device-include", config.device_include,
+               run);
+  TakeOptional(bundle, kMetaDeviceExclude, "--collector.device-exclude", config.device_exclude,
+               run);
+  TakeOptional(bundle, kMetaRawInclude, "--collector.ethtool.raw-include", config.raw_include, run);
+  if (const std::string* tos = MetaValue(bundle, kMetaConfigfsTos); tos != nullptr) {
+    if (*tos != "0" && *tos != "1") {
+      return MakeError(EINVAL, fmt::format("{} is \"{}\", not 0 or 1", kMetaConfigfsTos, *tos));
+    }
+    if (*tos == "1" && !config.qos_configfs_tos) {
+      config.qos_configfs_tos = true;
+      run.flags.emplace_back("--qos.configfs-tos");
+    }
+  }
+  if (const std::string* procfs = MetaValue(bundle, kMetaProcfs); procfs != nullptr) {
+    if (procfs->empty() || procfs->front() != '/') {
+      return MakeError(EINVAL,
+                       fmt::format("{} \"{}\" is not an absolute path", kMetaProcfs, *procfs));
+    }
+    if (config.procfs_path == Config{}.procfs_path) {
+      config.procfs_path = *procfs;
+      run.flags.push_back("--path.procfs=" + *procfs);
+    }
+  }
+  return {};
+}
+
+// One line saying what the replay took from its bundle, and one more when --config overrode the
+// captured policy: a replay that checks against another policy than the capture did says so.
+// Warnings, so a one-shot `check` (which logs warn and above unless --log.level is given) shows
+// them: everything this process reports is another node's state, judged by these settings.
+void LogCapturedRun(const Config& config, const CapturedRun& run) {
+  std::string flags;
+  for (const std::string& flag : run.flags) flags += (flags.empty() ? "" : " ") + flag;
+  LogEvent(spdlog::level::warn, "replaying a capture",
+           {{"bundle", config.replay_path},
+            {"policy", run.policy_source},
+            {"policy_from", run.policy_from},
+            {"captured_flags", flags.empty() ? "none" : flags}});
+  if (run.captured_config) {
+    LogEvent(spdlog::level::warn, "--config overrides the captured policy",
+             {{"config", config.config_path}, {"captured_config", *run.captured_config}});
+  }
+}
+
 }  // namespace
 
-int RunCapture(const Config& config, const CaptureOptions& options, std::ostream& out,
+int RunCapture(const Config& flags, const CaptureOptions& options, std::ostream& out,
                std::ostream& err) {
   if (options.samples < 1) {
     err << "roce_qos_exporter capture: --samples must be at least 1\n";
     return kCaptureError;
   }
+  Result<Config> captured = WithPolicyText(flags);
+  if (!captured) {
+    err << "roce_qos_exporter capture: " << captured.error().message << "\n";
+    return kCaptureError;
+  }
+  const Config& config = *captured;
   Result<CheckOptions> check_options = CheckOptionsFor(config);
   if (!check_options) {
     err << "roce_qos_exporter capture: " << check_options.error().message << "\n";
@@ -179,7 +291,7 @@ int RunCapture(const Config& config, const CaptureOptions& options, std::ostream
   bundle.meta.emplace_back("live.check_stderr", check_err.str());
   bundle.meta.emplace_back("live.check_exit", std::to_string(check_status));
   FillManifest(config, options, bundle);
-  RecordSelection(config, bundle);
+  RecordSettings(config, bundle);
   if (Result<void> written = WriteBundle(*output, options.output, tape::Serialize(bundle), out);
       !written) {
     err << "roce_qos_exporter capture: " << written.error().message << "\n";
@@ -191,6 +303,26 @@ int RunCapture(const Config& config, const CaptureOptions& options, std::ostream
                        bundle.fs.size());
   }
   return 0;
+}
+
+Result<CapturedRun> ApplyCapturedRun(const tape::Bundle& bundle, Config& config) {
+  CapturedRun run;
+  if (Result<void> policy = ApplyCapturedPolicy(bundle, config, run); !policy) {
+    return policy.error();
+  }
+  if (Result<void> flags = ApplyCapturedFlags(bundle, config, run); !flags) return flags.error();
+  // The regexes compile now, so a bad one is refused at start with the bundle named.
+  if (Result<SamplerOptions> sampler = MakeSamplerOptions(config); !sampler) {
+    return sampler.error();
+  }
+  return run;
+}
+
+Result<std::shared_ptr<const PolicySet>> LoadConfiguredPolicy(const Config& config) {
+  if (!config.policy_yaml) return LoadPolicy(config.config_path);
+  Result<PolicySet> set = ParsePolicy(*config.policy_yaml, config.config_path);
+  if (!set) return set.error();
+  return std::make_shared<const PolicySet>(std::move(*set));
 }
 
 int StartReplayFrom(Config& config, std::ostream& err) {
@@ -205,20 +337,13 @@ int StartReplayFrom(Config& config, std::ostream& err) {
     return kCaptureError;
   }
   Result<tape::Bundle> bundle = tape::Parse(*text);
-  if (!bundle) {
-    err << "roce_qos_exporter: --replay " << config.replay_path << ": " << bundle.error().message
+  Result<CapturedRun> run = bundle ? ApplyCapturedRun(*bundle, config) : bundle.error();
+  if (!run) {
+    err << "roce_qos_exporter: --replay " << config.replay_path << ": " << run.error().message
         << "\n";
     return kCaptureError;
   }
-  // The capture's selection, unless this command line names its own.
-  if (const std::string* include = MetaValue(*bundle, kMetaDeviceInclude);
-      include != nullptr && !config.device_include) {
-    config.device_include = *include;
-  }
-  if (const std::string* exclude = MetaValue(*bundle, kMetaDeviceExclude);
-      exclude != nullptr && !config.device_exclude) {
-    config.device_exclude = *exclude;
-  }
+  LogCapturedRun(config, *run);
   tape::StartReplay(std::move(*bundle));
   return 0;
 }

@@ -439,6 +439,7 @@ Result<std::vector<Device>> SelectCheckDevices(const Inventory& inventory,
 namespace {
 
 Result<PolicySet> LoadCheckPolicy(const CheckOptions& options) {
+  if (options.policy_yaml) return ParsePolicy(*options.policy_yaml, options.config_path);
   if (options.config_path.empty()) return DefaultPolicy();
   return LoadPolicyFile(options.config_path);
 }

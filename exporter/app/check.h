@@ -41,6 +41,8 @@ struct CheckSelection {
 
 struct CheckOptions {
   std::string config_path;  // empty: the embedded default policy
+  /// The policy's YAML (a capture bundle's, --replay), named config_path; unset: read the file.
+  std::optional<std::string> policy_yaml;
   CheckSelection selection;
   HostPaths paths;
   bool configfs_tos = false;  // --qos.configfs-tos

@@ -507,7 +507,8 @@ CliOutcome ParseCommandLine(std::span<const char* const> args, std::ostream& out
   app.add_option(
       "--replay", config.replay_path,
       "Answer every kernel read from this bundle (written by the capture subcommand) instead "
-      "of the kernel; serves /metrics and runs `check` from it (docs/capture.md)");
+      "of the kernel; serves /metrics and runs `check` from it with the capture's policy and "
+      "flags, unless given here (docs/capture.md)");
   app.add_flag("--print-metrics-doc", text.print_metrics_doc,
                "Print the metric catalogue (docs/metrics.md) and exit");
   RegisterSubcommands(app, outcome.subcommand);

@@ -61,6 +61,9 @@ struct Config {
   DeriveConfig derive;
   /// --replay: a capture bundle to answer every kernel read from (exporter/app/capture.h)
   std::string replay_path;
+  /// The policy's YAML, named config_path, when it comes from a capture bundle rather than the
+  /// file (--replay, capture: exporter/app/capture.h LoadConfiguredPolicy); unset: read the file.
+  std::optional<std::string> policy_yaml;
 };
 
 /// The window the shipped alert rules and dashboards read (`window="1m"`).

@@ -79,7 +79,7 @@ Result<std::unique_ptr<QosEngine>> MakeQosEngine(const Config& config, EnforcerL
       claimed ? RemediationStateFile(config, *claimed) : Result<std::string>(claimed.error());
   if (!state_file) return state_file.error();
   mode = *claimed;
-  Result<std::shared_ptr<const PolicySet>> policy = LoadPolicy(config.config_path);
+  Result<std::shared_ptr<const PolicySet>> policy = LoadConfiguredPolicy(config);
   if (!policy) {
     return MakeError(EINVAL, "invalid QoS policy, not starting: " + policy.error().message);
   }
@@ -99,6 +99,9 @@ Result<std::unique_ptr<QosEngine>> MakeQosEngine(const Config& config, EnforcerL
   }
   QosEngineOptions qos_options;
   qos_options.config_path = config.config_path;
+  // A replay's policy is the capture's: a reload reads it again, not a file of this host.
+  if (config.policy_yaml)
+    qos_options.policy_loader = [config] { return LoadConfiguredPolicy(config); };
   qos_options.poll_interval = config.qos_poll_interval;
   qos_options.dcqcn_poll_interval = config.qos_dcqcn_poll_interval;
   qos_options.remediation.mode = mode;

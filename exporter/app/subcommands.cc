@@ -40,6 +40,7 @@ Result<CheckOptions> CheckOptionsFromConfig(const Config& config) {
   if (!sampler) return sampler.error();
   CheckOptions options;
   options.config_path = config.config_path;
+  options.policy_yaml = config.policy_yaml;
   options.selection.include = sampler->device_include;
   options.selection.exclude = sampler->device_exclude;
   options.selection.include_text = config.device_include.value_or("");

@@ -104,9 +104,9 @@ inline constexpr MetricDef kMetricTable[] = {
   {"roce_ecn_marked_packets_total", MetricKind::kCounter,
    "RoCE packets received with ECN CE marked, seen by this port as DCQCN notification point.",
    {"device", "port"}, "rdma", "`np_ecn_marked_roce_packets`"},
-  {"roce_rdma_hw_counter_total", MetricKind::kCounter,
+  {"roce_rdma_hw_stat_total", MetricKind::kCounter,
    "Every other RDMA port hardware counter, by its kernel name (as in rdma statistic show link).",
-   {"device", "port", "counter"}, "rdma",
+   {"device", "port", "stat"}, "rdma",
    "every other RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY (mlx5: out_of_sequence, packet_seq_err, "
    "...; rxe: sent_pkts, rcvd_pkts, ...)"},
 

@@ -25,7 +25,7 @@ constexpr Area kAreas[] = {
     {"rdma", "RDMA port counters",
      "One `RDMA_NLDEV_CMD_STAT_GET` per RDMA port bound to a selected netdev per sample, the same "
      "values as `rdma statistic show link <dev>/<port>`. The four DCQCN counters have their own "
-     "families; every other hw counter is `roce_rdma_hw_counter_total{counter=\"<kernel name>\"}`. "
+     "families; every other hw counter is `roce_rdma_hw_stat_total{stat=\"<kernel name>\"}`. "
      "Nothing is exported when the kernel has no RDMA netlink "
      "(`roce_exporter_source_available{source=\"rdma\"} 0`)."},
     {"device", "Inventory",

@@ -14,7 +14,7 @@ void RenderRdmaCounters(const Snapshot& snapshot, MetricSink& out) {
   FamilyBuilder cnp_handled(FindMetric("roce_cnp_handled_total"));
   FamilyBuilder cnp_ignored(FindMetric("roce_cnp_ignored_total"));
   FamilyBuilder ecn_marked(FindMetric("roce_ecn_marked_packets_total"));
-  FamilyBuilder other(FindMetric("roce_rdma_hw_counter_total"));
+  FamilyBuilder other(FindMetric("roce_rdma_hw_stat_total"));
 
   for (const DeviceSnapshot& device : snapshot.devices) {
     for (const RdmaPortSample& port : device.rdma) {

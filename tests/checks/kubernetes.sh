@@ -113,6 +113,19 @@ build_site kps kube-prometheus-stack
 build_site enforce enforce
 build_site lean lean
 build_site lean-enforce "lean enforce"
+# components/lean's parameter (the lossless priorities), set as docs/fleet.md shows: its ```yaml
+# block "# lean-priorities", and its sed line for the Prometheus list.
+lean_block=$(python3 - "$root/docs/fleet.md" <<'PY'
+import re, sys, textwrap
+text = open(sys.argv[1]).read()
+blocks = [textwrap.dedent(b) for b in re.findall(r"```yaml\n(.*?)```", text, re.S)]
+print(next((b for b in blocks if b.startswith("# lean-priorities")), ""), end="")
+PY
+)
+lean_sed=$(grep -o "sed '[^']*' deploy/prometheus/lean-metric-relabel.yaml" "$root/docs/fleet.md" | head -n1 || true)
+[[ -n "$lean_block" && -n "$lean_sed" ]] && pass "docs/fleet.md shows the lean parameter (overlay block, sed line)" ||
+  fail "docs/fleet.md: no '# lean-priorities' yaml block or no sed line for lean-metric-relabel.yaml"
+build_site lean-prio lean "$lean_block"
 build_site optics optics
 build_site lldp lldp
 build_site lldp-enforce "lldp enforce"
@@ -204,21 +217,43 @@ else
   fail "schema validation:"$'\n'"$(cat "$out/validate.log")"
 fi
 # The lean component's ServiceMonitor drops exactly what deploy/prometheus/lean-metric-relabel.yaml
-# drops (one profile, two spellings), alone and combined with enforce.
-for name in lean lean-enforce; do
-  if python3 - "$out/$name.yaml" "$root/deploy/prometheus/lean-metric-relabel.yaml" <<'PY'
-import sys, yaml
+# drops (one profile, two spellings), alone and combined with enforce, and with the lossless
+# priorities set to 3 and 4 in both spellings the documented way. Rule 2 then keeps the lossless
+# priorities' series and drops the others' (Python's re agrees with RE2 on these classes).
+(cd "$root" && bash -c "$lean_sed") >"$out/lean-34.relabel.yaml" || fail "the documented sed failed"
+lean_equal() {
+  python3 - "$out/$1.yaml" "$2" "$3" <<'PY'
+import re, sys, yaml
 sm = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d.get("kind") == "ServiceMonitor"]
 got = sm[0]["spec"]["endpoints"][0]["metricRelabelings"]
 want = [{("sourceLabels" if k == "source_labels" else k): v for k, v in r.items()}
         for r in yaml.safe_load(open(sys.argv[2]))]
-sys.exit(0 if got == want and len(sm) == 1 else 1)
+lossless = set(sys.argv[3])
+kept = {p for p in "01234567" if not re.fullmatch(got[1]["regex"], "roce_prio_packets_total;" + p)}
+sys.exit(0 if got == want and len(sm) == 1 and kept == lossless else 1)
 PY
-  then
-    pass "$name: ServiceMonitor metricRelabelings equal deploy/prometheus/lean-metric-relabel.yaml"
-  else
+}
+for name in lean lean-enforce; do
+  lean_equal "$name" "$root/deploy/prometheus/lean-metric-relabel.yaml" 3 &&
+    pass "$name: ServiceMonitor metricRelabelings equal deploy/prometheus/lean-metric-relabel.yaml, prio 3 kept" ||
     fail "$name: the ServiceMonitor's metricRelabelings differ from deploy/prometheus/lean-metric-relabel.yaml"
-  fi
+done
+lean_equal lean-prio "$out/lean-34.relabel.yaml" 34 &&
+  pass "lean-prio: lossless-priorities=34 gives the sed-substituted rules, prio 3 and 4 kept" ||
+  fail "lean-prio: the parameter does not give the substituted rules keeping 3 and 4:"$'\n'"$(grep -A2 'prio$' "$out/lean-prio.yaml" | head -n 8)"
+cmp -s "$out/lean-34.relabel.yaml" "$root/deploy/prometheus/lean-metric-relabel.yaml" &&
+  fail "the documented sed changed nothing" || pass "the documented sed changes the Prometheus list"
+# Both lists as a scrape job's metric_relabel_configs, as docs/fleet.md pastes them: promtool
+# accepts the configuration.
+for list in "$root/deploy/prometheus/lean-metric-relabel.yaml" "$out/lean-34.relabel.yaml"; do
+  {
+    printf 'scrape_configs:\n- job_name: roce-qos-exporter\n'
+    printf '  static_configs: [{targets: ["localhost:9879"]}]\n  metric_relabel_configs:\n'
+    sed 's/^/  /' "$list"
+  } >"$out/lean-prometheus.yml"
+  promtool check config "$out/lean-prometheus.yml" >"$out/lean-promtool.out" 2>&1 &&
+    pass "promtool check config accepts $(basename "$list") in a scrape job" ||
+    fail "promtool check config on $(basename "$list"): $(cat "$out/lean-promtool.out")"
 done
 # The validator must reject what it is there to reject.
 sed '0,/readOnlyRootFilesystem: true/s//readOnlyRootFilesytem: true/' "$out/base.yaml" >"$out/typo.yaml"

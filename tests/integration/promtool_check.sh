@@ -1,21 +1,77 @@
 #!/usr/bin/env bash
-# The real exporter's /metrics passes `promtool check metrics` with zero warnings, with the
-# correct Content-Type; /-/healthy, /-/ready, unknown paths (404) and wrong methods (405) answer as
-# documented; SIGTERM stops it cleanly. It runs in a private network namespace with a veth pair
-# selected by regex and every ethtool stat exported raw, so the checked body holds device series,
-# not only self-metrics.
+# The real exporter's /metrics passes `promtool check metrics` with zero warnings:
+#  * replayed from every shipped fixture (tests/fixtures/replay/<kernel>/bundle.txt: simnic's mlx5
+#    ports, veth, Soft-RoCE, with every QoS and derived family and every ethtool stat exported
+#    raw), no root needed: the bodies of the NICs this host does not have;
+#  * live, in a private network namespace with a veth pair selected by regex and every ethtool stat
+#    exported raw (root), with the correct Content-Type; /-/healthy, /-/ready, unknown paths (404)
+#    and wrong methods (405) answer as documented; SIGTERM stops it cleanly.
 # Usage: promtool_check.sh path/to/roce_qos_exporter
 set -euo pipefail
 source "$(dirname "$0")/../common.bash"
 exe=${1:?usage: $0 path/to/roce_qos_exporter}
 require_tools promtool curl ip ethtool
-[[ $(id -u) -eq 0 ]] || skip "needs root for a private network namespace"
+fixtures=$(cd "$(dirname "$0")/../fixtures/replay" && pwd)
 
 ns=rq-promtool-$$
 work=$(mktemp -d)
 pid=
-namespaces=("$ns")
+namespaces=()
 trap cleanup_exporter_test EXIT
+
+# promtool_clean NAME BODY: `promtool check metrics` exits 0 and says nothing (no warning either).
+promtool_clean() {
+  local rc=0
+  promtool check metrics <"$2" >"$work/promtool.out" 2>&1 || rc=$?
+  if [[ $rc -eq 0 && ! -s "$work/promtool.out" ]]; then
+    pass "$1: promtool check metrics: exit 0, no warnings ($(grep -vc '^#' "$2") samples)"
+  else
+    fail "$1: promtool check metrics exit $rc:"$'\n'"$(head -n 20 "$work/promtool.out")"
+  fi
+}
+
+# The replayed body is complete once the QoS stage and the RDMA counters are in it.
+replayed_port=
+replay_listening() {
+  replayed_port=$(sed -n 's/.*msg="listening" .* ports=\([0-9]*\).*/\1/p' "$work/exporter.log" |
+    head -n1)
+  [[ -n $replayed_port ]]
+}
+replay_complete() {
+  curl -sf "http://127.0.0.1:$replayed_port/metrics" -o "$work/replay.body" &&
+    grep -q '^roce_qos_drift{' "$work/replay.body" &&
+    grep -q '^roce_cnp_sent_total{' "$work/replay.body"
+}
+check_replayed_fixture() {
+  local dir=$1 name
+  name=replay/$(basename "$dir")
+  : >"$work/exporter.log"
+  "$exe" --replay "$dir/bundle.txt" --web.listen-address=127.0.0.1:0 \
+    --collector.ethtool.raw-include='.*' 2>"$work/exporter.log" &
+  pid=$!
+  if wait_for 20 "listening" replay_listening && wait_for 20 "a complete body" replay_complete; then
+    promtool_clean "$name" "$work/replay.body"
+    grep -q '^roce_ethtool_stat{' "$work/replay.body" && pass "$name: the body holds raw stats" ||
+      fail "$name: no roce_ethtool_stat series in the checked body"
+  else
+    fail "$name: no complete body to check (port '$replayed_port')"
+  fi
+  kill "$pid" && wait "$pid" || true
+  pid=
+}
+found=0
+for dir in "$fixtures"/*/; do
+  [[ -f $dir/bundle.txt ]] || continue
+  found=$((found + 1))
+  check_replayed_fixture "${dir%/}"
+done
+((found > 0)) || fail "no fixture under $fixtures"
+
+if [[ $(id -u) -ne 0 ]]; then
+  ((failures == 0)) || finish promtool_check
+  skip "the live part needs root for a private network namespace (the $found replayed fixtures passed)"
+fi
+namespaces=("$ns")
 ip netns add "$ns" || skip "cannot create a network namespace here"
 in_ns() { ip netns exec "$ns" "$@"; }
 in_ns ip link set lo up
@@ -48,15 +104,7 @@ else
   fail "wrong Content-Type: $(grep -i '^content-type' "$work/headers")"
 fi
 
-set +e
-promtool check metrics <"$work/body" >"$work/promtool.out" 2>&1
-rc=$?
-set -e
-if [[ $rc -eq 0 && ! -s "$work/promtool.out" ]]; then
-  pass "promtool check metrics: exit 0, no warnings ($(grep -vc '^#' "$work/body") samples)"
-else
-  fail "promtool check metrics exit $rc:"$'\n'"$(cat "$work/promtool.out")"
-fi
+promtool_clean live "$work/body"
 for family in roce_exporter_build_info roce_netdev_info roce_ethtool_stat \
   roce_exporter_collect_duration_seconds roce_exporter_sample_period_seconds; do
   grep -q "^# TYPE $family " "$work/body" && pass "family $family present" ||

@@ -7,7 +7,10 @@
 #  * a daemon started with --replay serves the same series (name and labels) as the live daemon's
 #    /metrics (live.metrics), the same roce_qos_* values (QoS state and drift verdicts) and every
 #    value of the capture run's own /metrics, except wall-clock timestamps and the exporter's self
-#    metrics (roce_exporter_*), which describe the process, not the node.
+#    metrics (roce_exporter_*), which describe the process, not the node;
+#  * that daemon, at the default flags, logs no failure (no msg="failing"/"recovered", nothing at
+#    level=error) and no roce_exporter_collect_errors_total series rises while its samples span
+#    more than the discovery and QoS poll intervals (5 s): every call it makes is in the bundle.
 # Usage: replay_fixtures.sh path/to/roce_qos_exporter
 set -euo pipefail
 source "$(dirname "$0")/../common.bash"
@@ -39,10 +42,42 @@ listening() {
   port=$(sed -n 's/.*msg="listening" .* ports=\([0-9]*\).*/\1/p' "$work/exporter.log" | head -n1)
   [[ -n $port ]]
 }
+# last_sample FILE: the sample clock of a scrape (roce_exporter_last_sample_timestamp_seconds).
+last_sample() { metric_value "$1" roce_exporter_last_sample_timestamp_seconds; }
+# collect_errors FILE: every roce_exporter_collect_errors_total series with its value.
+collect_errors() { grep '^roce_exporter_collect_errors_total{' "$1" | LC_ALL=C sort; }
+# Samples taken SECONDS after the one in FILE (the daemon's own clock, not a sleep here).
+samples_span() {
+  curl -sf "http://127.0.0.1:$port/metrics" -o "$work/later.metrics" &&
+    awk -v a="$(last_sample "$1")" -v b="$(last_sample "$work/later.metrics")" -v s="$2" \
+      'BEGIN { exit !(a != "" && b != "" && b - a >= s) }'
+}
 # The series appear once the QoS stage has run; the first snapshot may precede it.
 complete_scrape() {
   curl -sf "http://127.0.0.1:$port/metrics" -o "$work/replay.metrics" &&
     [[ $(series "$work/replay.metrics" | wc -l) -ge $(series "$1" | wc -l) ]]
+}
+
+# The replaying daemon of check_fixture failed nowhere: its log and its error counters.
+check_no_failure() {
+  local name=$1 logged
+  logged=$(grep -E 'msg="(failing|recovered)"|level=error' "$work/exporter.log" | head -n 3 || true)
+  [[ -z $logged ]] && pass "$name: the replaying daemon logs no failure" ||
+    fail "$name: the replaying daemon logs failures: $logged"
+  if [[ -z $(collect_errors "$work/replay.metrics") ]]; then
+    fail "$name: no roce_exporter_collect_errors_total series to compare"
+  elif diff <(collect_errors "$work/replay.metrics") <(collect_errors "$work/later.metrics") \
+    >"$work/d"; then
+    pass "$name: no roce_exporter_collect_errors_total series rises over $(($(metric_value \
+      "$work/later.metrics" roce_exporter_samples_total) - $(metric_value "$work/replay.metrics" \
+      roce_exporter_samples_total))) samples"
+  else
+    fail "$name: collect errors rise during the replay: $(grep '^>' "$work/d" | head -n 3)"
+  fi
+  local total
+  total=$(collect_errors "$work/later.metrics" | awk '{ s += $2 } END { print s + 0 }')
+  [[ $total == 0 ]] && pass "$name: every roce_exporter_collect_errors_total series is 0" ||
+    fail "$name: $total collect errors: $(collect_errors "$work/later.metrics" | grep -v ' 0$' | head -n 3)"
 }
 
 check_fixture() {
@@ -65,8 +100,8 @@ check_fixture() {
   # Emptied here, not by the daemon's own redirection: that runs in the child, and a loaded
   # machine can let `listening` read the previous fixture's line (its port) before it does.
   : >"$work/exporter.log"
-  "$exe" --replay "$bundle" --web.listen-address=127.0.0.1:0 --sampler.period=250ms \
-    2>"$work/exporter.log" &
+  # The default flags: the replay must answer every call the daemon makes with them.
+  "$exe" --replay "$bundle" --web.listen-address=127.0.0.1:0 2>"$work/exporter.log" &
   pid=$!
   wait_for 20 "listening" listening && wait_for 20 "/-/ready" ready || {
     fail "$name: not ready (port '${port:-}': /-/ready answers $(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "http://127.0.0.1:${port:-0}/-/ready"); samples $(curl -s --max-time 5 "http://127.0.0.1:${port:-0}/metrics" | grep '^roce_exporter_samples_total'))"
@@ -74,8 +109,12 @@ check_fixture() {
   }
   meta "$bundle" live.metrics >"$work/capture.metrics"
   wait_for 20 "all series" complete_scrape "$dir/live.metrics" || true
+  # Past the discovery and QoS poll intervals (5 s) and several idle-port periods (1 s).
+  wait_for 30 "6 s of samples" samples_span "$work/replay.metrics" 6 ||
+    fail "$name: the replaying daemon's samples never spanned 6 s"
   kill "$pid" && wait "$pid" || true
   pid=
+  check_no_failure "$name"
   if diff <(series "$dir/live.metrics") <(series "$work/replay.metrics") >"$work/d"; then
     pass "$name: the same $(series "$work/replay.metrics" | wc -l) series as the live daemon"
   else

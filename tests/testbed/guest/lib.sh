@@ -333,14 +333,14 @@ rdma_links() {
       for (i = 3; i <= NF; i++) { if ($i == "netdev") nd = $(i + 1); if ($i == "state") st = $(i + 1) }
       print $2, nd, st }'
 }
-# rdma_metric_for COUNTER: the exporter family (and counter= label) of an RDMA hw counter name.
+# rdma_metric_for COUNTER: the exporter family (and stat= label) of an RDMA hw counter name.
 rdma_metric_for() {
   case $1 in
     np_cnp_sent) echo "roce_cnp_sent_total" ;;
     rp_cnp_handled) echo "roce_cnp_handled_total" ;;
     rp_cnp_ignored) echo "roce_cnp_ignored_total" ;;
     np_ecn_marked_roce_packets) echo "roce_ecn_marked_packets_total" ;;
-    *) echo "roce_rdma_hw_counter_total counter=$1" ;;
+    *) echo "roce_rdma_hw_stat_total stat=$1" ;;
   esac
 }
 
@@ -353,7 +353,7 @@ exported_rdma_counters() {
     $1 == "roce_cnp_handled_total" { n = "rp_cnp_handled" }
     $1 == "roce_cnp_ignored_total" { n = "rp_cnp_ignored" }
     $1 == "roce_ecn_marked_packets_total" { n = "np_ecn_marked_roce_packets" }
-    $1 == "roce_rdma_hw_counter_total" { n = L["counter"] }
+    $1 == "roce_rdma_hw_stat_total" { n = L["stat"] }
     n != "" && L["device"] == dev && L["port"] == port { print n, $NF }
     { n = "" }' | sort
 }

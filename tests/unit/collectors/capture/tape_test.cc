@@ -9,9 +9,13 @@
 #include <linux/rtnetlink.h>
 
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 #include "collectors/discovery.h"
+#include "collectors/ethtool.h"
 #include "collectors/ethtool_ioctl.h"
+#include "collectors/host.h"
 #include "collectors/netlink/socket.h"
 #include "collectors/sysfs_file.h"
 
@@ -135,6 +139,98 @@ TEST_F(TapeTest, EthtoolIoctlRecordsAndReplaysTheCommandBuffer) {
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().errnum, EOPNOTSUPP);
   EXPECT_EQ(EthtoolIoctl(-1, "eth9", &other, "ETHTOOL_GDRVINFO").error().errnum, ENODATA);
+}
+
+// The data area after a command's fixed struct is output: the ethtool collector reuses one buffer
+// for every netdev, so it holds what the previous call left. A recording keeps the fixed struct
+// only, against the real kernel (lo has no ethtool stats: the refusal is recorded all the same).
+TEST_F(TapeTest, RecordingKeepsOnlyTheFixedStructOfACommand) {
+  constexpr uint32_t kStats = 4;
+  alignas(ethtool_stats) unsigned char buffer[sizeof(ethtool_stats) + kStats * sizeof(uint64_t)];
+  std::memset(buffer, 0xab, sizeof(buffer));  // what another netdev's values left behind
+  ethtool_stats header{};
+  header.cmd = ETHTOOL_GSTATS;
+  header.n_stats = kStats;
+  std::memcpy(buffer, &header, sizeof(header));
+  StartRecording();
+  EthtoolSocket socket;
+  (void)socket.Call("lo", buffer, "ETHTOOL_GSTATS");
+  const Bundle recorded = StopRecording();
+  ASSERT_EQ(recorded.ioctls.size(), 1u);
+  const auto* fixed = reinterpret_cast<const std::byte*>(&header);
+  EXPECT_EQ(recorded.ioctls[0].in, Blob(fixed, fixed + sizeof(header)));
+}
+
+// A bundle written before the data area was dropped (every shipped fixture up to now) holds the
+// whole buffer: replay matches on the fixed struct, so leftovers in the caller's buffer differ
+// from the recorded ones and still get the recorded answers, in order.
+TEST_F(TapeTest, ReplayMatchesAnIoctlOnItsFixedStructWhateverTheDataAreaHolds) {
+  // struct ethtool_stats followed by its n_stats = 2 values.
+  auto stats = [](uint64_t a, uint64_t b) {
+    ethtool_stats header{};
+    header.cmd = ETHTOOL_GSTATS;
+    header.n_stats = 2;
+    const uint64_t values[2] = {a, b};
+    Blob blob(sizeof(header) + sizeof(values));
+    std::memcpy(blob.data(), &header, sizeof(header));
+    std::memcpy(blob.data() + sizeof(header), values, sizeof(values));
+    return blob;
+  };
+  Bundle bundle;
+  bundle.ioctls.push_back({"veth0", 0, stats(0, 0), stats(10, 20)});
+  bundle.ioctls.push_back({"veth0", 0, stats(10, 20), stats(11, 21)});
+  StartReplay(bundle);
+  Blob call = stats(777, 888);  // another netdev's values
+  ASSERT_TRUE(EthtoolIoctl(-1, "veth0", call.data(), "ETHTOOL_GSTATS"));
+  EXPECT_EQ(call, stats(10, 20));
+  call = stats(5, 5);
+  ASSERT_TRUE(EthtoolIoctl(-1, "veth0", call.data(), "ETHTOOL_GSTATS"));
+  EXPECT_EQ(call, stats(11, 21));
+  call = stats(0, 0);
+  ASSERT_TRUE(EthtoolIoctl(-1, "veth0", call.data(), "ETHTOOL_GSTATS"));
+  EXPECT_EQ(call, stats(11, 21)) << "used up: the last answer again";
+  Blob other_count = stats(0, 0);
+  other_count[offsetof(ethtool_stats, n_stats)] = std::byte{3};
+  EXPECT_EQ(EthtoolIoctl(-1, "veth0", other_count.data(), "ETHTOOL_GSTATS").error().errnum, ENODATA)
+      << "the fixed struct (n_stats) still has to match";
+}
+
+// The shipped 6.1 fixture, read by the real ethtool collector in an order the capture never used
+// (veth0 right after sim0; the capture read sim1 in between): every read is answered.
+TEST_F(TapeTest, AShippedFixtureAnswersTheEthtoolCollectorInAnyNetdevOrder) {
+  std::ifstream file(ROCEQOS_FIXTURES_DIR "/replay/6.1/bundle.txt");
+  ASSERT_TRUE(file) << ROCEQOS_FIXTURES_DIR;
+  std::stringstream text;
+  text << file.rdbuf();
+  Result<Bundle> bundle = Parse(text.str());
+  ASSERT_TRUE(bundle) << bundle.error().message;
+  StartReplay(std::move(*bundle));
+  std::unique_ptr<EthtoolIo> io = MakeKernelEthtoolIo();
+  EthtoolCollector collector(*io, {});
+  for (int round = 0; round < 4; ++round) {
+    for (const char* netdev : {"sim0", "veth0", "veth0", "sim1", "sim0", "veth0"}) {
+      Result<CounterSet> counters = collector.Sample(netdev);
+      ASSERT_TRUE(counters) << netdev << " round " << round << ": " << counters.error().message;
+      EXPECT_FALSE(counters->values.empty()) << netdev;
+    }
+  }
+}
+
+// --qos.configfs-tos: the capture run made the rdma_cm group, read the ToS and removed the group.
+// A replay with the flag reads the recorded ToS and neither writes a marker nor makes a group.
+TEST_F(TapeTest, AReplayReadsTheConfigfsTosTheCaptureRunRead) {
+  const HostPaths paths;
+  const std::string group = paths.configfs + "/rdma_cm/mlx5_0";
+  Bundle bundle;
+  bundle.fs.push_back({"isdir", paths.configfs + "/rdma_cm", 0, "1"});
+  bundle.fs.push_back({"isdir", group, 0, "0"});
+  bundle.fs.push_back({"read", group + "/ports/1/default_roce_tos", 0, "106\n"});
+  StartReplay(bundle);
+  RoceTosState state = HostReader(paths, /*configfs_mkdir=*/true).ReadRoceTos("mlx5_0", 1);
+  EXPECT_EQ(state.configfs_tos, Observed<uint8_t>::Ok(106));
+  // Without the flag the capture run never made the group: not read, as live.
+  state = HostReader(paths, /*configfs_mkdir=*/false).ReadRoceTos("mlx5_0", 1);
+  EXPECT_TRUE(state.configfs_tos.absent());
 }
 
 TEST_F(TapeTest, NetlinkRequestIsAnsweredFromTheRecordedDatagrams) {

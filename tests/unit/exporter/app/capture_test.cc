@@ -21,6 +21,8 @@
 
 #include "collectors/capture/tape.h"
 #include "collectors/capture/tape_bundle.h"
+#include "exporter/app/check.h"
+#include "exporter/app/subcommands.h"
 
 namespace roceqos {
 namespace {
@@ -167,6 +169,141 @@ TEST_F(ReplayFileTest, CaptureToAMissingDirectoryNamesThePathAndReason) {
 TEST_F(ReplayFileTest, AMissingBundleNamesThePath) {
   EXPECT_EQ(ReplayWithin(dir_ + "/none.capture"), 2);
   EXPECT_THAT(err_, HasSubstr(dir_ + "/none.capture: cannot open: No such file or directory"));
+}
+
+// The manifest of a capture run with the given settings, and none of the kernel's answers.
+tape::Bundle Manifest(std::vector<std::pair<std::string_view, std::string>> meta) {
+  tape::Bundle bundle;
+  for (auto& [key, value] : meta) bundle.meta.emplace_back(std::string(key), std::move(value));
+  return bundle;
+}
+
+constexpr std::string_view kCapturedYaml = "defaults: {tcp_ecn: 2}\n";
+
+TEST(CapturedRun, TheCapturedPolicyIsUsedUnderItsPath) {
+  Config config;
+  Result<CapturedRun> run = ApplyCapturedRun(Manifest({{kMetaConfig, "/etc/roce-qos/policy.yaml"},
+                                                       {kMetaPolicy, std::string(kCapturedYaml)}}),
+                                             config);
+  ASSERT_TRUE(run) << run.error().message;
+  EXPECT_EQ(run->policy_from, "capture");
+  EXPECT_EQ(config.config_path, "/etc/roce-qos/policy.yaml");
+  EXPECT_FALSE(run->captured_config.has_value());
+  // The file is not on this host: the policy comes from the bundle, named as check named it.
+  Result<std::shared_ptr<const PolicySet>> policy = LoadConfiguredPolicy(config);
+  ASSERT_TRUE(policy) << policy.error().message;
+  EXPECT_EQ((*policy)->source, "/etc/roce-qos/policy.yaml");
+  EXPECT_EQ((*policy)->defaults.tcp_ecn, 2);
+}
+
+TEST(CapturedRun, AnExplicitConfigOverridesTheCapturedPolicy) {
+  Config config;
+  config.config_path = "site.yaml";
+  Result<CapturedRun> run = ApplyCapturedRun(Manifest({{kMetaConfig, "/etc/roce-qos/policy.yaml"},
+                                                       {kMetaPolicy, std::string(kCapturedYaml)}}),
+                                             config);
+  ASSERT_TRUE(run) << run.error().message;
+  EXPECT_EQ(run->policy_from, "command line");
+  EXPECT_EQ(config.config_path, "site.yaml");
+  EXPECT_FALSE(config.policy_yaml.has_value());
+  EXPECT_EQ(run->captured_config, "/etc/roce-qos/policy.yaml");
+  // Over a capture of the embedded default, too.
+  Config over_default;
+  over_default.config_path = "site.yaml";
+  run = ApplyCapturedRun(Manifest({{kMetaConfig, std::string(kEmbeddedDefaultConfig)}}),
+                         over_default);
+  ASSERT_TRUE(run) << run.error().message;
+  EXPECT_EQ(run->captured_config, "embedded default");
+}
+
+TEST(CapturedRun, AnOldBundleCapturedWithAPolicyFileNeedsConfig) {
+  const tape::Bundle old = Manifest({{kMetaConfig, "/etc/roce-qos/policy.yaml"}});
+  Config config;
+  Result<CapturedRun> run = ApplyCapturedRun(old, config);
+  ASSERT_FALSE(run);
+  EXPECT_EQ(run.error().message,
+            "captured with --config /etc/roce-qos/policy.yaml, whose content the bundle does not "
+            "hold (written before captures carried their policy); name that policy with --config");
+  config.config_path = "policy.yaml";
+  EXPECT_TRUE(ApplyCapturedRun(old, config));
+  // Captured with the embedded default (every shipped fixture): the default, as captured.
+  Config fixture;
+  run = ApplyCapturedRun(Manifest({{kMetaConfig, std::string(kEmbeddedDefaultConfig)}}), fixture);
+  ASSERT_TRUE(run) << run.error().message;
+  EXPECT_EQ(run->policy_from, "embedded default");
+  EXPECT_TRUE(fixture.config_path.empty());
+}
+
+TEST(CapturedRun, TheCapturedFlagsApplyWhereTheCommandLineLeavesTheDefault) {
+  const tape::Bundle bundle = Manifest({{kMetaDeviceInclude, "sim[0-9]"},
+                                        {kMetaRawInclude, "rx_.*"},
+                                        {kMetaConfigfsTos, "1"},
+                                        {kMetaProcfs, "/host/proc"}});
+  Config config;
+  Result<CapturedRun> run = ApplyCapturedRun(bundle, config);
+  ASSERT_TRUE(run) << run.error().message;
+  EXPECT_EQ(config.device_include, "sim[0-9]");
+  EXPECT_EQ(config.raw_include, "rx_.*");
+  EXPECT_TRUE(config.qos_configfs_tos);
+  EXPECT_EQ(config.procfs_path, "/host/proc");
+  EXPECT_THAT(run->flags, ::testing::ElementsAre("--collector.device-include=sim[0-9]",
+                                                 "--collector.ethtool.raw-include=rx_.*",
+                                                 "--qos.configfs-tos", "--path.procfs=/host/proc"));
+  Config given;
+  given.raw_include = "tx_.*";
+  given.procfs_path = "/elsewhere";
+  run = ApplyCapturedRun(bundle, given);
+  ASSERT_TRUE(run) << run.error().message;
+  EXPECT_EQ(given.raw_include, "tx_.*");
+  EXPECT_EQ(given.procfs_path, "/elsewhere");
+  EXPECT_EQ(run->flags.size(), 2u);
+}
+
+TEST(CapturedRun, ASettingThatDoesNotValidateIsAnError) {
+  Config config;
+  EXPECT_THAT(ApplyCapturedRun(Manifest({{kMetaConfigfsTos, "yes"}}), config).error().message,
+              HasSubstr("capture.qos_configfs_tos is \"yes\", not 0 or 1"));
+  EXPECT_THAT(ApplyCapturedRun(Manifest({{kMetaProcfs, "proc"}}), config).error().message,
+              HasSubstr("not an absolute path"));
+  Config fresh;
+  EXPECT_THAT(ApplyCapturedRun(Manifest({{kMetaDeviceInclude, "*"}}), fresh).error().message,
+              HasSubstr("--collector.device-include: invalid regex"));
+}
+
+// The real path on this host: a capture of lo with a policy file and a procfs of the test's own
+// (tcp_ecn 2 against the policy's 1: drift) carries both, so the replay checks what the capture
+// checked once the file is gone, exit 1 like the capture run's own check.
+TEST_F(ReplayFileTest, ACaptureCarriesItsPolicyAndFlagsIntoTheReplayedCheck) {
+  std::filesystem::create_directories(dir_ + "/proc/sys/net/ipv4");
+  std::ofstream(dir_ + "/proc/sys/net/ipv4/tcp_ecn") << "2\n";
+  const std::string policy = dir_ + "/policy.yaml";
+  const std::string yaml =
+      "defaults: {tcp_ecn: 1}\ndevices:\n  - name: loopback\n    match: {netdev: lo}\n";
+  std::ofstream(policy) << yaml;
+  Config capture;
+  capture.config_path = policy;
+  capture.device_include = "lo";
+  capture.procfs_path = dir_ + "/proc";
+  capture.sampler_period = std::chrono::milliseconds(10);
+  CaptureOptions options{.output = dir_ + "/node.capture", .samples = 1};
+  std::ostringstream out, err;
+  ASSERT_EQ(RunCapture(capture, options, out, err), 0) << err.str();
+  std::filesystem::remove(policy);
+
+  Config replay;
+  replay.replay_path = options.output;
+  ASSERT_EQ(StartReplayFrom(replay, err), 0) << err.str();
+  EXPECT_EQ(replay.policy_yaml, yaml);
+  EXPECT_EQ(replay.config_path, policy);
+  EXPECT_EQ(replay.procfs_path, dir_ + "/proc");
+  EXPECT_EQ(replay.device_include, "lo");
+  Result<CheckOptions> check = CheckOptionsFromConfig(replay);
+  ASSERT_TRUE(check) << check.error().message;
+  check->json = true;
+  std::ostringstream report, check_err;
+  EXPECT_EQ(RunCheck(*check, report, check_err), kCheckDrift) << report.str() << check_err.str();
+  EXPECT_THAT(report.str(), HasSubstr("\"policy\":\"" + policy + "\""));
+  EXPECT_THAT(report.str(), HasSubstr("\"tcp_ecn\""));
 }
 
 }  // namespace

@@ -36,6 +36,12 @@ TEST(MetricTable, NamesFollowPrometheusConventions) {
     } else {
       EXPECT_FALSE(EndsWith(name, "_total")) << "only counters end in _total";
     }
+    // promtool check metrics: "metric name should not include type" (client_golang promlint).
+    for (const char* type : {"counter", "gauge", "histogram", "summary"}) {
+      const std::string word = std::string("_") + type;
+      EXPECT_FALSE(name.find(word + "_") != std::string::npos || EndsWith(name, word))
+          << "the name holds the type word " << type;
+    }
     if (EndsWith(name, "_info")) {
       EXPECT_EQ(def.kind, MetricKind::kGauge);
     }

@@ -175,14 +175,14 @@ TEST(RenderSnapshot, SplitsRdmaCountersIntoDcqcnFamiliesAndTheRest) {
   EXPECT_EQ(Value(f, "roce_cnp_handled_total", port), 40);
   EXPECT_EQ(Value(f, "roce_cnp_ignored_total", port), 30);
   EXPECT_EQ(Value(f, "roce_ecn_marked_packets_total", port), 50);
-  const prometheus::MetricFamily* other = Find(f, "roce_rdma_hw_counter_total");
+  const prometheus::MetricFamily* other = Find(f, "roce_rdma_hw_stat_total");
   ASSERT_NE(other, nullptr);
   std::set<std::string> counters;
-  for (const auto& m : other->metric) counters.insert(Labels(m).at("counter"));
+  for (const auto& m : other->metric) counters.insert(Labels(m).at("stat"));
   EXPECT_EQ(counters, (std::set<std::string>{"rx_write_requests", "out_of_sequence"}))
       << "every counter exactly once across the RDMA families";
-  EXPECT_EQ(Value(f, "roce_rdma_hw_counter_total",
-                  {{"device", "mlx5_0"}, {"port", "1"}, {"counter", "out_of_sequence"}}),
+  EXPECT_EQ(Value(f, "roce_rdma_hw_stat_total",
+                  {{"device", "mlx5_0"}, {"port", "1"}, {"stat", "out_of_sequence"}}),
             20);
 }
 

@@ -409,8 +409,8 @@ TEST_F(SamplerTest, ReadsEachBoundRdmaPortOnceAndExportsItsCounters) {
   const std::string text = Render(*s);
   EXPECT_THAT(text, HasSubstr("roce_cnp_sent_total{device=\"mlx5_bond_0\",port=\"1\"} 2\n"));
   EXPECT_THAT(text, HasSubstr("roce_cnp_handled_total{device=\"mlx5_bond_0\",port=\"1\"} 3\n"));
-  EXPECT_THAT(text, HasSubstr("roce_rdma_hw_counter_total{device=\"mlx5_bond_0\",port=\"1\","
-                              "counter=\"out_of_sequence\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("roce_rdma_hw_stat_total{device=\"mlx5_bond_0\",port=\"1\","
+                              "stat=\"out_of_sequence\"} 1\n"));
   EXPECT_TRUE(s->sources.at("rdma").available);
 }
 
