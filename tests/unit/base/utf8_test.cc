@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 namespace roceqos {
 namespace {
@@ -10,9 +11,10 @@ namespace {
 const std::string kFffd = std::string(kUtf8Replacement);
 
 TEST(Utf8, WellFormedTextIsKept) {
-  for (const std::string text :
-       {"", "ens1f0np0", "leaf01 Ethernet12", "caf\xc3\xa9", "\xe2\x82\xac 1", "\xf0\x9f\x98\x80",
-        "\xed\x9f\xbf", "\xee\x80\x80", "\xf4\x8f\xbf\xbf", std::string("nul\0in", 6)}) {
+  for (const std::string& text :
+       std::vector<std::string>{"", "ens1f0np0", "leaf01 Ethernet12", "caf\xc3\xa9",
+                                "\xe2\x82\xac 1", "\xf0\x9f\x98\x80", "\xed\x9f\xbf",
+                                "\xee\x80\x80", "\xf4\x8f\xbf\xbf", std::string("nul\0in", 6)}) {
     EXPECT_TRUE(IsValidUtf8(text)) << text;
     EXPECT_EQ(ValidUtf8(text), text);
   }
