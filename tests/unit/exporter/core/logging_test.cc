@@ -66,14 +66,15 @@ TEST(LogFormat, JsonNumbersAndBooleansAreNotStrings) {
                                             {"enforce", true},
                                             {"held", false},
                                             {"period", std::numeric_limits<double>::infinity()},
-                                            {"text", "1"}});
+                                            {"text", "1"},
+                                            {"letter", 'x'}});
   EXPECT_EQ(Format("json", spdlog::level::info, payload),
             "{\"ts\":\"2023-11-14T22:13:20.123Z\",\"level\":\"info\",\"msg\":\"QoS policy loaded\","
             "\"device_rules\":1,\"errno\":-19,\"ratio\":0.25,\"enforce\":true,\"held\":false,"
-            "\"period\":\"inf\",\"text\":\"1\"}\n");
+            "\"period\":\"inf\",\"text\":\"1\",\"letter\":\"x\"}\n");
   EXPECT_THAT(Format("logfmt", spdlog::level::info, payload),
               ::testing::HasSubstr(" device_rules=1 errno=-19 ratio=0.25 enforce=true held=false "
-                                   "period=inf text=1\n"));
+                                   "period=inf text=1 letter=x\n"));
 }
 
 // A JSON document must be UTF-8: bytes that are not (a switch's system name, a netdev name) are
