@@ -29,7 +29,7 @@ FROM ${DEBIAN_IMAGE}
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       libstdc++6 libgcc-s1 \
-      libmnl0 libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 libcivetweb1 \
+      libmnl0 libcivetweb1 \
       libspdlog1.10 libfmt9 libyaml-cpp0.7 libsystemd0 libcap2 zlib1g libdeflate0 \
       libgcrypt20 libgpg-error0 liblzma5 libzstd1 liblz4-1 \
       libbsd0 libmd0 \

@@ -3,13 +3,16 @@
 namespace roceqos {
 namespace {
 
-// ASCII unit and record separators: a message or value holding one has it replaced, so a kernel
-// string can never forge a field.
+// ASCII record, unit and group separators: a message or value holding one has it replaced, so a
+// kernel string can never forge a field. A key is followed by kValueSep, or by kLiteralSep when
+// its value is a number or a boolean (LogField::literal).
 constexpr char kFieldSep = '\x1e';
 constexpr char kValueSep = '\x1f';
+constexpr char kLiteralSep = '\x1d';
+constexpr char kValueSeps[] = {kValueSep, kLiteralSep, '\0'};
 
 void AppendClean(std::string& out, std::string_view text) {
-  for (char c : text) out.push_back(c == kFieldSep || c == kValueSep ? '?' : c);
+  for (char c : text) out.push_back(c == kFieldSep || c == kValueSep || c == kLiteralSep ? '?' : c);
 }
 
 }  // namespace
@@ -20,7 +23,7 @@ std::string EncodeLogRecord(std::string_view msg, std::initializer_list<LogField
   for (const LogField& f : fields) {
     out.push_back(kFieldSep);
     AppendClean(out, f.key);
-    out.push_back(kValueSep);
+    out.push_back(f.literal ? kLiteralSep : kValueSep);
     AppendClean(out, f.value);
   }
   return out;
@@ -35,9 +38,11 @@ DecodedLogRecord DecodeLogRecord(std::string_view payload) {
     end = payload.find(kFieldSep, begin);
     std::string_view field =
         payload.substr(begin, end == std::string_view::npos ? end : end - begin);
-    const size_t sep = field.find(kValueSep);
+    const size_t sep = field.find_first_of(kValueSeps);
     if (sep == std::string_view::npos) continue;  // not one of ours: dropped rather than misread
-    record.fields.emplace_back(field.substr(0, sep), field.substr(sep + 1));
+    record.fields.push_back({.key = field.substr(0, sep),
+                             .value = field.substr(sep + 1),
+                             .literal = field[sep] == kLiteralSep});
   }
   return record;
 }

@@ -165,7 +165,21 @@ def capture_seeds():
         put('capture_fuzz', bundle.parent.name, b'\n'.join(kept) + b'\n')
 
 
+def exposition_seeds():
+    """exposition_fuzz: [length][HELP text], then [length][label value] three per sample."""
+    def pieces(*texts):
+        return b''.join(bytes([len(t)]) + t for t in texts)
+    put('exposition_fuzz', 'leaf', pieces(b'The LLDP neighbour of a netdev.', b'rql0', b'leaf01',
+                                          b'Ethernet12'))
+    # What a switch or an EEPROM may send: 0xff, an overlong '/', a surrogate, a sequence cut
+    # short, escapes, well-formed UTF-8.
+    put('exposition_fuzz', 'bytes', pieces(b'help \\ with\nescapes \xff', b'leaf\xff01',
+                                           b'Eth\xc0\xaf1', b'\xed\xa0\x80', b'port \xe2\x82',
+                                           b'a"b\\c\nd', b'caf\xc3\xa9 \xf0\x9f\x98\x80'))
+    put('exposition_fuzz', 'empty', pieces(b'', b'', b'', b''))
+
+
 if __name__ == '__main__':
     (CORPUS / 'policy_fuzz').mkdir(parents=True, exist_ok=True)
     netlink_seeds(); dcb_seeds(); rdma_seeds(); module_seeds(); ethtool_seeds(); text_seeds()
-    capture_seeds(); lldp_seeds()
+    capture_seeds(); lldp_seeds(); exposition_seeds()

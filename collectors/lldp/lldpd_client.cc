@@ -14,6 +14,7 @@
 #include <set>
 #include <string_view>
 
+#include "base/utf8.h"
 #include "collectors/lldp/liblldpctl.h"
 
 namespace roceqos::lldp {
@@ -98,9 +99,21 @@ Error QueryError(lldpctl_conn_t* conn, const Socket& socket, std::string_view pa
   return MakeError(0, fmt::format("lldpd socket {}: {}: {}", path, what, Lib().strerror(code)));
 }
 
+// A string a switch sent (chassis ID, system name, port ID and description, management address),
+// made safe once here for every reader: label values, `check` on a terminal and in JSON, logs.
+// lldpd hands over the TLV's bytes as received, and 802.1AB's SnmpAdminString (UTF-8) is only what
+// a well-behaved switch sends. Ill-formed UTF-8 becomes U+FFFD and a control character '?' (an
+// escape sequence in a system name must not reach a terminal), as module_fields::Ascii does for
+// module EEPROM fields. The exposition writer replaces ill-formed UTF-8 in any label value as
+// well (exporter/render/text_format.h); this keeps the other readers safe.
 std::string Text(lldpctl_atom_t* atom, lldpctl_key_t key) {
   const char* text = Lib().atom_get_str(atom, key);
-  return text != nullptr ? std::string(text) : std::string();
+  if (text == nullptr) return {};
+  std::string safe = ValidUtf8(text);
+  for (char& c : safe) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
+  return safe;
 }
 
 std::vector<uint8_t> Buffer(lldpctl_atom_t* atom, lldpctl_key_t key) {

@@ -450,6 +450,37 @@ FlagText DefaultFlagText(const Config& config) {
   return text;
 }
 
+// Every option of `app` and of its subcommands, at any depth.
+template <typename Visit>
+void ForEachOption(CLI::App& app, Visit&& visit) {
+  for (CLI::Option* option : app.get_options()) visit(*option);
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+    ForEachOption(*sub, visit);
+}
+
+// An option that takes one value (every flag but the repeatable ones, --netdev) may be given once.
+// CLI11 would refuse a second one as "At Most 1 required but received 2" and take the last of a
+// repeated boolean flag silently; both are let through to RepeatedOption, which names the flag.
+void LetRepeatsThrough(CLI::App& app) {
+  ForEachOption(app, [](CLI::Option& option) {
+    if (option.get_items_expected_max() <= 1)
+      option.multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  });
+}
+
+// After parsing: the first single-value option given more than once, as a usage error.
+Result<void> RepeatedOption(CLI::App& app) {
+  std::optional<std::string> message;
+  ForEachOption(app, [&message](CLI::Option& option) {
+    if (message || option.get_items_expected_max() > 1 || option.count() < 2) return;
+    const size_t times = option.count();
+    message = fmt::format("{} given {}: give it once", option.get_name(),
+                          times == 2 ? "twice" : fmt::format("{} times", times));
+  });
+  if (message) return Invalid(*message);
+  return {};
+}
+
 // CLI11's own outcomes: help and version to `out` (exit 0), a parse error as one line. Returns
 // the exit code when the process should exit now.
 std::optional<int> RunParser(CLI::App& app, std::span<const char* const> args, std::ostream& out,
@@ -512,12 +543,15 @@ CliOutcome ParseCommandLine(std::span<const char* const> args, std::ostream& out
   app.add_flag("--print-metrics-doc", text.print_metrics_doc,
                "Print the metric catalogue (docs/metrics.md) and exit");
   RegisterSubcommands(app, outcome.subcommand);
+  LetRepeatsThrough(app);
 
   if (std::optional<int> exit_code = RunParser(app, args, out, err)) {
     outcome.exit_code = *exit_code;
     return outcome;
   }
-  if (auto valid = ApplyFlagText(config, text); !valid) {
+  Result<void> valid = RepeatedOption(app);
+  if (valid) valid = ApplyFlagText(config, text);
+  if (!valid) {
     err << kProgram << ": " << valid.error().message << " (see --help)\n";
     outcome.exit_code = kExitUsage;
     return outcome;

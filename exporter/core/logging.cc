@@ -10,6 +10,7 @@
 
 #include "base/enum_names.h"
 #include "base/log_event.h"
+#include "base/utf8.h"
 
 namespace roceqos {
 namespace {
@@ -43,11 +44,35 @@ void AppendTimestamp(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& 
                  utc.tm_sec, millis);
 }
 
+// Appends `text` with ill-formed UTF-8 as U+FFFD: a JSON document must be UTF-8 (RFC 8259
+// section 8.1), and log shippers reject or mangle a line that is not, whatever bytes a kernel
+// string or a switch sent.
+void AppendUtf8(std::string_view text, spdlog::memory_buf_t& dest) {
+  size_t i = 0;
+  while (i < text.size()) {
+    const Utf8Step step = NextUtf8(text.substr(i));
+    if (step.valid) {
+      Append(dest, text.substr(i, step.length));
+    } else {
+      Append(dest, kUtf8Replacement);
+    }
+    i += step.length;
+  }
+}
+
 // Escapes for a double-quoted logfmt value or a JSON string: both need \" \\ and no raw control
 // characters, so one line stays one line whatever a kernel message contains.
 void AppendQuoted(std::string_view text, spdlog::memory_buf_t& dest) {
   dest.push_back('"');
-  for (char c : text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    const char c = text[i];
+    if (static_cast<unsigned char>(c) >= 0x80) {
+      const Utf8Step step = NextUtf8(text.substr(i));
+      AppendUtf8(text.substr(i, step.length), dest);
+      i += step.length;
+      continue;
+    }
     switch (c) {
       case '"':
         Append(dest, "\\\"");
@@ -71,6 +96,7 @@ void AppendQuoted(std::string_view text, spdlog::memory_buf_t& dest) {
           dest.push_back(c);
         }
     }
+    ++i;
   }
   dest.push_back('"');
 }
@@ -81,7 +107,7 @@ void AppendLogfmtValue(std::string_view value, spdlog::memory_buf_t& dest) {
                     std::none_of(value.begin(), value.end(),
                                  [](char c) { return static_cast<unsigned char>(c) < 0x20; });
   if (bare) {
-    Append(dest, value);
+    AppendUtf8(value, dest);
   } else {
     AppendQuoted(value, dest);
   }
@@ -98,11 +124,11 @@ class LogfmtFormatter : public spdlog::formatter {
         DecodeLogRecord(std::string_view(msg.payload.data(), msg.payload.size()));
     Append(dest, " msg=");
     AppendQuoted(record.msg, dest);
-    for (const auto& [key, value] : record.fields) {
+    for (const DecodedLogField& field : record.fields) {
       dest.push_back(' ');
-      Append(dest, key);
+      Append(dest, field.key);
       dest.push_back('=');
-      AppendLogfmtValue(value, dest);
+      AppendLogfmtValue(field.value, dest);
     }
     dest.push_back('\n');
   }
@@ -122,11 +148,15 @@ class JsonFormatter : public spdlog::formatter {
         DecodeLogRecord(std::string_view(msg.payload.data(), msg.payload.size()));
     Append(dest, "\",\"msg\":");
     AppendQuoted(record.msg, dest);
-    for (const auto& [key, value] : record.fields) {
+    for (const DecodedLogField& field : record.fields) {
       dest.push_back(',');
-      AppendQuoted(key, dest);
+      AppendQuoted(field.key, dest);
       dest.push_back(':');
-      AppendQuoted(value, dest);
+      if (field.literal) {
+        Append(dest, field.value);  // a number or a boolean (LogField::literal)
+      } else {
+        AppendQuoted(field.value, dest);
+      }
     }
     Append(dest, "}\n");
   }

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string>
 
+#include "base/utf8.h"
 #include "exporter/render/text_format.h"
 
 namespace roceqos {
@@ -65,10 +66,13 @@ void FamilyBuilder::AppendTo(MetricSink& out) {
   if (out.families() != nullptr) AppendFamily(*out.families());
 }
 
-// What prometheus::TextSerializer writes for the family AppendFamily() builds.
+// What prometheus::TextSerializer writes for the family AppendFamily() builds (HELP escaped as
+// the format asks, which the table's one-line, backslash-free HELP texts never need).
 void FamilyBuilder::WriteText(std::string& out) const {
   if (!def_.help.empty()) {
-    out.append("# HELP ").append(def_.name).append(" ").append(def_.help).append("\n");
+    out.append("# HELP ").append(def_.name).append(" ");
+    AppendHelpText(out, def_.help);
+    out += '\n';
   }
   out.append("# TYPE ").append(def_.name).append(" ").append(TypeName(def_.kind)).append("\n");
   const size_t label_count = def_.label_count();
@@ -91,7 +95,7 @@ void FamilyBuilder::WriteText(std::string& out) const {
 void FamilyBuilder::AppendFamily(Families& out) const {
   prometheus::MetricFamily& family = out.emplace_back();
   family.name = std::string(def_.name);
-  family.help = std::string(def_.help);
+  family.help = ValidUtf8(def_.help);
   family.type = ToPrometheus(def_.kind);
   const size_t label_count = def_.label_count();
   family.metric.reserve(values_.size());
@@ -100,7 +104,9 @@ void FamilyBuilder::AppendFamily(Families& out) const {
     prometheus::ClientMetric& metric = family.metric.emplace_back();
     metric.label.reserve(label_count);
     for (size_t i = 0; i < label_count; ++i) {
-      metric.label.push_back({std::string(def_.labels[i]), std::string(NextLabel(labels_, pos))});
+      // prometheus-cpp writes label bytes as they are: the same replacement as the text writer's
+      // keeps the two paths' bodies equal and valid UTF-8.
+      metric.label.push_back({std::string(def_.labels[i]), ValidUtf8(NextLabel(labels_, pos))});
     }
     switch (def_.kind) {
       case MetricKind::kCounter:

@@ -1,8 +1,11 @@
 #include "exporter/render/text_format.h"
 
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+
+#include "base/utf8.h"
 
 namespace roceqos {
 
@@ -32,18 +35,61 @@ void AppendSampleValue(std::string& out, double value) {
   out.append(buffer, result.ptr);
 }
 
-void AppendLabelValue(std::string& out, std::string_view value) {
-  while (!value.empty()) {
-    const size_t special = value.find_first_of("\\\"\n");
-    if (special == std::string_view::npos) {
-      out += value;
-      return;
+namespace {
+
+// What a byte needs in a label value or HELP text: nothing (most bytes: written as part of a run),
+// an escape, or a UTF-8 check (a byte >= 0x80). One table load per byte keeps the common case, an
+// ASCII netdev name or number, one compare per byte.
+enum ByteClass : uint8_t { kPlain, kEscape, kNonAscii };
+struct ByteClasses {
+  std::array<ByteClass, 256> of{};
+};
+constexpr ByteClasses MakeClasses(std::string_view escaped) {
+  ByteClasses classes;
+  for (size_t b = 0x80; b < 256; ++b) classes.of[b] = kNonAscii;
+  for (char c : escaped) classes.of[static_cast<uint8_t>(c)] = kEscape;
+  return classes;
+}
+constexpr ByteClasses kLabelValueClasses = MakeClasses("\\\"\n");
+constexpr ByteClasses kHelpClasses = MakeClasses("\\\n");
+
+void AppendEscaped(std::string& out, std::string_view text, const ByteClasses& classes) {
+  size_t run = 0;  // start of the bytes not yet appended, which need nothing
+  size_t i = 0;
+  while (i < text.size()) {
+    const ByteClass kind = classes.of[static_cast<uint8_t>(text[i])];
+    if (kind == kPlain) {
+      ++i;
+      continue;
     }
-    out.append(value.data(), special);
-    out += '\\';
-    out += value[special] == '\n' ? 'n' : value[special];
-    value.remove_prefix(special + 1);
+    if (kind == kNonAscii) {
+      const Utf8Step step = NextUtf8(text.substr(i));
+      if (step.valid) {
+        i += step.length;
+        continue;
+      }
+      out.append(text.data() + run, i - run);
+      out += kUtf8Replacement;
+      i += step.length;
+    } else {
+      out.append(text.data() + run, i - run);
+      out += '\\';
+      out += text[i] == '\n' ? 'n' : text[i];
+      ++i;
+    }
+    run = i;
   }
+  out.append(text.data() + run, text.size() - run);
+}
+
+}  // namespace
+
+void AppendLabelValue(std::string& out, std::string_view value) {
+  AppendEscaped(out, value, kLabelValueClasses);
+}
+
+void AppendHelpText(std::string& out, std::string_view help) {
+  AppendEscaped(out, help, kHelpClasses);
 }
 
 }  // namespace roceqos

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks deploy/kubernetes/ offline, with real tools:
 #  1. kustomize (kubectl v1.33.9's, v5.6.0) builds base, base + each component and combinations
-#     of them (lean + enforce, both monitoring stacks, all at once), examples/site as committed,
+#     of them (lean + enforce, both monitoring stacks, all at once), examples/site as committed
+#     and as README's quick start copies it (observe, then enforce), without touching it,
 #     site overlays that set a custom image the documented way and the site overlays of
 #     docs/deployment.md as written, without a warning (a deprecated kustomization field is one);
 #     every container and initContainer of every build runs the image that was set;
@@ -76,19 +77,35 @@ for b in sys.argv[1:]:
 }
 render base "$k8s_dir/base"
 render example "$k8s_dir/examples/site"
-# README's quick start turns examples/site to enforce mode with one sed: run it on a copy.
-tree=$out/tree/deploy/kubernetes
-mkdir -p "$tree/examples/site"
-ln -s "$k8s_dir/base" "$tree/base"
-ln -s "$k8s_dir/components" "$tree/components"
-cp "$k8s_dir/examples/site/kustomization.yaml" "$tree/examples/site/"
-readme_sed=$(grep -m1 -E "^sed -i '.*components/enforce" "$root/README.md" || true)
-if [[ -n "$readme_sed" ]] && (cd "$out/tree" && bash -c "$readme_sed") &&
-  ! cmp -s "$k8s_dir/examples/site/kustomization.yaml" "$tree/examples/site/kustomization.yaml"; then
-  render example-enforce "$tree/examples/site"
+# README's quick start copies examples/site into my-site/ beside deploy/ and turns the copy to
+# enforce mode with one sed. Its lines run in two scratch trees (builds run in the background, so
+# the observe copy is never edited under its build): readme-site is the copy, example-enforce the
+# copy after the sed; the repository's own example stays as committed.
+readme_copy=$(grep -m1 -E '^sed .*deploy/kubernetes/examples/site/kustomization.yaml *>my-site/kustomization.yaml$' "$root/README.md" || true)
+readme_sed=$(grep -m1 -E "^sed -i '.*components/enforce.*' my-site/kustomization.yaml$" "$root/README.md" || true)
+example_sum=$(sha256sum <"$k8s_dir/examples/site/kustomization.yaml")
+# readme_tree NAME: a tree with deploy/kubernetes linked and README's copy made in NAME/my-site.
+readme_tree() {
+  mkdir -p "$out/$1/deploy/kubernetes"
+  for d in base components examples; do ln -s "$k8s_dir/$d" "$out/$1/deploy/kubernetes/$d"; done
+  [[ -n "$readme_copy" ]] && grep -qx 'mkdir -p my-site' "$root/README.md" &&
+    (cd "$out/$1" && mkdir -p my-site && bash -c "$readme_copy")
+}
+if readme_tree readme-tree; then
+  render readme-site "$out/readme-tree/my-site"
 else
-  fail "README.md: no 'sed -i ... components/enforce' line that changes examples/site ($readme_sed)"
+  fail "README.md: no 'mkdir -p my-site' and 'sed ... examples/site/kustomization.yaml >my-site/kustomization.yaml' lines ($readme_copy)"
 fi
+if readme_tree readme-tree-enforce && [[ -n "$readme_sed" ]] &&
+  (cd "$out/readme-tree-enforce" && bash -c "$readme_sed") &&
+  ! cmp -s "$out/readme-tree/my-site/kustomization.yaml" "$out/readme-tree-enforce/my-site/kustomization.yaml"; then
+  render example-enforce "$out/readme-tree-enforce/my-site"
+else
+  fail "README.md: no 'sed -i ... components/enforce ... my-site/kustomization.yaml' line that changes the copy ($readme_sed)"
+fi
+[[ "$(sha256sum <"$k8s_dir/examples/site/kustomization.yaml")" == "$example_sum" ]] &&
+  pass "README's quick start leaves deploy/kubernetes/examples/site as committed" ||
+  fail "README's quick start changed deploy/kubernetes/examples/site/kustomization.yaml"
 
 # Site overlays the way a site repository has them: deploy/ linked beside them. build_site NAME
 # COMPONENTS [EXTRA]: base + the components (names under components/, space-separated) + EXTRA
@@ -195,7 +212,7 @@ images_are base "roce-qos-exporter:$version"
 images_are lean-enforce "roce-qos-exporter:$version"
 for name in site-observe site-kp-enforce site-all; do images_are "$name" "$custom_image"; done
 # examples/site and the docs' examples are applied as they are: each must set a qualified image.
-for name in example example-enforce "${docs_sites[@]}"; do
+for name in example readme-site example-enforce "${docs_sites[@]}"; do
   docs_image=$(jq -r '.[] | select(.kind == "DaemonSet") | .spec.template.spec.containers[] | select(.name == "exporter") | .image' \
     "$out/$name.objects.json" 2>/dev/null || true)
   [[ "$docs_image" == roce-qos-exporter* ]] && fail "$name: the example does not set the image ($docs_image)"

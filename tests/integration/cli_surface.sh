@@ -5,7 +5,12 @@
 #  * `check` writes no info lines on stderr (warnings and errors only, unless --log.level);
 #  * a selected device no policy rule checks is "not checked", in text and --json, never "in sync";
 #  * a capture records its --collector.device-include, so `--replay FILE check` selects what was
-#    captured without the flag.
+#    captured without the flag;
+#  * `check --help` lists the daemon flags check reads, and each of them works with check;
+#    `policy --help` has a usage line without CLI11's "[]";
+#  * a flag given twice is a usage error naming it (exit 2), a repeatable one (--netdev) is not;
+#  * `policy validate FILE...`: OK and exit 0 for the shipped policies, the error with file:line:column
+#    and exit 1 for a bad one, a warning for a rule that never applies, exit 2 without FILE.
 # Usage: cli_surface.sh path/to/roce_qos_exporter
 set -euo pipefail
 source "$(dirname "$0")/../common.bash"
@@ -24,7 +29,7 @@ run() {
 
 run typo policy show-defaults
 [[ $rc == 2 ]] && pass "policy show-defaults: exit 2" || fail "policy show-defaults: exit $rc"
-grep -q 'policy: unknown subcommand "show-defaults" (known: show-default)' typo.err &&
+grep -q 'policy: unknown subcommand "show-defaults" (known: show-default, validate)' typo.err &&
   pass "the typo is named" || fail "the typo is not named: $(cat typo.err)"
 
 run output capture --output /nonexistent/x --collector.device-include=lo
@@ -58,5 +63,96 @@ run override --replay node.capture check --json --collector.device-include=nothi
 [[ $rc == 2 ]] && grep -q '"devices":\[\]' override.out &&
   pass "the command line's selection wins over the bundle's" ||
   fail "override: exit $rc: $(cat override.out override.err)"
+
+# --- check --help: the daemon's flags that check reads are listed, and each one is accepted.
+run checkhelp check --help
+[[ $rc == 0 ]] && pass "check --help: exit 0" || fail "check --help: exit $rc"
+listed=$(sed -n '/^Flags of the daemon that check reads/,$p' checkhelp.out | grep -oE '^  --[a-z.-]+' | tr -d ' ')
+for flag in --config --collector.device-include --collector.device-exclude --replay --lldp.socket \
+  --lldp.interval --qos.configfs-tos --path.procfs --log.level --log.format; do
+  grep -qx -- "$flag" <<<"$listed" && pass "check --help lists $flag" || fail "check --help does not list $flag: $(cat checkhelp.out)"
+done
+# Each listed flag, with a value of its kind, is taken by check (an unknown or refused flag is a
+# usage error, exit 2, naming it; lo is checked and not checked by any rule: exit 0).
+cp "$root/deploy/policy/policy.example.yaml" policy.yaml
+node_capture=node.capture
+for flag in $listed; do
+  case "$flag" in
+    --config) value=policy.yaml ;;
+    --collector.device-include) value=lo ;;
+    --collector.device-exclude) value=nothing ;;
+    --replay) value=$node_capture ;;
+    --lldp.socket) value=/nonexistent/lldpd.socket ;;
+    --lldp.interval) value=0 ;;
+    --qos.configfs-tos) value= ;;
+    --path.procfs) value=/proc ;;
+    --log.level) value=error ;;
+    --log.format) value=json ;;
+    *) fail "check --help lists $flag, which this test does not know: add it"; continue ;;
+  esac
+  args=(check --netdev lo "$flag")
+  [[ -n "$value" ]] && args=(check --netdev lo "$flag=$value")
+  run listed "${args[@]}"
+  [[ $rc != 2 ]] && pass "check takes $flag${value:+=$value} (exit $rc)" ||
+    fail "check $flag${value:+=$value}: exit 2: $(cat listed.err listed.out)"
+done
+
+# --- policy --help: a usage line a person can follow.
+run policyhelp policy --help
+usage=$(grep '^Usage:' policyhelp.out || true)
+[[ "$usage" == "Usage: roce_qos_exporter policy [OPTIONS] SUBCOMMAND" ]] &&
+  pass "policy --help: $usage" || fail "policy --help usage line: '$usage'"
+grep -qE '^  validate ' policyhelp.out && pass "policy --help lists validate" ||
+  fail "policy --help does not list validate: $(cat policyhelp.out)"
+run validatehelp policy validate --help
+grep -qx 'Usage: roce_qos_exporter policy validate \[OPTIONS\] FILE\.\.\.' validatehelp.out &&
+  pass "policy validate --help: usage names FILE" || fail "policy validate --help: $(head -3 validatehelp.out)"
+
+# --- a flag given twice: refused, named; a repeatable one is not.
+run twice --sampler.period=1s --sampler.period=2s check --netdev lo
+[[ $rc == 2 ]] && grep -qx 'roce_qos_exporter: --sampler.period given twice: give it once (see --help)' twice.err &&
+  pass "--sampler.period twice: exit 2, named" || fail "--sampler.period twice: exit $rc: $(cat twice.err)"
+run twicecfg check --config policy.yaml --netdev lo --config policy.yaml
+[[ $rc == 2 ]] && grep -q -- '--config given twice' twicecfg.err &&
+  pass "--config twice after check: exit 2, named" || fail "--config twice: exit $rc: $(cat twicecfg.err)"
+run twicejson check --netdev lo --json --json
+[[ $rc == 2 ]] && grep -q -- '--json given twice' twicejson.err &&
+  pass "check --json twice: exit 2, named" || fail "--json twice: exit $rc: $(cat twicejson.err)"
+run thrice --log.level=info --log.level=warn --log.level=error check --netdev lo
+grep -q -- '--log.level given 3 times' thrice.err && pass "a flag three times: named with its count" ||
+  fail "--log.level three times: exit $rc: $(cat thrice.err)"
+grep -q 'At Most' twice.err twicecfg.err twicejson.err thrice.err &&
+  fail "CLI11's 'At Most 1 required' wording leaked" || pass "no CLI11 'At Most' wording"
+run netdevs check --netdev lo --netdev lo --json
+[[ $rc == 0 ]] && pass "--netdev is repeatable (exit 0)" || fail "--netdev twice: exit $rc: $(cat netdevs.err)"
+
+# --- policy validate FILE: no device, no kernel access.
+for shipped in deploy/policy/policy.example.yaml deploy/kubernetes/base/policy.yaml; do
+  run valid policy validate "$root/$shipped"
+  [[ $rc == 0 ]] && grep -q "^$root/$shipped: OK (" valid.out && [[ ! -s valid.err ]] &&
+    pass "policy validate $shipped: OK, exit 0" || fail "policy validate $shipped: exit $rc: $(cat valid.out valid.err)"
+done
+printf 'version: 1\ndefaults:\n  trust: dscp\n  pfc: [3, 9]\n' >bad.yaml
+run invalid policy validate bad.yaml
+[[ $rc == 1 ]] && grep -qx 'bad.yaml:4:[0-9]*: .*priority 9.*' invalid.err && [[ ! -s invalid.out ]] &&
+  pass "a priority out of range: exit 1, $(cat invalid.err)" || fail "bad.yaml: exit $rc: $(cat invalid.out invalid.err)"
+printf 'version: 1\ndevices:\n  - name: gpu\n    match: {netdev: "ens.*"}\n    policy: {pfc: [3]}\n  - name: gpu-first-port\n    match: {netdev: "ens.*", pci: "0000:3b:00.0"}\n    policy: {pfc: [4]}\n' >shadow.yaml
+run shadow policy validate shadow.yaml
+[[ $rc == 0 ]] && grep -q '^shadow.yaml: OK (defaults and 2 device rules: "gpu" at line 3, "gpu-first-port" at line 6)$' shadow.out &&
+  grep -qx 'shadow.yaml:6: warning: rule "gpu-first-port" never applies: rule "gpu" (line 3) comes first and matches every device it matches' shadow.out &&
+  pass "a rule that never applies: warned with its line, exit 0" || fail "shadow.yaml: exit $rc: $(cat shadow.out shadow.err)"
+run several policy validate "$root/deploy/policy/policy.example.yaml" bad.yaml shadow.yaml
+[[ $rc == 1 ]] && [[ $(grep -c ': OK (' several.out) == 2 ]] && grep -q '^bad.yaml:4:' several.err &&
+  pass "several files: each judged, exit 1 when one is invalid" ||
+  fail "several files: exit $rc: $(cat several.out several.err)"
+run missing policy validate /nonexistent/policy.yaml
+[[ $rc == 1 ]] && grep -q '/nonexistent/policy.yaml' missing.err &&
+  pass "a missing file: exit 1, named" || fail "missing file: exit $rc: $(cat missing.err)"
+run nofile policy validate
+[[ $rc == 2 ]] && grep -q 'FILE' nofile.err && pass "no FILE: usage error, exit 2" ||
+  fail "no FILE: exit $rc: $(cat nofile.err)"
+run typo2 policy valdate x.yaml
+[[ $rc == 2 ]] && grep -q 'unknown subcommand "valdate" (known: show-default, validate)' typo2.err &&
+  pass "policy valdate: the typo is named" || fail "policy valdate: exit $rc: $(cat typo2.err)"
 
 finish cli_surface

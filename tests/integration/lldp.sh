@@ -5,6 +5,9 @@
 # lldpd receiving it on the exporter's side, and the exporter reading lldpd through liblldpctl:
 #  - the neighbour and everything it advertises reach /metrics; `check` prints the cabling line;
 #  - MTU 1500 fits the switch's 9216-byte frames (mismatch 0), MTU 9216 does not (mismatch 1);
+#  - a switch whose system name holds the byte 0xff and whose port description holds a surrogate
+#    (bytes that are not UTF-8) still gives a body `promtool check metrics` accepts: each
+#    ill-formed sequence is U+FFFD in the label values, and `check --json` is valid UTF-8 JSON;
 #  - a neighbour whose TTL ends leaves no stale series: present 0, reason no_frame;
 #  - a process outside lldpd's group reads permission_denied; lldpd stopped reads lldpd_not_running.
 # Usage: lldp.sh path/to/roce_qos_exporter
@@ -12,7 +15,7 @@ set -euo pipefail
 source "$(dirname "$0")/../common.bash"
 exe=${1:?usage: $0 path/to/roce_qos_exporter}
 fixture=$(cd "$(dirname "$0")/../fixtures/lldp" && pwd)/lldpd-1.0.16-custom-tlvs.txt
-require_tools curl ip lldpd python3 setpriv
+require_tools curl ip lldpd python3 setpriv promtool
 [[ $(id -u) -eq 0 ]] || skip "needs root for network namespaces and lldpd"
 getent passwd _lldpd >/dev/null || skip "no _lldpd user: the lldpd package is not installed"
 
@@ -48,15 +51,23 @@ start_lldpd() {
 }
 start_lldpd || { cat "$work/lldpd.log" >&2; fail "lldpd did not start"; finish lldp; }
 
-# send_lldpdu TTL [MTU-irrelevant]: the fixture's LLDPDU with its Time To Live TLV set to TTL,
-# sent from the switch side through an AF_PACKET socket, as the switch port would.
+# send_lldpdu TTL [SYSTEM_NAME_HEX PORT_DESCRIPTION_HEX]: the fixture's LLDPDU with its Time To
+# Live TLV set to TTL (and, if given, its System Name and Port Description TLVs holding these
+# bytes instead of "leaf01" and "Ethernet12"), sent from the switch side through an AF_PACKET
+# socket, as the switch port would.
 send_lldpdu() {
-  ip netns exec "$peer_ns" python3 - "$fixture" "$1" <<'PY'
+  ip netns exec "$peer_ns" python3 - "$fixture" "$@" <<'PY'
 import socket, sys
 frame = next(l.split(":", 1)[1].strip() for l in open(sys.argv[1]) if l.startswith("# frame:"))
 ttl = int(sys.argv[2])
 assert frame.count("06020078") == 1  # TTL TLV: type 3, length 2, 120 s
 frame = frame.replace("06020078", "0602%04x" % ttl)
+def tlv(kind, value):  # type (7 bits) and length (9 bits), then the value
+    return "%04x" % (kind << 9 | len(value)) + value.hex()
+if len(sys.argv) > 3:
+    for kind, old, new in ((5, b"leaf01", sys.argv[3]), (4, b"Ethernet12", sys.argv[4])):
+        assert frame.count(tlv(kind, old)) == 1
+        frame = frame.replace(tlv(kind, old), tlv(kind, bytes.fromhex(new)))
 s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
 s.bind(("rql1", 0))
 s.send(bytes.fromhex(frame))
@@ -114,6 +125,35 @@ report=$(in_ns "$exe" check --netdev rql0 --lldp.socket="$sock" 2>&1 || true)
 grep -q "switch .*leaf01 Ethernet12 (chassis 0c:29:aa:bb:cc:01)" <<<"$report" &&
   grep -q "switch mtu.*DRIFT" <<<"$report" &&
   pass "check: the cabling line and the mtu mismatch" || fail "check report: $report"
+
+# A switch that sends bytes that are not UTF-8: "leaf" 0xff "1" as its system name, "Eth", the
+# surrogate U+D800 (ED A0 80) and "net1" as the port description. lldpd passes them on as they
+# are; the exporter writes U+FFFD for each ill-formed sequence, so Prometheus can parse the body.
+send_lldpdu 120 6c656166ff31 457468eda0806e657431  # leaf\xff1, Eth\xed\xa0\x80net1
+fffd=$'\xef\xbf\xbd'
+odd_info="system_name=\"leaf${fffd}1\",port_id=\"Ethernet12\",port_description=\"Eth${fffd}${fffd}${fffd}net1\""
+if wait_for 20 "the 0xff system name in /metrics" has "$odd_info"; then
+  pass "system name leaf<0xff>1 and a surrogate in the port description: U+FFFD in the labels"
+else
+  grep roce_lldp_neighbor_info "$work/body" | od -c | head >&2 || true
+  fail "the neighbour's new system name never reached /metrics"
+fi
+python3 -c 'import sys; open(sys.argv[1], "rb").read().decode("utf-8", "strict")' "$work/body" &&
+  pass "the body is valid UTF-8" || fail "the body is not valid UTF-8"
+if promtool check metrics <"$work/body" >"$work/promtool.out" 2>&1 && [[ ! -s "$work/promtool.out" ]]; then
+  pass "promtool check metrics accepts the body (exit 0, no warnings)"
+else
+  fail "promtool check metrics: $(cat "$work/promtool.out")"
+fi
+in_ns "$exe" check --netdev rql0 --lldp.socket="$sock" --json >"$work/check.json" 2>"$work/check.err" || true
+if python3 -c '
+import json, sys
+report = json.loads(open(sys.argv[1], "rb").read().decode("utf-8", "strict"))
+assert "leaf\ufffd1 Ethernet12" in json.dumps(report, ensure_ascii=False), report' "$work/check.json"; then
+  pass "check --json: valid UTF-8 JSON naming leaf\ufffd1"
+else
+  fail "check --json: $(head -c 600 "$work/check.json") $(cat "$work/check.err")"
+fi
 
 # TTL expiry: a short-lived announcement, then silence.
 send_lldpdu 2

@@ -4,7 +4,8 @@
 #    ports, veth, Soft-RoCE, with every QoS and derived family and every ethtool stat exported
 #    raw), no root needed: the bodies of the NICs this host does not have;
 #  * live, in a private network namespace with a veth pair selected by regex and every ethtool stat
-#    exported raw (root), with the correct Content-Type; /-/healthy, /-/ready, unknown paths (404)
+#    exported raw (root), one veth's name holding the byte 0xff, which the body must carry as U+FFFD;
+#    with the correct Content-Type; /-/healthy, /-/ready, unknown paths (404)
 #    and wrong methods (405) answer as documented; SIGTERM stops it cleanly.
 # Usage: promtool_check.sh path/to/roce_qos_exporter
 set -euo pipefail
@@ -78,6 +79,11 @@ in_ns ip link set lo up
 in_ns ip link add rqp0 type veth peer name rqp1
 in_ns ip link set rqp0 up
 in_ns ip link set rqp1 up
+# A netdev name that is not UTF-8 (the kernel allows any byte but '/', ':', whitespace and NUL):
+# its series must still be valid label values, the byte written as U+FFFD.
+in_ns ip link add $'rqp\xff' type veth peer name rqpu
+in_ns ip link set $'rqp\xff' up
+in_ns ip link set rqpu up
 
 url=http://127.0.0.1:9879
 ip netns exec "$ns" "$exe" --web.listen-address=127.0.0.1:9879 --log.level=debug \
@@ -96,6 +102,9 @@ has_device_series() {
   in_ns curl -sf "$url/metrics" -o "$work/body" && grep -q 'netdev="rqp0"' "$work/body"
 }
 wait_for 10 "series of rqp0" has_device_series && pass "rqp0 is sampled" || fail "no rqp0 series"
+grep -qF $'roce_netdev_info{netdev="rqp\xef\xbf\xbd"' "$work/body" &&
+  pass "the netdev named rqp<0xff> is sampled, its label value rqp<U+FFFD>" ||
+  fail "no roce_netdev_info for rqp<0xff> as rqp<U+FFFD>: $(grep -a 'roce_netdev_info' "$work/body" | cat -v)"
 
 in_ns curl -sS -D "$work/headers" -o "$work/body" "$url/metrics"
 if grep -qi $'^content-type: text/plain; version=0.0.4; charset=utf-8\r$' "$work/headers"; then

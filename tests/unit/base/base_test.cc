@@ -46,10 +46,12 @@ TEST(LogEvent, FieldsSurviveTheRoundTripAndCannotBeForged) {
   const DecodedLogRecord record = DecodeLogRecord(payload);
   EXPECT_EQ(record.msg, "drift");
   ASSERT_EQ(record.fields.size(), 2u);
-  EXPECT_EQ(record.fields[0].first, "netdev");
-  EXPECT_EQ(record.fields[0].second, "eth0?evil?1");
-  EXPECT_EQ(record.fields[1].first, "errno");
-  EXPECT_EQ(record.fields[1].second, "5");
+  EXPECT_EQ(record.fields[0].key, "netdev");
+  EXPECT_EQ(record.fields[0].value, "eth0?evil?1");
+  EXPECT_FALSE(record.fields[0].literal);
+  EXPECT_EQ(record.fields[1].key, "errno");
+  EXPECT_EQ(record.fields[1].value, "5");
+  EXPECT_TRUE(record.fields[1].literal);
 }
 
 std::string NameOfThreadNamed(std::string_view name) {

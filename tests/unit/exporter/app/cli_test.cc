@@ -195,8 +195,9 @@ TEST(Cli, SubcommandsParseWithGlobalFlags) {
   ExpectUsageError(Parse({"policy", "bogus"}), "subcommand");
   // A typo names the word it did not know, not only that a subcommand is required.
   ExpectUsageError(Parse({"policy", "show-defaults"}),
-                   "policy: unknown subcommand \"show-defaults\" (known: show-default)");
-  ExpectUsageError(Parse({"policy"}), "policy: a subcommand is required (known: show-default)");
+                   "policy: unknown subcommand \"show-defaults\" (known: show-default, validate)");
+  ExpectUsageError(Parse({"policy"}),
+                   "policy: a subcommand is required (known: show-default, validate)");
 }
 
 // A one-shot subcommand logs warnings and errors only, unless --log.level says otherwise; the

@@ -5,6 +5,7 @@
 #include <spdlog/details/log_msg.h>
 #include <spdlog/spdlog.h>
 
+#include <limits>
 #include <regex>
 
 #include "base/log_event.h"
@@ -51,7 +52,46 @@ TEST(LogFormat, StructuredFieldsBecomeJsonMembers) {
   const std::string payload = EncodeLogRecord("selected device", {{"netdev", "a\"b"}, {"n", 2}});
   EXPECT_EQ(Format("json", spdlog::level::info, payload),
             "{\"ts\":\"2023-11-14T22:13:20.123Z\",\"level\":\"info\",\"msg\":\"selected device\","
-            "\"netdev\":\"a\\\"b\",\"n\":\"2\"}\n");
+            "\"netdev\":\"a\\\"b\",\"n\":2}\n");
+}
+
+// Numbers and booleans are JSON numbers and booleans; text that looks like one stays a string,
+// and a value with no JSON number (inf, nan) is text.
+TEST(LogFormat, JsonNumbersAndBooleansAreNotStrings) {
+  const size_t rules = 1;
+  const std::string payload =
+      EncodeLogRecord("QoS policy loaded", {{"device_rules", rules},
+                                            {"errno", -19},
+                                            {"ratio", 0.25},
+                                            {"enforce", true},
+                                            {"held", false},
+                                            {"period", std::numeric_limits<double>::infinity()},
+                                            {"text", "1"},
+                                            {"letter", 'x'}});
+  EXPECT_EQ(Format("json", spdlog::level::info, payload),
+            "{\"ts\":\"2023-11-14T22:13:20.123Z\",\"level\":\"info\",\"msg\":\"QoS policy loaded\","
+            "\"device_rules\":1,\"errno\":-19,\"ratio\":0.25,\"enforce\":true,\"held\":false,"
+            "\"period\":\"inf\",\"text\":\"1\",\"letter\":\"x\"}\n");
+  EXPECT_THAT(Format("logfmt", spdlog::level::info, payload),
+              ::testing::HasSubstr(" device_rules=1 errno=-19 ratio=0.25 enforce=true held=false "
+                                   "period=inf text=1 letter=x\n"));
+}
+
+// A JSON document must be UTF-8: bytes that are not (a switch's system name, a netdev name) are
+// written as U+FFFD in both formats, quoted or bare.
+TEST(LogFormat, IllFormedUtf8BecomesReplacementCharacters) {
+  const std::string payload = EncodeLogRecord(
+      "neighbour \xff", {{"system_name", "leaf\xc0\xaf"}, {"port", "a b\xed\xa0\x80"}});
+  EXPECT_EQ(
+      Format("json", spdlog::level::info, payload),
+      "{\"ts\":\"2023-11-14T22:13:20.123Z\",\"level\":\"info\",\"msg\":\"neighbour \xef\xbf\xbd\","
+      "\"system_name\":\"leaf\xef\xbf\xbd\xef\xbf\xbd\",\"port\":\"a "
+      "b\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"}\n");
+  EXPECT_THAT(Format("logfmt", spdlog::level::info, payload),
+              ::testing::HasSubstr(" system_name=leaf\xef\xbf\xbd\xef\xbf\xbd port=\"a "
+                                   "b\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"\n"));
+  EXPECT_THAT(Format("logfmt", spdlog::level::info, "caf\xc3\xa9"),
+              ::testing::HasSubstr("msg=\"caf\xc3\xa9\""));
 }
 
 TEST(LogFormat, SeparatorsInsideValuesCannotForgeFields) {
@@ -65,8 +105,8 @@ TEST(LogFormat, SeparatorsInsideValuesCannotForgeFields) {
   const DecodedLogRecord record = DecodeLogRecord(payload);
   EXPECT_EQ(record.msg, "m?x?y");
   ASSERT_EQ(record.fields.size(), 1u);
-  EXPECT_EQ(record.fields[0].first, "k");
-  EXPECT_EQ(record.fields[0].second, "v?evil?1");
+  EXPECT_EQ(record.fields[0].key, "k");
+  EXPECT_EQ(record.fields[0].value, "v?evil?1");
 }
 
 TEST(SetupLogging, RejectsUnknownLevelsAndFormats) {

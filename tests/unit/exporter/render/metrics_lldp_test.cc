@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "base/utf8.h"
 #include "exporter/core/qos_state.h"
 #include "exporter/render/metrics.h"
 #include "tests/unit/support/fake_sources.h"
@@ -162,6 +163,38 @@ TEST(MetricsLldpTest, SelfMetricsAndNothingWhenOff) {
 TEST(MetricsLldpTest, DirectTextIsTheSerializersText) {
   const Snapshot s = WithLldp();
   EXPECT_EQ(testing::DirectText(&s), testing::SerializedText(&s));
+}
+
+// Bytes that are not UTF-8, in a neighbour (a switch's system name) and in a netdev name (the
+// kernel allows any byte but '/', ':', whitespace and NUL): the body stays valid UTF-8, so
+// Prometheus does not reject the whole scrape, and both rendering paths agree.
+TEST(MetricsLldpTest, BytesThatAreNotUtf8NeverReachTheBody) {
+  Snapshot s = WithLldp();
+  auto state = std::make_shared<LldpState>(*s.lldp);
+  lldp::Neighbor odd = Leaf();
+  odd.system_name =
+      "leaf\xff"
+      "01";
+  odd.port_id =
+      "Eth\xc0\xaf"
+      "1";                                       // overlong '/'
+  odd.port_description = "\xed\xa0\x80 uplink";  // a surrogate
+  state->view->ports["eth0"].neighbors = {odd};
+  state->view->ports["eth\xfe"] = state->view->ports["eth0"];
+  s.lldp = state;
+  s.devices.push_back(Device("eth\xfe"));
+  const std::string body = testing::DirectText(&s);
+  EXPECT_TRUE(IsValidUtf8(body));
+  EXPECT_NE(body.find("system_name=\"leaf\xef\xbf\xbd"
+                      "01\""),
+            std::string::npos)
+      << body;
+  EXPECT_NE(body.find("port_id=\"Eth\xef\xbf\xbd\xef\xbf\xbd"
+                      "1\""),
+            std::string::npos);
+  EXPECT_NE(body.find("roce_lldp_neighbor_present{netdev=\"eth\xef\xbf\xbd\"} 1"),
+            std::string::npos);
+  EXPECT_EQ(body, testing::SerializedText(&s));
 }
 
 }  // namespace

@@ -95,5 +95,38 @@ TEST(TextFormat, LabelValuesEscapedAsTheSerializerDoes) {
   }
 }
 
+// A label value that is not UTF-8 would make Prometheus reject the whole scrape: the writer
+// replaces each ill-formed subsequence with U+FFFD and still escapes what the format escapes.
+TEST(TextFormat, LabelValuesAreAlwaysValidUtf8) {
+  const std::string r = "\xef\xbf\xbd";
+  const std::pair<std::string, std::string> cases[] = {
+      {"leaf\xff"
+       "01",
+       "leaf" + r + "01"},                                       // the byte 0xff from a switch
+      {"\xc0\xaf", r + r},                                       // overlong '/'
+      {"\xe0\x80\xaf", r + r + r},                               // overlong, 3 bytes
+      {"\xed\xa0\x80", r + r + r},                               // surrogate U+D800
+      {"\xf4\x90\x80\x80", r + r + r + r},                       // above U+10FFFF
+      {"port \xe2\x82", "port " + r},                            // truncated at the end
+      {"\xe2\x82\"q", r + "\\\"q"},                              // truncated by an escaped quote
+      {"a\\\xff\n\"\xc3\xa9", "a\\\\" + r + "\\n\\\"\xc3\xa9"},  // escapes around it
+      {"caf\xc3\xa9 \xf0\x9f\x98\x80", "caf\xc3\xa9 \xf0\x9f\x98\x80"},  // well-formed: unchanged
+  };
+  for (const auto& [in, want] : cases) {
+    std::string out;
+    AppendLabelValue(out, in);
+    EXPECT_EQ(out, want) << testing::PrintToString(in);
+  }
+}
+
+TEST(TextFormat, HelpTextEscapesBackslashAndNewlineAndIsValidUtf8) {
+  std::string out;
+  AppendHelpText(out, "a \"b\" c\\d\ne\xff");
+  EXPECT_EQ(out, "a \"b\" c\\\\d\\ne\xef\xbf\xbd");
+  out.clear();
+  AppendHelpText(out, "Plain ASCII help, as every table row has.");
+  EXPECT_EQ(out, "Plain ASCII help, as every table row has.");
+}
+
 }  // namespace
 }  // namespace roceqos

@@ -127,7 +127,8 @@ class LogCapture {
       DecodedLogRecord record = DecodeLogRecord(payload);
       if (record.msg != msg) continue;
       auto& fields = out.emplace_back();
-      for (const auto& [k, v] : record.fields) fields[std::string(k)] = std::string(v);
+      for (const DecodedLogField& f : record.fields)
+        fields[std::string(f.key)] = std::string(f.value);
       fields["level"] = std::string(spdlog::level::to_string_view(raw.level).data());
     }
     return out;
