@@ -47,10 +47,17 @@ stop_exporter() {
 }
 metric() { in_ns curl -sf "$url/metrics" -o "$work/m" && metric_value "$work/m" "$1"; }
 
+# all_started: main starts the QoS monitor last, after the sampler, whose first sample is what
+# makes /-/ready answer: so /-/ready can answer before that thread exists, and a task count or
+# name list read at once can miss it.
+all_started() {
+  wait_for 5 "the QoS monitor thread" grep -qx roceqos-qos-mon /proc/"$pid"/task/*/comm ||
+    fail "no roceqos-qos-mon thread 5 s after /-/ready: $(sort -u /proc/"$pid"/task/*/comm | tr '\n' ' ')"
+}
+
 echo "== tasks at the defaults"
 start_exporter
-# The QoS monitor is the last loop main starts; /-/ready may answer before it.
-wait_for 5 "the QoS monitor thread" grep -qx roceqos-qos-mon /proc/"$pid"/task/*/comm
+all_started
 tasks=$(ls /proc/"$pid"/task | wc -l)
 ((tasks <= 24)) && pass "the exporter at its defaults runs $tasks tasks (bound 24; TasksMax=64)" ||
   fail "the exporter at its defaults runs $tasks tasks (bound 24): $(cat /proc/"$pid"/task/*/comm | sort | uniq -c | tr '\n' ' ')"
@@ -58,6 +65,7 @@ stop_exporter
 
 echo "== thread names (top -H and perf tell the loops apart)"
 start_exporter --sampler.period=100ms
+all_started
 names=" $(sort -u /proc/"$pid"/task/*/comm | tr '\n' ' ')"
 for thread in roceqos-sampler roceqos-render roceqos-qos-mon roceqos-http roceqos-handler; do
   [[ $names == *" $thread "* ]] && pass "a thread is named $thread" ||
