@@ -41,8 +41,12 @@ start_exporter() {
   pid=$!
   wait_for 20 "/-/ready" in_ns curl -gsf -o /dev/null "$url/-/ready"
 }
+# stop_exporter: SIGTERM, and the exporter must exit 0 (under ASan a leak or any report at exit
+# makes it exit 66, which only this status shows: its stderr goes to exporter.log).
 stop_exporter() {
-  kill "$pid" && wait "$pid" || true
+  local rc=0
+  kill "$pid" && wait "$pid" || rc=$?
+  ((rc == 0)) || fail "the exporter exited $rc on SIGTERM: $(tail -n 20 "$work/exporter.log")"
   pid=
 }
 metric() { in_ns curl -sf "$url/metrics" -o "$work/m" && metric_value "$work/m" "$1"; }
@@ -78,6 +82,7 @@ samples_before=$(metric roce_exporter_samples_total)
 # hold_hostile N: N connections holding half a request and N connected but silent, as bash
 # /dev/tcp descriptors inside the namespace, held open by a helper process ($holder) until killed.
 hold_hostile() {
+  : >"$work/held"  # exists before the helper's redirection creates it: wait_for greps it at once
   in_ns bash -c '
     for i in $(seq "$1"); do
       exec {fd}<>/dev/tcp/127.0.0.1/9879
