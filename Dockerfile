@@ -12,7 +12,7 @@ FROM ${DEBIAN_IMAGE} AS build
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       build-essential cmake pkg-config git ccache \
-      libmnl-dev prometheus-cpp-dev libcivetweb-dev libspdlog-dev libfmt-dev libyaml-cpp-dev \
+      libmnl-dev prometheus-cpp-dev libspdlog-dev libfmt-dev libyaml-cpp-dev \
       libsystemd-dev libcap-dev libcli11-dev zlib1g-dev libdeflate-dev liblldpctl-dev \
       libgtest-dev libgmock-dev googletest libbenchmark-dev \
       help2man \
@@ -29,7 +29,7 @@ FROM ${DEBIAN_IMAGE}
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       libstdc++6 libgcc-s1 \
-      libmnl0 libcivetweb1 \
+      libmnl0 \
       libspdlog1.10 libfmt9 libyaml-cpp0.7 libsystemd0 libcap2 zlib1g libdeflate0 \
       libgcrypt20 libgpg-error0 liblzma5 libzstd1 liblz4-1 \
       libbsd0 libmd0 \

@@ -41,16 +41,27 @@ start_exporter() {
   pid=$!
   wait_for 20 "/-/ready" in_ns curl -gsf -o /dev/null "$url/-/ready"
 }
+# stop_exporter: SIGTERM, and the exporter must exit 0 (under ASan a leak or any report at exit
+# makes it exit 66, which only this status shows: its stderr goes to exporter.log).
 stop_exporter() {
-  kill "$pid" && wait "$pid" || true
+  local rc=0
+  kill "$pid" && wait "$pid" || rc=$?
+  ((rc == 0)) || fail "the exporter exited $rc on SIGTERM: $(tail -n 20 "$work/exporter.log")"
   pid=
 }
 metric() { in_ns curl -sf "$url/metrics" -o "$work/m" && metric_value "$work/m" "$1"; }
 
+# all_started: main starts the QoS monitor last, after the sampler, whose first sample is what
+# makes /-/ready answer: so /-/ready can answer before that thread exists, and a task count or
+# name list read at once can miss it.
+all_started() {
+  wait_for 5 "the QoS monitor thread" grep -qx roceqos-qos-mon /proc/"$pid"/task/*/comm ||
+    fail "no roceqos-qos-mon thread 5 s after /-/ready: $(sort -u /proc/"$pid"/task/*/comm | tr '\n' ' ')"
+}
+
 echo "== tasks at the defaults"
 start_exporter
-# The QoS monitor is the last loop main starts; /-/ready may answer before it.
-wait_for 5 "the QoS monitor thread" grep -qx roceqos-qos-mon /proc/"$pid"/task/*/comm
+all_started
 tasks=$(ls /proc/"$pid"/task | wc -l)
 ((tasks <= 24)) && pass "the exporter at its defaults runs $tasks tasks (bound 24; TasksMax=64)" ||
   fail "the exporter at its defaults runs $tasks tasks (bound 24): $(cat /proc/"$pid"/task/*/comm | sort | uniq -c | tr '\n' ' ')"
@@ -58,6 +69,7 @@ stop_exporter
 
 echo "== thread names (top -H and perf tell the loops apart)"
 start_exporter --sampler.period=100ms
+all_started
 names=" $(sort -u /proc/"$pid"/task/*/comm | tr '\n' ' ')"
 for thread in roceqos-sampler roceqos-render roceqos-qos-mon roceqos-http roceqos-handler; do
   [[ $names == *" $thread "* ]] && pass "a thread is named $thread" ||
@@ -70,6 +82,7 @@ samples_before=$(metric roce_exporter_samples_total)
 # hold_hostile N: N connections holding half a request and N connected but silent, as bash
 # /dev/tcp descriptors inside the namespace, held open by a helper process ($holder) until killed.
 hold_hostile() {
+  : >"$work/held"  # exists before the helper's redirection creates it: wait_for greps it at once
   in_ns bash -c '
     for i in $(seq "$1"); do
       exec {fd}<>/dev/tcp/127.0.0.1/9879
