@@ -74,31 +74,18 @@ HttpResponse TextResponse(int status, std::string body) {
   return r;
 }
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-bool EqualsNoCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
 // The q of one Accept-Encoding element's parameters (";q=0.5"); 1 without one, -1 if malformed.
 double QValue(std::string_view params) {
   double q = 1;
   while (!params.empty()) {
     const size_t semi = params.find(';');
-    const std::string_view param = Trim(params.substr(0, semi));
+    const std::string_view param = TrimOws(params.substr(0, semi));
     params = semi == std::string_view::npos ? std::string_view{} : params.substr(semi + 1);
     if (param.size() < 2 || std::tolower(static_cast<unsigned char>(param[0])) != 'q' ||
         param[1] != '=') {
       continue;  // another parameter: ignored as RFC 9110 allows
     }
-    const std::string_view value = Trim(param.substr(2));
+    const std::string_view value = TrimOws(param.substr(2));
     auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), q);
     if (ec != std::errc() || end != value.data() + value.size() || q < 0 || q > 1) return -1;
   }
@@ -115,7 +102,7 @@ bool AcceptsGzip(std::string_view accept_encoding) {
     accept_encoding =
         comma == std::string_view::npos ? std::string_view{} : accept_encoding.substr(comma + 1);
     const size_t semi = element.find(';');
-    const std::string_view coding = Trim(element.substr(0, semi));
+    const std::string_view coding = TrimOws(element.substr(0, semi));
     const double q = semi == std::string_view::npos ? 1 : QValue(element.substr(semi + 1));
     if (EqualsNoCase(coding, "gzip") || EqualsNoCase(coding, "x-gzip")) {
       gzip_q = std::max(gzip_q.value_or(-1), q);

@@ -34,4 +34,10 @@ struct HeadParse {
 /// Lines end in CRLF or a bare LF (RFC 9112 §2.2 lets a recipient accept LF).
 HeadParse ParseRequestHead(std::string_view received, size_t max_head_bytes, size_t max_body_bytes);
 
+/// `s` without the optional whitespace (spaces and tabs, RFC 9110 §5.6.3) around it.
+std::string_view TrimOws(std::string_view s);
+
+/// Whether two header tokens are equal ignoring ASCII case (field names, codings).
+bool EqualsNoCase(std::string_view a, std::string_view b);
+
 }  // namespace roceqos

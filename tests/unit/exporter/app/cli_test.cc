@@ -12,27 +12,13 @@
 #include <vector>
 
 #include "exporter/render/metrics_doc.h"
+#include "tests/unit/support/parsed_command_line.h"
 
 namespace roceqos {
 namespace {
 
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
-
-struct Parsed {
-  CliOutcome outcome;
-  std::string out;
-  std::string err;
-};
-
-Parsed Parse(std::vector<const char*> args) {
-  args.insert(args.begin(), "roce_qos_exporter");
-  std::ostringstream out, err;
-  Parsed p{ParseCommandLine(args, out, err), "", ""};
-  p.out = out.str();
-  p.err = err.str();
-  return p;
-}
 
 // A usage error: exit code 2 and exactly one line on stderr that names the program.
 void ExpectUsageError(const Parsed& p, const std::string& mentions) {

@@ -11,27 +11,13 @@
 
 #include "exporter/app/cli.h"
 #include "exporter/app/policy_validate.h"
+#include "tests/unit/support/parsed_command_line.h"
 
 namespace roceqos {
 namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-struct Parsed {
-  CliOutcome outcome;
-  std::string out;
-  std::string err;
-};
-
-Parsed Parse(std::vector<const char*> args) {
-  args.insert(args.begin(), "roce_qos_exporter");
-  std::ostringstream out, err;
-  Parsed p{ParseCommandLine(args, out, err), "", ""};
-  p.out = out.str();
-  p.err = err.str();
-  return p;
-}
 
 // A policy file in the test's temporary directory, removed with the object.
 class PolicyFile {
