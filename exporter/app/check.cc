@@ -7,6 +7,7 @@
 #include <ostream>
 
 #include "base/enum_names.h"
+#include "base/utf8.h"
 #include "collectors/ethtool.h"
 #include "collectors/rdma.h"
 #include "exporter/qos/roce_port.h"
@@ -196,8 +197,11 @@ std::string TextVerdict(const Style& style, const Tally& t, size_t items) {
   return style.Paint("in sync", "32") + UnverifiedNote(t.unverified);
 }
 
-// JSON string literal (RFC 8259 section 7): quote, backslash and control characters escaped.
-std::string Json(std::string_view text) {
+// JSON string literal (RFC 8259 section 7): quote, backslash and control characters escaped,
+// and valid UTF-8 (section 8.1): a netdev name or a policy path may hold any byte.
+std::string Json(std::string_view raw) {
+  std::string text;
+  AppendValidUtf8(text, raw);
   std::string out = "\"";
   for (char c : text) {
     if (c == '"' || c == '\\') {

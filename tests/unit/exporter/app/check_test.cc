@@ -429,6 +429,15 @@ TEST(Check, JsonEscapesStringsAndReportsNothingSelected) {
             "\"unconfigured\":0},\"exit_code\":2}\n");
 }
 
+TEST(Check, JsonStringsAreValidUtf8) {
+  PolicySet policy = DefaultPolicy();
+  policy.source = "p\xff\xc3\xa9.yaml";
+  std::ostringstream out;
+  RenderCheckJson(policy, {}, out);
+  EXPECT_NE(out.str().find("\"policy\":\"p\xef\xbf\xbd\xc3\xa9.yaml\""), std::string::npos)
+      << out.str();
+}
+
 TEST(Check, ColourOnlyWhenAsked) {
   FakeReader reader;
   reader.AddGoodNic("ens1f0np0", "mlx5_0");
