@@ -108,6 +108,8 @@ Result<std::unique_ptr<QosEngine>> MakeQosEngine(const Config& config, EnforcerL
   qos_options.remediation.base_backoff = config.remediation_backoff;
   qos_options.remediation.max_backoff = config.remediation_max_backoff;
   qos_options.remediation.max_attempts = config.remediation_max_attempts;
+  // The write gate wants storm evidence from a read no older than one sampler period.
+  qos_options.remediation.storm_evidence_max_age = config.sampler_period;
   qos_options.remediation_state_file = *state_file;
   qos_options.enforce_held_elsewhere = enforce_held_elsewhere;
   auto qos = std::make_unique<QosEngine>(qos_options, *policy, std::move(*qos_reader),

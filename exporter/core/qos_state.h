@@ -128,6 +128,8 @@ enum class RemediationState : uint8_t {
   kBlockedPolicyUnresolved,  // the device's policy rule could not be evaluated
   kBlockedStateUnavailable,  // the state file cannot be read or written: enforce observes
   kBlockedApplyStuck,        // an earlier apply is still running past its deadline
+  kBlockedIdentityChanged,   // at the write, the device's PCI function has another netdev
+  kBlockedLockLost,          // the enforcer lock file was replaced: this process never writes
 };
 inline constexpr RemediationState kAllRemediationStates[] = {
     RemediationState::kInSync,
@@ -144,7 +146,9 @@ inline constexpr RemediationState kAllRemediationStates[] = {
     RemediationState::kBlockedUnknownStorm,
     RemediationState::kBlockedPolicyUnresolved,
     RemediationState::kBlockedStateUnavailable,
-    RemediationState::kBlockedApplyStuck};
+    RemediationState::kBlockedApplyStuck,
+    RemediationState::kBlockedIdentityChanged,
+    RemediationState::kBlockedLockLost};
 
 /// Why a Remediator suspends enforce (Remediator::suspended_reason()).
 inline constexpr std::string_view kEnforceSuspendedReasons[] = {"state_unreadable",

@@ -72,6 +72,7 @@ RemediationWorker::Options WorkerOptions(const QosEngineOptions& options) {
   worker.remediation = options.remediation;
   worker.deadline = options.apply_deadline;
   worker.state_file = options.remediation_state_file;
+  worker.facts = options.write_facts;
   if (options.remediation_clock) worker.now = options.remediation_clock;
   return worker;
 }

@@ -49,6 +49,9 @@ struct QosEngineOptions {
   std::chrono::milliseconds apply_deadline{0};
   /// Measures apply_deadline (tests inject a clock). Empty: the steady clock.
   std::function<std::chrono::steady_clock::time_point()> remediation_clock;
+  /// Where the remediation worker's write gate takes its facts at each write (the sampler's storm
+  /// evidence, the device's identity in sysfs, the enforcer lock). A missing one refuses writes.
+  WriteFacts write_facts;
   /// Tests: replaces LoadPolicy(config_path) in ReloadPolicy.
   std::function<Result<std::shared_ptr<const PolicySet>>()> policy_loader;
 };

@@ -36,6 +36,8 @@ constexpr EnumName<RemediationState> kStateNames[] = {
     {RemediationState::kBlockedPolicyUnresolved, "blocked_policy_unresolved"},
     {RemediationState::kBlockedStateUnavailable, "blocked_state_unavailable"},
     {RemediationState::kBlockedApplyStuck, "blocked_apply_stuck"},
+    {RemediationState::kBlockedIdentityChanged, "blocked_identity_changed"},
+    {RemediationState::kBlockedLockLost, "blocked_lock_lost"},
 };
 
 }  // namespace
@@ -72,41 +74,66 @@ std::string DeviceIdentity(const Device& device) {
   return "netdev:" + device.name;
 }
 
-Remediator::Remediator(RemediationOptions options, QosWriter* writer, RemediationStore* store,
-                       Now now)
-    : options_(options),
-      store_(store),
-      now_(now),
-      apply_(writer, options.apply_budget, std::move(now)) {
-  if (store_ != nullptr) LoadStore();
+RemediationState RefusalState(GateRefusal refusal) {
+  switch (refusal) {
+    case GateRefusal::kDeviceGone:
+    case GateRefusal::kIdentityMoved:
+      return RemediationState::kBlockedIdentityChanged;
+    case GateRefusal::kStorm:
+      return RemediationState::kBlockedStorm;
+    case GateRefusal::kStormUnknown:
+    case GateRefusal::kStormStale:
+      return RemediationState::kBlockedUnknownStorm;
+    case GateRefusal::kLockLost:
+      return RemediationState::kBlockedLockLost;
+    case GateRefusal::kLedgerBackoff:
+    case GateRefusal::kNone:  // nothing admitted, nothing refused: the pass budget deferred it
+      return RemediationState::kBackoff;
+    case GateRefusal::kLedgerExhausted:
+    case GateRefusal::kLedgerGaveUp:
+      return RemediationState::kGaveUp;
+    case GateRefusal::kNoAttempt:
+    case GateRefusal::kLedgerNotDurable:
+      break;
+  }
+  return RemediationState::kBlockedStateUnavailable;
 }
 
-void Remediator::Suspend(const std::string& reason, const std::string& error) {
-  if (!suspended_reason_.empty()) return;
-  suspended_reason_ = reason;
-  LogEvent(spdlog::level::err,
-           "remediation: enforce suspended for the life of this process, observing only; fix the "
-           "state file and restart",
-           {{"reason", reason}, {"path", store_->path()}, {"error", error}});
+namespace {
+
+LedgerOptions LedgerOptionsOf(const RemediationOptions& options) {
+  return {.max_attempts = options.max_attempts,
+          .base_backoff = options.base_backoff,
+          .max_backoff = options.max_backoff,
+          .forget_after = options.ForgetAfter()};
 }
 
-void Remediator::LoadStore() {
-  Result<PersistedState> loaded = store_->Load();
-  if (!loaded) return Suspend("state_unreadable", loaded.error().message);
-  // Records of devices gone for longer than ForgetAfter() are not worth keeping.
-  const auto wall = std::chrono::system_clock::now();
-  for (const auto& [identity, d] : *loaded)
-    if (!d.last_seen || wall - *d.last_seen < options_.ForgetAfter()) restored_[identity] = d;
-  for (const auto& [identity, d] : restored_)
-    if (d.apply_in_progress)
-      LogEvent(spdlog::level::warn,
-               "remediation: the previous process ended in the middle of an apply; the device "
-               "may be half-written: it is re-read and re-planned from what it shows now",
-               {{"device", identity}, {"netdev", d.netdev}, {"attempt", d.attempts}});
-  // Written back now: a directory that cannot take the file is found at start, not mid-apply.
-  if (Result<void> saved = store_->Save(restored_); !saved)
-    return Suspend("state_unwritable", saved.error().message);
-  saved_ = restored_;
+bool HostWide(const RemediationAction& action) {
+  return action.kind == RemediationAction::Kind::kTcpEcn;
+}
+
+}  // namespace
+
+Remediator::Remediator(RemediationOptions options, QosWriter* writer, WriteFacts facts,
+                       LedgerStore* store, Now now)
+    : options_(std::move(options)),
+      now_(std::move(now)),
+      step_now_(now_()),
+      step_started_(step_now_),
+      // Back-offs run from the Step's time; the gate's facts are taken on StepClock().
+      ledger_(LedgerOptionsOf(options_), store,
+              options_.boot_id.empty() ? CurrentBootId() : options_.boot_id,
+              [this] { return step_now_; }),
+      gate_(&ledger_, facts, options_.storm_evidence_max_age, [this] { return StepClock(); },
+            options_.seams),
+      gated_writer_(writer, &gate_),
+      apply_(&gated_writer_, options_.apply_budget, now_) {
+  ledger_.Load(step_now_);
+}
+
+std::string Remediator::suspended_reason() const {
+  if (!ledger_.suspended_reason().empty()) return ledger_.suspended_reason();
+  return gate_.lock_lost() ? "lock_lost" : "";
 }
 
 const Remediator::DeviceStatus* Remediator::Status(const std::string& identity) const {
@@ -116,112 +143,26 @@ const Remediator::DeviceStatus* Remediator::Status(const std::string& identity) 
 
 void Remediator::BeginPass() { apply_.Begin(); }
 
-void Remediator::StartOver(const DeviceContext& context, const std::string& policy_hash,
-                           DeviceStatus* status) {
-  if (!status->policy_hash.empty())
-    LogEvent(spdlog::level::info,
-             "remediation: the fields enforce writes changed, attempts and give-up start over",
-             {{"netdev", context.netdev}, {"device", context.identity}});
-  status->policy_hash = policy_hash;
-  status->attempts = 0;
-  status->next_allowed.reset();
-  status->last_dry_run_plan.clear();
-  status->gave_up = false;
-}
-
-void Remediator::Restore(const DeviceContext& context, Clock::time_point now,
-                         DeviceStatus& status) {
-  auto it = restored_.find(context.identity);
-  // A version 1 file knew devices by netdev name only.
-  if (it == restored_.end()) it = restored_.find("netdev:" + context.netdev);
-  if (it == restored_.end()) return;
-  const PersistedDevice& d = it->second;
-  status.policy_hash = d.policy_hash;
-  status.attempts = d.attempts;
-  status.gave_up = d.gave_up;
-  status.interrupted_apply = d.apply_in_progress;
-  if (d.next_allowed) {
-    // The file holds wall-clock time; the state machine runs on the monotonic clock. A wait
-    // longer than any back-off (a clock step, a hand-edited file) is cut to the longest one.
-    auto left = std::chrono::duration_cast<std::chrono::seconds>(*d.next_allowed -
-                                                                 std::chrono::system_clock::now());
-    left = std::clamp<std::chrono::seconds>(left, std::chrono::seconds(0), options_.max_backoff);
-    status.next_allowed = now + left;
-  }
-  restored_.erase(it);
-}
-
-PersistedState Remediator::ToPersisted() const {
-  PersistedState state = restored_;  // devices not seen yet keep their record
-  const auto steady = step_now_;     // the clock next_allowed and last_seen were taken on
-  const auto wall = std::chrono::system_clock::now();
-  auto to_wall = [&](Clock::time_point t) {
-    return wall + std::chrono::duration_cast<std::chrono::system_clock::duration>(t - steady);
-  };
-  for (const auto& [identity, st] : devices_) {
-    if (st.policy_hash.empty()) continue;
-    PersistedDevice& d = state[identity];
-    d.netdev = st.netdev;
-    d.policy_hash = st.policy_hash;
-    d.attempts = st.attempts;
-    d.gave_up = st.gave_up;
-    d.apply_in_progress = st.apply_in_progress;
-    d.last_seen = to_wall(st.last_seen);
-    d.next_allowed.reset();
-    if (st.next_allowed) d.next_allowed = to_wall(*st.next_allowed);
-  }
-  return state;
-}
-
-bool Remediator::Persist() {
-  if (store_ == nullptr) return true;
-  if (!suspended_reason_.empty()) return false;
-  PersistedState state = ToPersisted();
-  // Seconds-level jitter of the back-off alone is not worth a write.
-  auto near = [](const auto& x, const auto& y) {
-    return x && y && std::chrono::abs(*x - *y) < std::chrono::seconds(2);
-  };
-  auto same = [&near](const PersistedState& a, const PersistedState& b) {
-    if (a.size() != b.size()) return false;
-    for (auto ia = a.begin(), ib = b.begin(); ia != a.end(); ++ia, ++ib) {
-      PersistedDevice x = ia->second, y = ib->second;
-      if (near(x.next_allowed, y.next_allowed)) x.next_allowed = y.next_allowed;
-      // last_seen only has to be right to within a fraction of ForgetAfter() (an hour at least).
-      if (x.last_seen && y.last_seen &&
-          std::chrono::abs(*x.last_seen - *y.last_seen) < std::chrono::minutes(10))
-        x.last_seen = y.last_seen;
-      if (ia->first != ib->first || !(x == y)) return false;
-    }
-    return true;
-  };
-  if (saved_ && same(*saved_, state)) return true;
-  if (Result<void> saved = store_->Save(state); !saved) {
-    Suspend("state_unwritable", saved.error().message);
-    return false;
-  }
-  saved_ = std::move(state);
-  return true;
+void Remediator::ShowLedger(const std::string& identity, DeviceStatus& status) const {
+  const Ledger::Entry& e = ledger_.Get(identity);
+  status.attempts = e.attempts;
+  status.gave_up = e.gave_up;
+  status.apply_in_progress = e.apply_in_progress;
+  status.next_allowed.reset();
+  if (e.next_allowed) status.next_allowed = Clock::time_point(*e.next_allowed);
 }
 
 void Remediator::Retain(const std::vector<std::string>& present,
                         std::optional<Clock::time_point> at) {
   const Clock::time_point now = at.value_or(step_now_);
-  bool forgot = false;
-  for (auto it = devices_.begin(); it != devices_.end();) {
-    const bool here = std::find(present.begin(), present.end(), it->first) != present.end();
-    if (!here && now - it->second.last_seen >= options_.ForgetAfter()) {
-      it = devices_.erase(it);
-      forgot = true;
-    } else {
-      ++it;
-    }
-  }
-  if (!forgot) return;
-  step_now_ = now;
-  Persist();
+  ledger_.Retain(present, now);
+  std::erase_if(devices_, [&](const auto& entry) {
+    const bool here = std::find(present.begin(), present.end(), entry.first) != present.end();
+    return !here && now - entry.second.last_seen >= options_.ForgetAfter();
+  });
 }
 
-RemediationState Remediator::StepInSync(const std::string& netdev, const DeviceDrift& drift,
+RemediationState Remediator::StepInSync(const std::string& identity, const DeviceDrift& drift,
                                         Clock::time_point now, DeviceStatus& status) {
   // Only a device that reads every written field, in sync, for the whole period proves the
   // writes held: a source absent during a driver reload proves nothing.
@@ -230,17 +171,19 @@ RemediationState Remediator::StepInSync(const std::string& netdev, const DeviceD
   } else if (!status.fully_in_sync_since) {
     status.fully_in_sync_since = now;
   } else if (now - *status.fully_in_sync_since >= options_.stable_reset &&
-             (status.attempts > 0 || status.gave_up)) {
-    if (status.gave_up)
+             (ledger_.Get(identity).attempts > 0 || ledger_.Get(identity).gave_up)) {
+    if (ledger_.Get(identity).gave_up)
       LogEvent(spdlog::level::info, "remediation: in sync long enough, leaving the give-up state",
-               {{"netdev", netdev}});
-    status.gave_up = false;
-    status.attempts = 0;
-    status.next_allowed.reset();
+               {{"netdev", status.netdev}});
+    ledger_.Reset(identity);
+    // tcp_ecn read in sync with the rest: the host's entry has proven stable too.
+    const bool checks_tcp_ecn = std::any_of(drift.fields.begin(), drift.fields.end(),
+                                            [](const auto& v) { return v.field == QosField::kTcpEcn; });
+    if (checks_tcp_ecn) ledger_.Reset(std::string(kHostIdentity));
   }
   status.interrupted_apply = false;
   status.last_dry_run_plan.clear();
-  Persist();
+  ShowLedger(identity, status);
   return status.state = RemediationState::kInSync;
 }
 
@@ -271,20 +214,20 @@ RemediationState Remediator::Step(const DeviceContext& context, const QosPolicy&
                                   std::vector<ActionRecord>* records,
                                   std::optional<ObservedQos>* after) {
   step_now_ = now;
+  step_started_ = now_();
+  const bool first_step = !devices_.contains(context.identity);
   DeviceStatus& status = devices_[context.identity];
   status.netdev = context.netdev;
   status.last_seen = now;
-  Restore(context, now, status);
-  // The policy in hand is a fallback, not the device's: its fingerprint must not reset the
-  // device's give-up, and nothing is written for it.
-  if (!context.policy_resolved) return status.state = RemediationState::kBlockedPolicyUnresolved;
-  // Keyed on the fields enforce writes, not on reloads: reloading an unchanged file (or one
-  // that changes only other devices' rules or observe-only fields) hands out no fresh attempts.
-  if (std::string hash = WrittenFieldsFingerprint(policy); hash != status.policy_hash) {
-    StartOver(context, hash, &status);
-    Persist();
+  if (first_step) {
+    ledger_.Rekey("netdev:" + context.netdev, context.identity);
+    status.interrupted_apply = ledger_.Interrupted(context.identity);
   }
-  if (drift.InSync()) return StepInSync(context.netdev, drift, now, status);
+  ledger_.Seen(context.identity, context.netdev, now);
+  ShowLedger(context.identity, status);
+  // The policy in hand is a fallback, not the device's: nothing is written for it.
+  if (!context.policy_resolved) return status.state = RemediationState::kBlockedPolicyUnresolved;
+  if (drift.InSync()) return StepInSync(context.identity, drift, now, status);
   return StepDrifted(context, policy, observed, drift, now, reread, records, after, status);
 }
 
@@ -294,7 +237,7 @@ RemediationState Remediator::StepDrifted(const DeviceContext& context, const Qos
                                          std::vector<ActionRecord>* records,
                                          std::optional<ObservedQos>* after, DeviceStatus& status) {
   status.fully_in_sync_since.reset();
-  // Given up stays given up (and visible) until proven stable or the written fields change.
+  // Given up stays given up (and visible) until proven stable.
   if (status.gave_up) return status.state = RemediationState::kGaveUp;
   std::vector<RemediationAction> plan = PlanRemediation(policy, observed, drift);
   if (plan.empty()) return status.state = RemediationState::kObserveOnly;
@@ -303,43 +246,56 @@ RemediationState Remediator::StepDrifted(const DeviceContext& context, const Qos
     return StepDryRun(context.netdev, plan, records, status);
   if (options_.mode != RemediationMode::kEnforce)
     return status.state = RemediationState::kObserveOnly;
-  if (!suspended_reason_.empty()) return status.state = RemediationState::kBlockedStateUnavailable;
-  return StepEnforce(context.netdev, policy, now, reread, records, after, status);
+  if (gate_.lock_lost()) return status.state = RemediationState::kBlockedLockLost;
+  if (!ledger_.suspended_reason().empty())
+    return status.state = RemediationState::kBlockedStateUnavailable;
+  return StepEnforce(context, policy, now, reread, records, after, status);
 }
 
-RemediationState Remediator::GiveUp(const std::string& netdev, DeviceStatus& status) {
-  LogEvent(spdlog::level::err,
-           "remediation: giving up, the writes did not hold (something keeps undoing the "
-           "policy: DCBX from the switch, another agent, firmware?); leaving it to a human",
-           {{"netdev", netdev}, {"attempts", status.attempts}});
-  status.gave_up = true;
-  Persist();
-  return status.state = RemediationState::kGaveUp;
+RemediationState Remediator::GiveUp(const std::string& identity, const std::string& netdev) {
+  if (!ledger_.Get(identity).gave_up)
+    LogEvent(spdlog::level::err,
+             "remediation: giving up, the writes did not hold (something keeps undoing the "
+             "policy: DCBX from the switch, another agent, firmware?); leaving it to a human",
+             {{"netdev", netdev}, {"device", identity}, {"attempts", ledger_.Get(identity).attempts}});
+  ledger_.GiveUp(identity);
+  return RemediationState::kGaveUp;
 }
 
-bool Remediator::BeginAttempt(const std::string& netdev, Clock::time_point now,
-                              DeviceStatus& status) {
-  ++status.attempts;
-  status.attempt_times.push_back(now);
-  if (status.attempt_times.size() > 16) status.attempt_times.erase(status.attempt_times.begin());
-  auto wait = options_.base_backoff * (1LL << std::min(status.attempts - 1, 20));
-  status.next_allowed = now + std::min<std::chrono::seconds>(wait, options_.max_backoff);
-  // On disk before the first write: a kill from here on is seen by the next start.
-  status.apply_in_progress = true;
-  if (Persist()) return true;
-  LogEvent(spdlog::level::err, "remediation: not writing, the attempt could not be recorded",
-           {{"netdev", netdev}});
-  status.apply_in_progress = false;
-  return false;
+std::optional<RemediationState> Remediator::LedgerBlocks(const std::string& identity,
+                                                         const std::string& netdev,
+                                                         Clock::time_point now) {
+  switch (ledger_.Check(identity, now)) {
+    case Ledger::Verdict::kAllowed:
+      return std::nullopt;
+    case Ledger::Verdict::kBackoff:
+      return RemediationState::kBackoff;
+    case Ledger::Verdict::kExhausted:
+    case Ledger::Verdict::kGaveUp:
+      return GiveUp(identity, netdev);
+    case Ledger::Verdict::kUnavailable:
+      break;
+  }
+  return RemediationState::kBlockedStateUnavailable;
 }
 
-RemediationState Remediator::StepEnforce(const std::string& netdev, const QosPolicy& policy,
+std::optional<RemediationState> Remediator::DropHostWrites(std::vector<RemediationAction>& plan,
+                                                           Clock::time_point now) {
+  if (std::none_of(plan.begin(), plan.end(), HostWide)) return std::nullopt;
+  // tcp_ecn is one value for the whole host: its attempts are the host's, not each device's.
+  std::optional<RemediationState> blocked = LedgerBlocks(std::string(kHostIdentity), "", now);
+  if (blocked) std::erase_if(plan, HostWide);
+  return blocked;
+}
+
+RemediationState Remediator::StepEnforce(const DeviceContext& context, const QosPolicy& policy,
                                          Clock::time_point now, const Reread& reread,
                                          std::vector<ActionRecord>* records,
                                          std::optional<ObservedQos>* after, DeviceStatus& status) {
-  if (status.next_allowed && now < *status.next_allowed)
-    return status.state = RemediationState::kBackoff;
-  if (status.attempts >= options_.max_attempts) return GiveUp(netdev, status);
+  if (auto blocked = LedgerBlocks(context.identity, context.netdev, now)) {
+    ShowLedger(context.identity, status);
+    return status.state = *blocked;
+  }
   if (apply_.BudgetSpent()) return status.state = RemediationState::kBackoff;  // next pass
 
   // The writes are built from a read taken now, not from the observation that showed the drift
@@ -347,30 +303,43 @@ RemediationState Remediator::StepEnforce(const std::string& netdev, const QosPol
   ObservedQos fresh = reread();
   DeviceDrift fresh_drift = EvaluateDrift(policy, fresh);
   if (after) *after = fresh;
-  if (fresh_drift.InSync()) return StepInSync(netdev, fresh_drift, now, status);
+  if (fresh_drift.InSync()) return StepInSync(context.identity, fresh_drift, now, status);
   std::vector<RemediationAction> plan = PlanRemediation(policy, fresh, fresh_drift);
   if (plan.empty()) return status.state = RemediationState::kObserveOnly;
+  const std::optional<RemediationState> host_blocked = DropHostWrites(plan, now);
+  if (plan.empty()) return status.state = *host_blocked;  // only tcp_ecn, which waits
   // The link guard again, on the fresh read: a link that went down after the inventory last saw
   // it (its notification can trail the DCB one that woke this pass) has no speed.
   if (fresh.link.speed_mbps.ok() && fresh.link.speed_mbps.value == 0)
     return status.state = RemediationState::kBlockedDown;
+  return Apply(context, policy, plan, now, reread, records, after, status);
+}
 
-  if (!BeginAttempt(netdev, now, status))
-    return status.state = RemediationState::kBlockedStateUnavailable;
-  std::vector<ActionOutcome> outcomes = apply_.Execute(netdev, plan, reread);
+RemediationState Remediator::Apply(const DeviceContext& context, const QosPolicy& policy,
+                                   const std::vector<RemediationAction>& plan,
+                                   Clock::time_point now, const Reread& reread,
+                                   std::vector<ActionRecord>* records,
+                                   std::optional<ObservedQos>* after, DeviceStatus& status) {
+  gate_.Open(context.identity, context.netdev);
+  std::vector<ActionOutcome> outcomes = apply_.Execute(context.netdev, plan, reread);
+  const GateRefusal refusal = gate_.last_refusal();
+  if (!gate_.recorded()) {
+    // Nothing was admitted: the device saw nothing, and nothing is counted.
+    gate_.Close();
+    ShowLedger(context.identity, status);
+    return status.state = RefusalState(refusal);
+  }
   // Verify by reading back: a write the kernel accepted but that did not take (or was undone at
   // once) is a mismatch, not a success. The caller publishes this read.
   ObservedQos verified = reread();
-  RecordOutcomes(netdev, policy, outcomes, verified, records, status.counts);
+  gate_.Close();
+  status.attempt_times.push_back(now);
+  if (status.attempt_times.size() > 16) status.attempt_times.erase(status.attempt_times.begin());
+  RecordOutcomes(context.netdev, policy, outcomes, verified, records, status.counts);
   if (after) *after = std::move(verified);
-  if (!AnyWriteReachedDevice(outcomes)) {
-    // The budget stopped it before its first write: the device saw nothing, nothing to count.
-    --status.attempts;
-    status.next_allowed.reset();
-  }
-  status.apply_in_progress = false;
-  Persist();
-  return status.state = RemediationState::kActed;
+  ShowLedger(context.identity, status);
+  return status.state =
+             refusal == GateRefusal::kNone ? RemediationState::kActed : RefusalState(refusal);
 }
 
 bool HasNetAdminCapability() {

@@ -22,21 +22,15 @@
 #include "exporter/qos/policy.h"
 #include "exporter/qos/remediate_apply.h"
 #include "exporter/qos/remediate_plan.h"
+#include "exporter/qos/ledger.h"
 #include "exporter/qos/remediate_store.h"
+#include "exporter/qos/write_gate.h"
 
 namespace roceqos {
 
 Result<RemediationMode> ParseRemediationMode(std::string_view text);  // off|dry-run|enforce
 std::string_view RemediationModeName(RemediationMode mode);
 
-/// What the storm state machine can say about a device. Only kClear lets a write through: right
-/// after a start there is no history, and a device without pause-duration counters can never say
-/// "no storm" from its ratio (docs/remediation.md "No write during a storm").
-enum class StormGuard : uint8_t {
-  kClear,    // enough history, no storm on, none suspected (or no pause counter moved)
-  kStorm,    // a storm is on (or a detection run is under way)
-  kUnknown,  // not enough history yet, or no pause-duration counters while pause counters move
-};
 
 /// What the guardrails look at, gathered by the caller from discovery, the filesystem and the
 /// storm state machine.
@@ -75,9 +69,16 @@ struct RemediationOptions {
   /// wrote anything counts in full. docs/remediation.md "Watchdog" derives the bound.
   std::chrono::milliseconds apply_budget{3000};
 
-  /// How long a device that vanished keeps its attempts, back-off and give-up: at least an hour
-  /// and at least the longest back-off, so a NIC in a reset loop or a driver reload comes back
-  /// to the state it left.
+  /// The write gate's storm evidence must come from a read at most this old (one sampler period).
+  std::chrono::nanoseconds storm_evidence_max_age = std::chrono::seconds(1);
+  /// This boot's ID for the ledger's monotonic times; empty: CurrentBootId().
+  std::string boot_id;
+  /// Tests only: the enforce simulation's self-test removes one guard of the gate at a time.
+  GateSeams seams;
+
+  /// How long a device that vanished keeps its attempts, back-off and give-up (measured on the
+  /// monotonic clock, from the last pass that saw it): at least an hour and at least the longest
+  /// back-off, so a NIC in a reset loop or a driver reload comes back to the state it left.
   std::chrono::seconds ForgetAfter() const {
     return std::max<std::chrono::seconds>(max_backoff, std::chrono::hours(1));
   }
@@ -92,12 +93,14 @@ class Remediator {
   using Reread = QosReread;
   using Now = std::function<Clock::time_point()>;
 
+  /// What the last Step showed of one device; attempts, back-off and give-up are the ledger's
+  /// (copied here after each Step).
   struct DeviceStatus {
     std::string netdev;  // the name it had at its last Step
     RemediationState state = RemediationState::kInSync;
     int attempts = 0;  // since the last stable in-sync period
-    /// Latched when max_attempts did not hold; ends only after FullyInSync() for stable_reset,
-    /// or with a change of the written fields. While latched a drift is never written.
+    /// Latched when max_attempts did not hold; ends only after FullyInSync() for stable_reset.
+    /// While latched a drift is never written.
     bool gave_up = false;
     std::optional<Clock::time_point> next_allowed;
     std::optional<Clock::time_point> fully_in_sync_since;
@@ -105,21 +108,20 @@ class Remediator {
     std::vector<Clock::time_point> attempt_times;  // for tests and the log (last 16 kept)
     ActionCounts counts;                           // (field, result) -> n
     std::string last_dry_run_plan;
-    /// WrittenFieldsFingerprint of the effective policy the attempts were made for.
-    std::string policy_hash;
-    bool apply_in_progress = false;  // between the first write and the verification read
+    bool apply_in_progress = false;  // between the first admitted write and the verification read
     /// The state file said an apply was under way when the previous process ended: the device
     /// may be half-written. Cleared once the device reads in sync.
     bool interrupted_apply = false;
   };
 
-  /// `store` (may be null) keeps attempts, back-off, give-up and applies in progress across
-  /// restarts; it is loaded here and written back at once. A file that cannot be read or written
-  /// suspends enforce for the life of the process (suspended_reason()): without its history the
-  /// max-attempts promise cannot be kept. `now` measures the apply budget and the forgetting of
-  /// vanished devices (tests inject a clock).
-  Remediator(RemediationOptions options, QosWriter* writer, RemediationStore* store = nullptr,
-             Now now = &Clock::now);
+
+  /// Every write goes through the write gate, which takes its facts from `facts` at the moment of
+  /// the write. `store` (may be null) keeps the ledger across restarts; it is loaded here and
+  /// written back at once. A file that cannot be read or written suspends enforce for the life of
+  /// the process (suspended_reason()): without its history the max-attempts promise cannot be
+  /// kept. `now` is the ledger's and the gate's clock (tests inject one).
+  Remediator(RemediationOptions options, QosWriter* writer, WriteFacts facts,
+             LedgerStore* store = nullptr, Now now = &Clock::now);
 
   /// Starts a sampler pass: the apply budget and the once-per-pass tcp_ecn write start over.
   void BeginPass();
@@ -141,14 +143,12 @@ class Remediator {
   void Retain(const std::vector<std::string>& present,
               std::optional<Clock::time_point> now = std::nullopt);
   RemediationMode mode() const { return options_.mode; }
-  /// Why enforce observes for the rest of this process (the state file), or empty.
-  const std::string& suspended_reason() const { return suspended_reason_; }
+  /// Why enforce observes for the rest of this process (the state file, the lock), or empty.
+  std::string suspended_reason() const;
+  const Ledger& ledger() const { return ledger_; }
 
  private:
-  /// A new target for one device: its give-up state and back-off start over.
-  static void StartOver(const DeviceContext& context, const std::string& policy_hash,
-                        DeviceStatus* status);
-  RemediationState StepInSync(const std::string& netdev, const DeviceDrift& drift,
+  RemediationState StepInSync(const std::string& identity, const DeviceDrift& drift,
                               Clock::time_point now, DeviceStatus& status);
   RemediationState StepDrifted(const DeviceContext& context, const QosPolicy& policy,
                                const ObservedQos& observed, const DeviceDrift& drift,
@@ -157,32 +157,42 @@ class Remediator {
                                std::optional<ObservedQos>* after, DeviceStatus& status);
   RemediationState StepDryRun(const std::string& netdev, const std::vector<RemediationAction>& plan,
                               std::vector<ActionRecord>* records, DeviceStatus& status);
-  RemediationState StepEnforce(const std::string& netdev, const QosPolicy& policy,
+  RemediationState StepEnforce(const DeviceContext& context, const QosPolicy& policy,
                                Clock::time_point now, const Reread& reread,
                                std::vector<ActionRecord>* records,
                                std::optional<ObservedQos>* after, DeviceStatus& status);
-  /// Counts the attempt and arms the back-off; false (nothing written) when the state file
-  /// cannot record it first.
-  bool BeginAttempt(const std::string& netdev, Clock::time_point now, DeviceStatus& status);
-  RemediationState GiveUp(const std::string& netdev, DeviceStatus& status);
-  void Restore(const DeviceContext& context, Clock::time_point now, DeviceStatus& status);
-  void LoadStore();
-  PersistedState ToPersisted() const;
-  /// Writes the state file when it changed. False when it could not be written: enforce is
-  /// suspended from then on.
-  bool Persist();
-  void Suspend(const std::string& reason, const std::string& error);
+  /// Writes the plan through the gate and verifies it by a read.
+  RemediationState Apply(const DeviceContext& context, const QosPolicy& policy,
+                         const std::vector<RemediationAction>& plan, Clock::time_point now,
+                         const Reread& reread, std::vector<ActionRecord>* records,
+                         std::optional<ObservedQos>* after, DeviceStatus& status);
+  /// The ledger's verdict on a new attempt, as the state shown; nullopt when allowed.
+  std::optional<RemediationState> LedgerBlocks(const std::string& identity, const std::string& netdev,
+                                               Clock::time_point now);
+  /// Removes host-wide writes (tcp_ecn) the host's ledger entry does not allow now, and says why.
+  std::optional<RemediationState> DropHostWrites(std::vector<RemediationAction>& plan,
+                                                 Clock::time_point now);
+  RemediationState GiveUp(const std::string& identity, const std::string& netdev);
+  /// Copies the ledger's view of the identity into its status.
+  void ShowLedger(const std::string& identity, DeviceStatus& status) const;
+  /// The ledger's and the gate's clock: the running Step's `now` plus the time `now_` says has
+  /// passed since that Step began (the worker steps at the current time, so this is `now_`).
+  Clock::time_point StepClock() const { return step_now_ + (now_() - step_started_); }
 
   RemediationOptions options_;
-  RemediationStore* store_;
   Now now_;
+  Clock::time_point step_now_{};      // `now` of the running Step
+  Clock::time_point step_started_{};  // now_() when it began
+  Ledger ledger_;
+  WriteGate gate_;
+  GatedWriter gated_writer_;
   ApplyPass apply_;
   std::map<std::string, DeviceStatus> devices_;  // identity ->
-  PersistedState restored_;                      // loaded at start, not yet claimed by a Step
-  std::optional<PersistedState> saved_;          // what the file holds, to write only changes
-  Clock::time_point step_now_{};                 // `now` of the running Step
-  std::string suspended_reason_;
 };
+
+/// The state a device shows when the gate refused its attempt.
+RemediationState RefusalState(GateRefusal refusal);
+
 
 /// True when the process has CAP_NET_ADMIN in its effective set (capget(2)); enforce mode
 /// refuses to start without it.

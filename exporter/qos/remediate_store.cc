@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
@@ -59,21 +60,15 @@ Result<void> WriteAndSync(int fd, const std::string& text, const std::string& tm
   return {};
 }
 
-// A time field: null/absent is nullopt; a number in [0, kMaxPersistedUnixSeconds], larger ones
-// clamped (a clock far in the future is no reason to refuse the file, nor to overflow).
-Result<std::optional<std::chrono::system_clock::time_point>> ParseUnixTime(
-    const YAML::Node& node, const std::string& where) {
-  if (!node || node.IsNull()) return std::optional<std::chrono::system_clock::time_point>();
-  if (!node.IsScalar()) return MakeError(EINVAL, where + ": not a number");
-  double seconds = 0;
-  if (!YAML::convert<double>::decode(node, seconds) || !std::isfinite(seconds) || seconds < 0)
-    return MakeError(EINVAL, where + ": not a time in Unix seconds");
-  seconds = std::min(seconds, kMaxPersistedUnixSeconds);
-  // Milliseconds, as the file is written: a state read and written back stays the same.
-  const auto ms =
-      std::chrono::round<std::chrono::milliseconds>(std::chrono::duration<double>(seconds));
-  return std::optional(std::chrono::system_clock::time_point(
-      std::chrono::duration_cast<std::chrono::system_clock::duration>(ms)));
+// A monotonic time field: null/absent is nullopt; an integer of nanoseconds in
+// [0, kMaxPersistedMonotonic], larger ones clamped (no conversion may overflow).
+Result<std::optional<std::chrono::nanoseconds>> ParseMonotonic(const YAML::Node& node,
+                                                               const std::string& where) {
+  if (!node || node.IsNull()) return std::optional<std::chrono::nanoseconds>();
+  long long ns = 0;
+  if (!node.IsScalar() || !YAML::convert<long long>::decode(node, ns) || ns < 0)
+    return MakeError(EINVAL, where + ": not a count of nanoseconds");
+  return std::optional(std::min(std::chrono::nanoseconds(ns), kMaxPersistedMonotonic));
 }
 
 // A scalar of type T, or an error naming the key (YAML's own conversions throw).
@@ -86,52 +81,50 @@ Result<T> Scalar(const YAML::Node& map, const char* key, const std::string& wher
   return value;
 }
 
-Result<PersistedDevice> ParseDevice(const YAML::Node& node, const std::string& where) {
+Result<PersistedDevice> ParseDevice(const YAML::Node& node, int version, const std::string& where) {
   if (!node.IsMap()) return MakeError(EINVAL, where + ": not an object");
   PersistedDevice d;
-  auto hash = Scalar<std::string>(node, "policy_hash", where);
   auto attempts = Scalar<int>(node, "attempts", where);
   auto gave_up = Scalar<bool>(node, "gave_up", where);
   auto in_progress = Scalar<bool>(node, "apply_in_progress", where);
-  auto next = ParseUnixTime(node["next_allowed_unix"], where + ".next_allowed_unix");
-  auto seen = ParseUnixTime(node["last_seen_unix"], where + ".last_seen_unix");
-  if (!hash) return hash.error();
   if (!attempts) return attempts.error();
   if (!gave_up) return gave_up.error();
   if (!in_progress) return in_progress.error();
-  if (!next) return next.error();
-  if (!seen) return seen.error();
   if (*attempts < 0 || *attempts > 1000000)
     return MakeError(EINVAL, where + ": attempts out of range");
-  if (!PrintableAscii(*hash)) return MakeError(EINVAL, where + ": policy_hash is not printable");
-  d.policy_hash = *hash;
   d.attempts = *attempts;
   d.gave_up = *gave_up;
   d.apply_in_progress = *in_progress;
-  d.next_allowed = *next;
-  d.last_seen = *seen;
+  // Versions 1 and 2 held wall-clock times, which are not comparable with the monotonic clock.
+  if (version == 3) {
+    auto next = ParseMonotonic(node["next_allowed_ns"], where + ".next_allowed_ns");
+    auto seen = ParseMonotonic(node["last_seen_ns"], where + ".last_seen_ns");
+    if (!next) return next.error();
+    if (!seen) return seen.error();
+    d.next_allowed = *next;
+    d.last_seen = *seen;
+  }
   if (const YAML::Node netdev = node["netdev"]; netdev && netdev.IsScalar())
     d.netdev = netdev.Scalar();
   if (!PrintableAscii(d.netdev)) return MakeError(EINVAL, where + ": netdev is not printable");
   return d;
 }
 
-std::string UnixText(const std::optional<std::chrono::system_clock::time_point>& t) {
-  if (!t) return "null";
-  return fmt::format("{:.3f}", std::chrono::duration<double>(t->time_since_epoch()).count());
+std::string NsText(const std::optional<std::chrono::nanoseconds>& t) {
+  return t ? fmt::format("{}", t->count()) : "null";
 }
 
-Result<PersistedState> ParseDevices(const YAML::Node& devices, int version,
-                                    const std::string& path) {
+Result<std::map<std::string, PersistedDevice>> ParseDevices(const YAML::Node& devices, int version,
+                                                            const std::string& path) {
   if (!devices.IsMap()) return MakeError(EINVAL, path + ": devices is not an object");
-  PersistedState state;
+  std::map<std::string, PersistedDevice> state;
   for (const auto& entry : devices) {
     if (!entry.first.IsScalar()) return MakeError(EINVAL, path + ": a device key is not a string");
     const std::string key = entry.first.Scalar();
     // Checked before the key is quoted in any message: it may hold any byte.
     if (!PrintableAscii(key))
       return MakeError(EINVAL, path + ": a device key is not printable ASCII");
-    auto device = ParseDevice(entry.second, fmt::format("{}: devices.{}", path, key));
+    auto device = ParseDevice(entry.second, version, fmt::format("{}: devices.{}", path, key));
     if (!device) return device.error();
     if (version == 1) {
       device->netdev = key;
@@ -143,18 +136,52 @@ Result<PersistedState> ParseDevices(const YAML::Node& devices, int version,
   return state;
 }
 
+Result<PersistedState> ParseRoot(const YAML::Node& root, const std::string& path) {
+  if (!root.IsMap() || !root["version"] || !root["devices"])
+    return MakeError(EINVAL, path + ": expected {\"version\": 3, \"devices\": {...}}");
+  int version = 0;
+  if (!root["version"].IsScalar() || !YAML::convert<int>::decode(root["version"], version) ||
+      version < 1 || version > 3)
+    return MakeError(EINVAL, path + ": unsupported version");
+  PersistedState state;
+  if (version == 3) {
+    auto boot = Scalar<std::string>(root, "boot_id", path);
+    auto saved = ParseMonotonic(root["saved_at_ns"], path + ": saved_at_ns");
+    if (!boot) return boot.error();
+    if (!saved) return saved.error();
+    if (!PrintableAscii(*boot)) return MakeError(EINVAL, path + ": boot_id is not printable");
+    state.boot_id = *boot;
+    state.saved_at = saved->value_or(std::chrono::nanoseconds(0));
+  }
+  auto devices = ParseDevices(root["devices"], version, path);
+  if (!devices) return devices.error();
+  state.devices = std::move(*devices);
+  return state;
+}
+
+// The rename is durable only once the directory holding it is synced.
+Result<void> SyncDirectory(const std::string& dir) {
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return ErrnoError("open " + dir);
+  const int synced = ::fsync(dfd);
+  Result<void> result;
+  if (synced != 0) result = ErrnoError("fsync " + dir);
+  ::close(dfd);
+  return result;
+}
+
 }  // namespace
 
 std::string SerializeRemediationState(const PersistedState& state) {
-  std::string out = "{\"version\": 2, \"devices\": {";
+  std::string out = fmt::format("{{\"version\": 3, \"boot_id\": {}, \"saved_at_ns\": {}, \"devices\": {{",
+                                JsonString(state.boot_id), state.saved_at.count());
   bool first = true;
-  for (const auto& [identity, d] : state) {
+  for (const auto& [identity, d] : state.devices) {
     out += fmt::format(
-        "{}\n  {}: {{\"netdev\": {}, \"policy_hash\": {}, \"attempts\": {}, \"gave_up\": {}, "
-        "\"next_allowed_unix\": {}, \"apply_in_progress\": {}, \"last_seen_unix\": {}}}",
-        first ? "" : ",", JsonString(identity), JsonString(d.netdev), JsonString(d.policy_hash),
-        d.attempts, d.gave_up, UnixText(d.next_allowed), d.apply_in_progress,
-        UnixText(d.last_seen));
+        "{}\n  {}: {{\"netdev\": {}, \"attempts\": {}, \"gave_up\": {}, \"next_allowed_ns\": {}, "
+        "\"apply_in_progress\": {}, \"last_seen_ns\": {}}}",
+        first ? "" : ",", JsonString(identity), JsonString(d.netdev), d.attempts, d.gave_up,
+        NsText(d.next_allowed), d.apply_in_progress, NsText(d.last_seen));
     first = false;
   }
   return out + (first ? "}}\n" : "\n}}\n");
@@ -163,14 +190,7 @@ std::string SerializeRemediationState(const PersistedState& state) {
 Result<PersistedState> ParseRemediationState(const std::string& text, const std::string& path) {
   // yaml-cpp throws on malformed input and on some conversions; nothing may escape this parser.
   try {
-    const YAML::Node root = YAML::Load(text);  // JSON is a subset of the YAML flow style
-    if (!root.IsMap() || !root["version"] || !root["devices"])
-      return MakeError(EINVAL, path + ": expected {\"version\": 2, \"devices\": {...}}");
-    int version = 0;
-    if (!root["version"].IsScalar() || !YAML::convert<int>::decode(root["version"], version) ||
-        (version != 1 && version != 2))
-      return MakeError(EINVAL, path + ": unsupported version");
-    return ParseDevices(root["devices"], version, path);
+    return ParseRoot(YAML::Load(text), path);  // JSON is a subset of the YAML flow style
   } catch (const std::exception& e) {
     return MakeError(EINVAL, fmt::format("{}: not valid JSON: {}", path, e.what()));
   }
@@ -186,7 +206,11 @@ std::string DefaultRemediationStatePath() {
   return "/var/lib/roce-qos-exporter/remediation.json";
 }
 
-Result<PersistedState> RemediationStore::Load() const {
+Result<PersistedState> RemediationStore::Load() {
+  // A symlink at the path is refused: the file is the exporter's own, never a link to elsewhere.
+  struct stat st {};
+  if (::lstat(path_.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
+    return MakeError(ELOOP, path_ + ": is a symlink; the state file must be a regular file");
   Result<std::string> text = ReadRegularFile(path_, kMaxStateFileBytes);
   if (!text) {
     // No file (or not even its directory): the first start.
@@ -196,7 +220,7 @@ Result<PersistedState> RemediationStore::Load() const {
   return ParseRemediationState(*text, path_);
 }
 
-Result<void> RemediationStore::Save(const PersistedState& state) const {
+Result<void> RemediationStore::Save(const PersistedState& state) {
   const std::filesystem::path target(path_);
   std::error_code ec;
   if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path(), ec);
@@ -211,14 +235,15 @@ Result<void> RemediationStore::Save(const PersistedState& state) const {
   ::close(fd);
   if (!written) return written;
   if (::rename(tmp.c_str(), path_.c_str()) != 0) return ErrnoError("rename " + tmp);
-  // The rename itself is durable only once the directory is synced.
-  const std::string dir = target.has_parent_path() ? target.parent_path().string() : ".";
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
-  return {};
+  return SyncDirectory(target.has_parent_path() ? target.parent_path().string() : ".");
+}
+
+std::string CurrentBootId() {
+  Result<std::string> text = ReadRegularFile("/proc/sys/kernel/random/boot_id", 64);
+  if (!text) return "";
+  std::string id = *text;
+  while (!id.empty() && (id.back() == '\n' || id.back() == ' ')) id.pop_back();
+  return PrintableAscii(id) ? id : "";
 }
 
 }  // namespace roceqos

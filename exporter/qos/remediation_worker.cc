@@ -36,11 +36,12 @@ RemediationWorker::RemediationWorker(Options options, std::unique_ptr<QosReader>
       writer_(std::move(writer)),
       store_(options_.state_file.empty() ? nullptr
                                          : std::make_unique<RemediationStore>(options_.state_file)),
-      remediator_(options_.remediation, writer_.get(), store_.get()) {
+      remediator_(options_.remediation, writer_.get(), options_.facts,
+                  options_.store != nullptr ? options_.store : store_.get(), options_.remediator_now) {
   auto initial = std::make_shared<RemediationResults>();
   initial->suspended_reason = remediator_.suspended_reason();  // the state file, loaded above
   results_.Store(std::move(initial));
-  thread_ = NamedThread("roceqos-enforce", [this] { Run(); });
+  if (options_.thread) thread_ = NamedThread("roceqos-enforce", [this] { Run(); });
 }
 
 RemediationWorker::~RemediationWorker() { Stop(); }
@@ -83,32 +84,37 @@ bool RemediationWorker::WaitIdle(Clock::time_point deadline) const {
 }
 
 void RemediationWorker::Run() {
+  std::unique_lock lock(mu_);
   for (;;) {
-    RemediationPass pass;
-    uint64_t number = 0;
-    Clock::time_point started;
-    {
-      std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return stop_ || pending_; });
-      if (stop_) break;
-      pass = std::move(*pending_);
-      pending_.reset();
-      number = ++passes_started_;
-      started = options_.now();
-      running_ = Running{started, {}};
-    }
-    try {
-      RunPass(std::move(pass), number, started);
-    } catch (const std::exception& e) {
-      // Thread boundary: the next pass starts from a clean slate; the sampler keeps running.
-      LogEvent(spdlog::level::err, "remediation pass failed", {{"error", e.what()}});
-    }
-    {
-      std::lock_guard lock(mu_);
-      running_.reset();
-    }
-    cv_.notify_all();
+    cv_.wait(lock, [&] { return stop_ || pending_; });
+    if (stop_) break;
+    TakeAndRun(lock);
   }
+}
+
+bool RemediationWorker::RunPending() {
+  std::unique_lock lock(mu_);
+  return !options_.thread && !stop_ && TakeAndRun(lock);
+}
+
+bool RemediationWorker::TakeAndRun(std::unique_lock<std::mutex>& lock) {
+  if (!pending_) return false;
+  RemediationPass pass = std::move(*pending_);
+  pending_.reset();
+  const uint64_t number = ++passes_started_;
+  const Clock::time_point started = options_.now();
+  running_ = Running{started, {}};
+  lock.unlock();
+  try {
+    RunPass(std::move(pass), number, started);
+  } catch (const std::exception& e) {
+    // Thread boundary: the next pass starts from a clean slate; the sampler keeps running.
+    LogEvent(spdlog::level::err, "remediation pass failed", {{"error", e.what()}});
+  }
+  lock.lock();
+  running_.reset();
+  cv_.notify_all();
+  return true;
 }
 
 void RemediationWorker::RunPass(RemediationPass pass, uint64_t number, Clock::time_point started) {
@@ -134,13 +140,13 @@ void RemediationWorker::RunPass(RemediationPass pass, uint64_t number, Clock::ti
 RemediationOutcome RemediationWorker::StepDevice(const RemediationItem& item, uint64_t number) {
   Clock::time_point read_at{};
   auto reread = [&] {
-    read_at = Clock::now();
+    read_at = Clock::now();  // compared with the sampler's observation times
     return ReadObservedQos(*reader_, *item.device, reader_->ReadTcpEcn());
   };
   std::optional<ObservedQos> after;
   RemediationOutcome outcome;
   outcome.state = remediator_.Step(item.context, *item.policy, item.state->observed,
-                                   item.state->drift, item.now, reread, nullptr, &after);
+                                   item.state->drift, options_.remediator_now(), reread, nullptr, &after);
   outcome.pass = number;
   if (const auto* status = remediator_.Status(item.context.identity)) {
     outcome.counts = status->counts;
@@ -160,7 +166,7 @@ RemediationOutcome RemediationWorker::StepDevice(const RemediationItem& item, ui
 void RemediationWorker::Finish(const RemediationPass& pass) {
   std::vector<std::string> identities;
   for (const auto& entry : pass.present) identities.push_back(entry.second);
-  remediator_.Retain(identities, Clock::now());
+  remediator_.Retain(identities, options_.remediator_now());
   std::erase_if(outcomes_, [&](const auto& entry) {
     return std::none_of(pass.present.begin(), pass.present.end(),
                         [&](const auto& p) { return p.first == entry.first; });

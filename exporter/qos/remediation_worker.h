@@ -76,6 +76,15 @@ class RemediationWorker {
     std::chrono::nanoseconds deadline = std::chrono::seconds(7);
     std::string state_file;  // empty: remediation state kept in memory only
     Now now = &Clock::now;   // measures the deadline (tests inject a clock)
+    /// The ledger's and the write gate's clock; the items' `now` must be on the same clock.
+    Now remediator_now = &Clock::now;
+    /// Where the write gate takes its facts (write_gate.h); a missing provider refuses writes.
+    WriteFacts facts;
+    /// Replaces the state file (the enforce simulation keeps the ledger in memory).
+    LedgerStore* store = nullptr;
+    /// False: no thread; RunPending() runs the pending pass on the caller's thread (the enforce
+    /// simulation steps the worker deterministically).
+    bool thread = true;
   };
 
   /// The reader and writer are this thread's own: netlink sockets are not shared across threads.
@@ -100,6 +109,10 @@ class RemediationWorker {
   /// The outcomes of every device stepped so far. Thread-safe, never blocks on a pass.
   std::shared_ptr<const RemediationResults> Results() const { return results_.Load(); }
 
+  /// Without a thread (Options::thread false): runs the pending pass, if any, here. True when one
+  /// ran.
+  bool RunPending();
+
   /// Tests: waits until no pass is pending or running, or `deadline` passes.
   bool WaitIdle(Clock::time_point deadline) const;
 
@@ -109,6 +122,8 @@ class RemediationWorker {
 
  private:
   void Run();
+  /// Takes the pending pass and runs it; false when none was pending.
+  bool TakeAndRun(std::unique_lock<std::mutex>& lock);
   void RunPass(RemediationPass pass, uint64_t number, Clock::time_point started);
   RemediationOutcome StepDevice(const RemediationItem& item, uint64_t number);
   /// Drops the state of devices no longer selected and publishes the outcomes.

@@ -7,13 +7,22 @@
 // docs/remediation.md "The write gate".
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "exporter/qos/remediate.h"
 
 namespace roceqos {
+
+/// What the storm state machine can say about a device. Only kClear lets a write through: right
+/// after a start there is no history, and a device without pause-duration counters can never say
+/// "no storm" from its ratio (docs/remediation.md "No write during a storm").
+enum class StormGuard : uint8_t {
+  kClear,    // enough history, no storm on, none suspected (or no pause counter moved)
+  kStorm,    // a storm is on (or a detection run is under way)
+  kUnknown,  // not enough history yet, or no pause-duration counters while pause counters move
+};
 
 /// The storm verdict for one device as of its newest counter read.
 struct StormFacts {

@@ -11,11 +11,18 @@
 #include <mutex>
 #include <thread>
 
+#include "tests/unit/support/write_facts_fake.h"
 #include "tests/unit/support/forwarding_qos_port.h"
 #include "tests/unit/support/netns.h"
 
 namespace roceqos {
 namespace {
+
+// Every write these tests make finds its device where planned, no storm, the lock held.
+testing::FakeWriteFacts& PermissiveFacts() {
+  static testing::FakeWriteFacts facts;
+  return facts;
+}
 
 using namespace std::chrono_literals;
 
@@ -431,13 +438,14 @@ TEST(QosEngine, PolicyFileThatChangesWhileItIsReadIsRefused) {
 
 // Guard: a reload is not a reset. 100 reloads of the same file leave a given-up device given up
 // (no extra write); a reload that changes only another device's rule leaves it alone too.
-TEST(QosEngine, ReloadThatKeepsADevicesEffectivePolicyKeepsItsRemediationState) {
+TEST(QosEngine, NoReloadResetsADevicesRemediationState) {
   std::string path =
       ::testing::TempDir() + "/qos_engine_same_" + std::to_string(getpid()) + ".yaml";
   std::ofstream(path) << "defaults: {pfc: [3]}\n";
   QosEngineOptions o = LongPoll();
   o.config_path = path;
   o.remediation.mode = RemediationMode::kEnforce;
+  o.write_facts = PermissiveFacts().Facts();
   o.remediation.max_attempts = 1;
   o.remediation.base_backoff = 0s;  // straight to the give-up decision
   Harness h(o);
@@ -458,16 +466,22 @@ TEST(QosEngine, ReloadThatKeepsADevicesEffectivePolicyKeepsItsRemediationState) 
   EXPECT_EQ(h.Settled().devices[0]->remediation, RemediationState::kGaveUp);
   EXPECT_EQ(h.host->writes.size(), writes) << "no write from any of those reloads";
 
-  std::ofstream(path) << "defaults: {pfc: [4]}\n";  // this device's target changed
+  // Even a reload that changes this device's target (and one back) grants no fresh attempts: the
+  // ledger counts per PCI function, whatever the policy (issue 37, finding 5).
+  std::ofstream(path) << "defaults: {pfc: [4]}\n";
   ASSERT_TRUE(h.engine->ReloadPolicy().ok());
-  EXPECT_EQ(h.Settled().devices[0]->remediation, RemediationState::kActed);
-  EXPECT_EQ(h.host->writes.size(), writes + 1);
+  EXPECT_EQ(h.Settled().devices[0]->remediation, RemediationState::kGaveUp);
+  std::ofstream(path) << "defaults: {pfc: [3]}\n";
+  ASSERT_TRUE(h.engine->ReloadPolicy().ok());
+  EXPECT_EQ(h.Settled().devices[0]->remediation, RemediationState::kGaveUp);
+  EXPECT_EQ(h.host->writes.size(), writes);
   std::filesystem::remove(path);
 }
 
 TEST(QosEngine, EnforcePublishesTheStateAfterTheWrites) {
   QosEngineOptions o = LongPoll();
   o.remediation.mode = RemediationMode::kEnforce;
+  o.write_facts = PermissiveFacts().Facts();
   Harness h(o);
   h.AddDevice("sim0");
   h.host->dcb["sim0"].pfc->enabled_mask = 0;
@@ -483,6 +497,7 @@ TEST(QosEngine, EnforcePublishesTheStateAfterTheWrites) {
 TEST(QosEngine, StormFromTheSnapshotBlocksRemediation) {
   QosEngineOptions o = LongPoll();
   o.remediation.mode = RemediationMode::kEnforce;
+  o.write_facts = PermissiveFacts().Facts();
   Harness h(o);
   h.AddDevice("sim0");
   h.host->dcb["sim0"].pfc->enabled_mask = 0;
@@ -496,6 +511,7 @@ TEST(QosEngine, DriverReadySentinelIsWaitedForWhereItsDirectoryExists) {
   std::filesystem::create_directories(dir);
   QosEngineOptions o = LongPoll();
   o.remediation.mode = RemediationMode::kEnforce;
+  o.write_facts = PermissiveFacts().Facts();
   o.poll_interval = 0s;
   o.driver_ready_path = dir + "/.driver-ready";
   Harness h(o);
@@ -646,6 +662,7 @@ TEST(QosEngineRocePorts, PartlyConfiguredPortIsChecked) {
 TEST(QosEngineRocePorts, EnforceLeavesAnUnconfiguredPortAlone) {
   QosEngineOptions o = LongPoll();
   o.remediation.mode = RemediationMode::kEnforce;
+  o.write_facts = PermissiveFacts().Facts();
   Harness h(o);
   h.AddDevice("sim1");
   h.host->tclass = std::nullopt;
@@ -679,6 +696,7 @@ TEST(QosEngineWorker, UpdateNeverWaitsForAHungWriteAndReportsItStuckPastTheDeadl
   FakeClock clock;
   QosEngineOptions o = LongPoll();
   o.remediation.mode = RemediationMode::kEnforce;
+  o.write_facts = PermissiveFacts().Facts();
   o.apply_deadline = 7s;
   o.remediation_clock = [&clock] { return clock.Now(); };
   Harness h(o);

@@ -9,10 +9,17 @@
 #include <algorithm>
 
 #include "exporter/core/qos_state.h"
+#include "tests/unit/support/write_facts_fake.h"
 #include "tests/unit/support/fake_sources.h"
 
 namespace roceqos {
 namespace {
+
+// Every write these tests make finds its device where planned, no storm, the lock held.
+testing::FakeWriteFacts& PermissiveFacts() {
+  static testing::FakeWriteFacts facts;
+  return facts;
+}
 
 using namespace std::chrono_literals;
 using testing::FakeEthtool;
@@ -74,6 +81,7 @@ struct World {
     QosEngineOptions qos_options;
     qos_options.poll_interval = 1h;
     qos_options.remediation.mode = mode;
+    qos_options.write_facts = PermissiveFacts().Facts();
     // Dry-run neither reads nor writes on the worker: a reader of its own that nothing calls.
     QosIo worker_io;
     if (mode != RemediationMode::kOff) worker_io.reader = std::make_unique<FakeQos>();

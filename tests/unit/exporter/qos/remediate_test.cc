@@ -40,8 +40,26 @@ DeviceContext UpPf() {
 // A device that behaves like mlx5 behind the writer interface: one priority per DSCP (setapp
 // replaces), delapp of a mapping that is not there fails with ENOENT, last DSCP entry removed ->
 // PCP trust (no entries). `ignore_writes` simulates a write that does not take.
-class FakeNic : public QosWriter {
+class FakeNic : public QosWriter, public StormWitness, public DeviceResolver, public LockWitness {
  public:
+  // The write gate's facts: by default the planned device, fresh and storm-free, lock held.
+  StormGuard storm = StormGuard::kClear;
+  // The time of the newest read; by default one never older than the gate's now.
+  std::function<TimePoint()> clock = [] { return TimePoint::max(); };
+  std::optional<std::string> netdev_now = "sim0";
+  bool lock_held = true;
+  StormFacts Witness(const std::string&, std::chrono::nanoseconds) override {
+    return {storm, clock()};
+  }
+  // Tests name devices "sim<N>" by identity too; "pci:..." identities are the device sim0 was.
+  std::optional<ResolvedDevice> Resolve(const std::string& identity) override {
+    if (!identity.starts_with("pci:")) return ResolvedDevice{identity, 7, {"mlx5_0"}};
+    if (!netdev_now) return std::nullopt;
+    return ResolvedDevice{*netdev_now, 7, {"mlx5_0"}};
+  }
+  bool StillHeld() override { return lock_held; }
+  WriteFacts Facts() { return {this, this, this}; }
+
   ObservedQos state = Good();
   bool ignore_writes = false;
   bool mlx5_app_semantics = true;
@@ -210,7 +228,7 @@ TEST(Guardrails, BlockedDevicesAreNeverWritten) {
            [](DeviceContext& x) { x.role = DeviceRole::kVf; }}) {
     FakeNic nic;
     nic.state.dcb.value.pfc->enabled_mask = 0;
-    Remediator r(Enforce(), &nic);
+    Remediator r(Enforce(), &nic, nic.Facts());
     DeviceContext ctx = UpPf();
     change(ctx);
     for (int i = 0; i < 10; ++i) StepOnce(r, nic, t0 + i * 1h, nullptr, ctx);
@@ -222,7 +240,7 @@ TEST(Guardrails, BlockedDevicesAreNeverWritten) {
 TEST(Guardrails, StormDefersTheWriteUntilItEnds) {
   FakeNic nic;
   nic.state.dcb.value.pfc->enabled_mask = 0;
-  Remediator r(Enforce(), &nic);
+  Remediator r(Enforce(), &nic, nic.Facts());
   DeviceContext storm = UpPf();
   storm.storm = StormGuard::kStorm;
   EXPECT_EQ(StepOnce(r, nic, t0, nullptr, storm), RemediationState::kBlockedStorm);
@@ -331,7 +349,7 @@ TEST(Plan, CnpMarkingIsOneSysfsWritePerDriftedFile) {
 TEST(Enforce, CnpDriftIsRewrittenAndVerified) {
   FakeNic nic;
   nic.state.dcqcn.cnp_dscp = Observed<uint8_t>::Ok(0);
-  Remediator r(Enforce(), &nic);
+  Remediator r(Enforce(), &nic, nic.Facts());
   std::vector<ActionRecord> records;
   EXPECT_EQ(StepOnce(r, nic, t0, &records), RemediationState::kActed);
   EXPECT_EQ(nic.calls, (std::vector<std::string>{"param sim0 np cnp_dscp 48"}));
@@ -345,7 +363,7 @@ TEST(Enforce, CnpWriteThatDoesNotTakeIsAMismatch) {
   FakeNic nic;
   nic.state.dcqcn.cnp_802p_prio = Observed<uint8_t>::Ok(0);
   nic.ignore_writes = true;
-  Remediator r(Enforce(), &nic);
+  Remediator r(Enforce(), &nic, nic.Facts());
   std::vector<ActionRecord> records;
   StepOnce(r, nic, t0, &records);
   ASSERT_EQ(records.size(), 1u);
@@ -356,7 +374,7 @@ TEST(Enforce, CnpWriteThatDoesNotTakeIsAMismatch) {
 TEST(Enforce, CnpWithoutMofedSysfsIsNeverWritten) {
   FakeNic nic;
   nic.state.dcqcn = DcqcnState{};  // upstream mlx5: no ecn/ at all
-  Remediator r(Enforce(), &nic);
+  Remediator r(Enforce(), &nic, nic.Facts());
   EXPECT_EQ(StepOnce(r, nic, t0), RemediationState::kInSync);
   EXPECT_TRUE(nic.calls.empty());
 }
@@ -370,7 +388,7 @@ TEST(Enforce, DcqcnParamsAreRewrittenOnePerDriftedFile) {
   params.reaction_point = {{"rpg_ai_rate", 1}, {"rpg_time_reset", 300}};
   params.notification_point = {{"min_time_between_cnps", 0}};
   nic.state.dcqcn_params = Observed<DcqcnParams>::Ok(params);
-  Remediator r(Enforce(), &nic);
+  Remediator r(Enforce(), &nic, nic.Facts());
   std::vector<ActionRecord> records;
   ObservedQos observed = nic.state;
   EXPECT_EQ(
@@ -389,7 +407,7 @@ TEST(Enforce, DcqcnParamsWithoutMofedAreNeverWritten) {
   QosPolicy policy = kPolicy;
   policy.dcqcn_rp_params = {{"rpg_ai_rate", 5}};
   FakeNic nic;  // dcqcn_params absent: the upstream driver
-  Remediator r(Enforce(), &nic);
+  Remediator r(Enforce(), &nic, nic.Facts());
   ObservedQos observed = nic.state;
   EXPECT_EQ(r.Step(UpPf(), policy, observed, EvaluateDrift(policy, observed), t0, nic.Reader()),
             RemediationState::kInSync);
@@ -409,7 +427,7 @@ TEST(Plan, AbsentFailedAndMtuFieldsAreNotRemediated) {
   EXPECT_TRUE(PlanRemediation(policy, o, drift).empty());
   FakeNic nic;
   nic.state = o;
-  Remediator r(Enforce(), &nic);
+  Remediator r(Enforce(), &nic, nic.Facts());
   EXPECT_EQ(r.Step(UpPf(), policy, o, drift, t0, nic.Reader()), RemediationState::kObserveOnly);
   EXPECT_TRUE(nic.calls.empty());
 }
@@ -421,7 +439,7 @@ TEST(Enforce, WritesVerifiesAndCountsSuccess) {
   FakeNic nic;
   nic.state.dcb.value.pfc->enabled_mask = 0;
   nic.state.tcp_ecn = Observed<int>::Ok(0);
-  Remediator r(Enforce(), &nic);
+  Remediator r(Enforce(), &nic, nic.Facts());
   std::vector<ActionRecord> records;
   EXPECT_EQ(StepOnce(r, nic, t0, &records), RemediationState::kActed);
   EXPECT_EQ(nic.calls, (std::vector<std::string>{"set sim0 pfc=0x08", "tcp_ecn 1"}));
@@ -438,7 +456,7 @@ TEST(Enforce, ALinkThatWentDownSinceTheInventoryIsBlockedOnTheFreshRead) {
   FakeNic nic;  // the context (inventory) still says the link is up
   nic.state.dcb.value.pfc->enabled_mask = 0;
   nic.state.link.speed_mbps = Observed<uint32_t>::Ok(0);  // the fresh read: no link
-  Remediator r(Enforce(), &nic);
+  Remediator r(Enforce(), &nic, nic.Facts());
   EXPECT_EQ(StepOnce(r, nic, t0), RemediationState::kBlockedDown);
   EXPECT_TRUE(nic.calls.empty()) << "a down link is never written";
   nic.state.link.speed_mbps = Observed<uint32_t>::Ok(100000);
@@ -450,7 +468,7 @@ TEST(Enforce, Mlx5ReplacedTheOldDscpSoNoDeleteIsSent) {
   auto& apps = nic.state.dcb.value.apps;
   std::erase_if(apps, [](const DcbApp& a) { return a.protocol == 26; });
   apps.push_back(DcbApp{IEEE_8021QAZ_APP_SEL_DSCP, 5, 26});
-  Remediator r(Enforce(), &nic);
+  Remediator r(Enforce(), &nic, nic.Facts());
   std::vector<ActionRecord> records;
   EXPECT_EQ(StepOnce(r, nic, t0, &records), RemediationState::kActed);
   EXPECT_EQ(nic.calls, (std::vector<std::string>{"set sim0 apps=1"}));
@@ -464,7 +482,7 @@ TEST(Enforce, CoreAppTableKeepsBothSoTheOldEntryIsDeletedAfterTheAdd) {
   auto& apps = nic.state.dcb.value.apps;
   std::erase_if(apps, [](const DcbApp& a) { return a.protocol == 26; });
   apps.push_back(DcbApp{IEEE_8021QAZ_APP_SEL_DSCP, 5, 26});
-  Remediator r(Enforce(), &nic);
+  Remediator r(Enforce(), &nic, nic.Facts());
   EXPECT_EQ(StepOnce(r, nic, t0), RemediationState::kActed);
   EXPECT_EQ(nic.calls, (std::vector<std::string>{"set sim0 apps=1", "del sim0 1"}));
   EXPECT_EQ(nic.state.dcb.value.DscpPriorities(26), std::vector<uint8_t>{3});
@@ -475,7 +493,7 @@ TEST(Enforce, KernelRejectionIsFailedAndAWriteThatDoesNotTakeIsMismatch) {
   nic.state.dcb.value.pfc->enabled_mask = 0;
   nic.fail_next =
       MakeError(EINVAL, "RTM_SETDCB IEEE_SET sim0: kernel rejected the write: Invalid argument");
-  Remediator r(Enforce(), &nic);
+  Remediator r(Enforce(), &nic, nic.Facts());
   std::vector<ActionRecord> records;
   StepOnce(r, nic, t0, &records);
   ASSERT_EQ(records.size(), 1u);
@@ -499,7 +517,7 @@ TEST(Backoff, AttemptsDoubleTheirSpacingThenGiveUp) {
   FakeNic nic;
   nic.ignore_writes = true;  // something undoes every write at once
   nic.state.dcb.value.pfc->enabled_mask = 0;
-  Remediator r(Enforce(), &nic);  // base 30 s, cap 600 s, 5 attempts
+  Remediator r(Enforce(), &nic, nic.Facts());  // base 30 s, cap 600 s, 5 attempts
   RemediationState last{};
   for (int s = 0; s <= 3 * 3600; ++s) last = StepOnce(r, nic, t0 + std::chrono::seconds(s));
   const auto* st = r.Status("sim0");
@@ -520,7 +538,7 @@ TEST(Backoff, WaitIsCappedAtMaxBackoff) {
   o.base_backoff = 100s;
   o.max_backoff = 300s;
   o.max_attempts = 6;
-  Remediator r(o, &nic);
+  Remediator r(o, &nic, nic.Facts());
   for (int s = 0; s <= 7200; s += 10) StepOnce(r, nic, t0 + std::chrono::seconds(s));
   std::vector<int64_t> at;
   for (auto t : r.Status("sim0")->attempt_times)
@@ -531,7 +549,7 @@ TEST(Backoff, WaitIsCappedAtMaxBackoff) {
 TEST(Backoff, ChangeThatKeepsBeingUndoneEndsInGiveUp) {
   FakeNic nic;
   nic.state.dcb.value.pfc->enabled_mask = 0;
-  Remediator r(Enforce(), &nic);
+  Remediator r(Enforce(), &nic, nic.Facts());
   int undone = 0;
   RemediationState last{};
   for (int s = 0; s <= 7200; ++s) {
@@ -548,13 +566,13 @@ TEST(Backoff, ChangeThatKeepsBeingUndoneEndsInGiveUp) {
   EXPECT_EQ(nic.calls.size(), 5u);
 }
 
-TEST(Backoff, GiveUpEndsWhenTheDeviceIsFixedOrThePolicyChanges) {
+TEST(Backoff, GiveUpEndsOnlyWhenTheDeviceProvesStableNotWhenThePolicyChanges) {
   FakeNic nic;
   nic.ignore_writes = true;
   nic.state.dcb.value.pfc->enabled_mask = 0;
   RemediationOptions o = Enforce();
   o.max_attempts = 1;
-  Remediator r(o, &nic);
+  Remediator r(o, &nic, nic.Facts());
   StepOnce(r, nic, t0);
   EXPECT_EQ(StepOnce(r, nic, t0 + 1h), RemediationState::kGaveUp);
   // Blocked or not, a given-up device stays visibly given up.
@@ -564,16 +582,15 @@ TEST(Backoff, GiveUpEndsWhenTheDeviceIsFixedOrThePolicyChanges) {
 
   // The same effective policy again (a reload of an unchanged file): still given up.
   EXPECT_EQ(StepOnce(r, nic, t0 + 150min), RemediationState::kGaveUp);
-  // Another effective policy for this device: a new target, attempts start over.
+  // Finding 5 of issue 37: another policy, and back (A->B->A), grants no fresh attempts: the
+  // ledger is keyed by the PCI function, not by the policy.
   QosPolicy other = kPolicy;
   other.pfc = 0x18;
   ObservedQos observed = nic.state;
   EXPECT_EQ(r.Step(UpPf(), other, observed, EvaluateDrift(other, observed), t0 + 3h, nic.Reader()),
-            RemediationState::kActed);
-  EXPECT_EQ(r.Step(UpPf(), other, observed, EvaluateDrift(other, observed), t0 + 4h, nic.Reader()),
             RemediationState::kGaveUp);
-  EXPECT_EQ(StepOnce(r, nic, t0 + 4h + 1s), RemediationState::kActed) << "and back: a change too";
-  EXPECT_EQ(StepOnce(r, nic, t0 + 4h + 30min), RemediationState::kGaveUp);
+  EXPECT_EQ(StepOnce(r, nic, t0 + 4h + 1s), RemediationState::kGaveUp) << "and back";
+  EXPECT_EQ(nic.calls.size(), 1u) << "the first attempt only";
 
   nic.state.dcb.value.pfc->enabled_mask = 0x08;  // a human fixed it
   EXPECT_EQ(StepOnce(r, nic, t0 + 5h), RemediationState::kInSync);
@@ -590,7 +607,7 @@ TEST(Backoff, AttemptsStartOverAfterAStablePeriod) {
   RemediationOptions o = Enforce();
   o.max_attempts = 2;
   o.stable_reset = 3600s;
-  Remediator r(o, &nic);
+  Remediator r(o, &nic, nic.Facts());
   EXPECT_EQ(StepOnce(r, nic, t0), RemediationState::kActed);
   EXPECT_EQ(StepOnce(r, nic, t0 + 1s), RemediationState::kInSync);
   EXPECT_EQ(StepOnce(r, nic, t0 + 3602s), RemediationState::kInSync);  // stable for an hour
@@ -612,7 +629,7 @@ TEST(Writes, DcbPartsGoOutInOneMessageBuiltFromOneFreshRead) {
   // as it is now, not as the poll saw it.
   nic.state.dcb.value.pfc->enabled_mask = 0;
   nic.state.dcb.value.ets->prio_tc = {0, 1, 2, 3, 4, 5, 6, 7};
-  Remediator r(Enforce(), &nic);
+  Remediator r(Enforce(), &nic, nic.Facts());
   std::vector<ActionRecord> records;
   std::optional<ObservedQos> after;
   EXPECT_EQ(r.Step(UpPf(), policy, stale, EvaluateDrift(policy, stale), t0, nic.Reader(), &records,
@@ -630,7 +647,7 @@ TEST(Writes, DriftGoneByThePlanReadWritesNothing) {
   FakeNic nic;
   ObservedQos stale = nic.state;
   stale.dcb.value.pfc->enabled_mask = 0;  // someone fixed it since the poll
-  Remediator r(Enforce(), &nic);
+  Remediator r(Enforce(), &nic, nic.Facts());
   EXPECT_EQ(r.Step(UpPf(), kPolicy, stale, EvaluateDrift(kPolicy, stale), t0, nic.Reader()),
             RemediationState::kInSync);
   EXPECT_TRUE(nic.calls.empty());
@@ -645,7 +662,7 @@ TEST(Writes, StopAtTheFirstFailureAndReportExactlyWhichPartsApplied) {
   nic.state.tcp_ecn = Observed<int>::Ok(0);
   QosPolicy policy = kPolicy;
   policy.prio_tc = std::array<uint8_t, 8>{1, 0, 2, 3, 4, 5, 6, 7};
-  Remediator r(Enforce(), &nic);
+  Remediator r(Enforce(), &nic, nic.Facts());
   std::vector<ActionRecord> records;
   ObservedQos observed = nic.state;
   r.Step(UpPf(), policy, observed, EvaluateDrift(policy, observed), t0, nic.Reader(), &records);
@@ -665,7 +682,7 @@ TEST(Writes, StopAtTheFirstFailureAndReportExactlyWhichPartsApplied) {
 TEST(Writes, HostWideTcpEcnIsWrittenOncePerPass) {
   FakeNic nic;
   nic.state.tcp_ecn = Observed<int>::Ok(0);
-  Remediator r(Enforce(), &nic);
+  Remediator r(Enforce(), &nic, nic.Facts());
   r.BeginPass();
   DeviceContext second = UpPf();
   second.netdev = "sim1";
@@ -690,7 +707,7 @@ TEST(Writes, ApplyBudgetDefersTheRestAndTheAttemptCounts) {
   nic.state.tcp_ecn = Observed<int>::Ok(0);
   RemediationOptions o = Enforce();
   o.apply_budget = 1s;
-  Remediator r(o, &nic, nullptr, [&] { return clock; });
+  Remediator r(o, &nic, nic.Facts(), nullptr, [&] { return clock; });
   r.BeginPass();
   std::vector<ActionRecord> records;
   EXPECT_EQ(StepOnce(r, nic, t0, &records), RemediationState::kActed);
@@ -722,7 +739,7 @@ TEST(Writes, AWriteCutShortByTheBudgetCannotBeRepeatedWithoutBound) {
   o.max_attempts = 3;
   o.base_backoff = 1s;
   o.max_backoff = 1s;
-  Remediator r(o, &nic, nullptr, [&] { return clock; });
+  Remediator r(o, &nic, nic.Facts(), nullptr, [&] { return clock; });
   for (int pass = 0; pass < 50; ++pass) {
     nic.state.dcb.value.pfc->enabled_mask = 0;  // the agent
     nic.state.tcp_ecn = Observed<int>::Ok(0);
@@ -754,7 +771,7 @@ TEST(StateFile, ACrashLoopCannotStepAroundMaxAttempts) {
   RemediationState last{};
   for (; restarts < 10; ++restarts) {  // every process acts once, then "crashes"
     RemediationStore store(path);
-    Remediator r(o, &nic, &store);
+    Remediator r(o, &nic, nic.Facts(), &store);
     const auto start = t0 + std::chrono::hours(restarts);
     // The restored back-off holds too: the first step of a new process may have to wait.
     for (int i = 0; i < 3; ++i) {
@@ -777,12 +794,12 @@ TEST(StateFile, TheApplyInProgressIsOnDiskBeforeTheFirstWriteAndClearedAfter) {
   RemediationStore store(path);
   std::optional<PersistedState> at_write;
   nic.on_write = [&] { at_write = *store.Load(); };  // what a kill here would leave
-  Remediator r(Enforce(), &nic, &store);
+  Remediator r(Enforce(), &nic, nic.Facts(), &store);
   StepOnce(r, nic, t0);
   ASSERT_TRUE(at_write.has_value());
-  EXPECT_TRUE(at_write->at("sim0").apply_in_progress);
-  EXPECT_EQ(at_write->at("sim0").attempts, 1);
-  EXPECT_FALSE(store.Load()->at("sim0").apply_in_progress);
+  EXPECT_TRUE(at_write->devices.at("sim0").apply_in_progress);
+  EXPECT_EQ(at_write->devices.at("sim0").attempts, 1);
+  EXPECT_FALSE(store.Load()->devices.at("sim0").apply_in_progress);
   std::filesystem::remove(path);
 }
 
@@ -793,12 +810,11 @@ TEST(StateFile, AStartAfterAKillMidApplySaysSoAndReplansFromAFreshRead) {
   {
     RemediationStore store(path);
     PersistedState before;
-    before["sim0"] = PersistedDevice{
-        WrittenFieldsFingerprint(kPolicy), 1, false, std::nullopt, true, std::nullopt, ""};
+    before.devices["sim0"] = PersistedDevice{1, false, std::nullopt, true, std::nullopt, ""};
     ASSERT_TRUE(store.Save(before).ok());
   }
   RemediationStore store(path);
-  Remediator r(Enforce(), &nic, &store);
+  Remediator r(Enforce(), &nic, nic.Facts(), &store);
   ObservedQos stale = qos_test::DefaultPolicyObservation();  // an old observation says in sync
   stale.dcb.value.pfc->enabled_mask = 0x10;
   EXPECT_EQ(r.Step(UpPf(), kPolicy, stale, EvaluateDrift(kPolicy, stale), t0, nic.Reader()),
@@ -813,20 +829,22 @@ TEST(StateFile, AStartAfterAKillMidApplySaysSoAndReplansFromAFreshRead) {
 
 TEST(StateFile, RoundTripsAndRejectsBadInput) {
   PersistedState state;
-  state["ens1f0np0"] = PersistedDevice{
-      "abc123", 4,
-      true,     std::chrono::system_clock::time_point(std::chrono::seconds(1700000000)),
-      false,    std::nullopt,
-      ""};
-  state["we\"ird"] = PersistedDevice{"h", 0, false, std::nullopt, true, std::nullopt, ""};
+  state.boot_id = "6a1c-boot";
+  state.saved_at = 5s;
+  state.devices["pci:0000:3b:00.0"] =
+      PersistedDevice{4, true, std::chrono::nanoseconds(1700000000123), false, 3s, "ens1f0np0"};
+  state.devices["we\"ird"] = PersistedDevice{0, false, std::nullopt, true, std::nullopt, ""};
+  state.devices[std::string(kHostIdentity)] = PersistedDevice{2, false, 40s, false, 4s, ""};
   auto parsed = ParseRemediationState(SerializeRemediationState(state), "f.json");
   ASSERT_TRUE(parsed.ok()) << parsed.error().message;
   EXPECT_EQ(*parsed, state);
-  EXPECT_TRUE(ParseRemediationState(SerializeRemediationState({}), "f.json")->empty());
+  EXPECT_TRUE(ParseRemediationState(SerializeRemediationState({}), "f.json")->devices.empty());
   for (const char* bad :
-       {"", "{", "[]", "{\"version\": 3, \"devices\": {}}", "{\"version\": 1}",
+       {"", "{", "[]", "{\"version\": 4, \"devices\": {}}", "{\"version\": 1}",
+        "{\"version\": 3, \"devices\": {}}",  // no boot_id
         "{\"version\": 1, \"devices\": []}",
         "{\"version\": 1, \"devices\": {\"a\": {\"attempts\": 1}}}",
+        "{\"version\": 3, \"boot_id\": \"b\", \"saved_at_ns\": -1, \"devices\": {}}",
         "{\"version\": 1, \"devices\": {\"a\": {\"policy_hash\": \"h\", \"attempts\": -1, "
         "\"gave_up\": false, \"apply_in_progress\": false}}}",
         "{\"version\": 1, \"devices\": {\"a\": {\"policy_hash\": \"h\", \"attempts\": \"x\", "
@@ -842,22 +860,19 @@ TEST(StateFile, RoundTripsAndRejectsBadInput) {
 // Found by remediation_state_fuzz: a key holding NUL and invalid UTF-8 bytes parsed, but the
 // file written from it did not parse back. A string the writer cannot round-trip is refused.
 TEST(StateFile, RefusesStringsOutsidePrintableAscii) {
-  const std::string device_body =
-      "{\"policy_hash\": \"abc\", \"attempts\": 1, \"gave_up\": false, "
-      "\"apply_in_progress\": true}";
+  const std::string device_body = "{\"attempts\": 1, \"gave_up\": false, \"apply_in_progress\": true}";
   auto file = [&](const std::string& key, const std::string& body) {
-    return "{\"version\": 2, \"devices\": {\"" + key + "\": " + body + "}}";
+    return "{\"version\": 3, \"boot_id\": \"b\", \"saved_at_ns\": 1, \"devices\": {\"" + key +
+           "\": " + body + "}}";
   };
   const std::string nul_and_bad_utf8("sim\0\xf0\x01\xa5m0", 8);
   for (const std::string& text :
        {file(nul_and_bad_utf8, device_body), file("sim\\u0001", device_body),
         file("pci:0000:3b:00.0",
-             "{\"netdev\": \"s\\u0000\", \"policy_hash\": \"abc\", "
-             "\"attempts\": 1, \"gave_up\": false, "
+             "{\"netdev\": \"s\\u0000\", \"attempts\": 1, \"gave_up\": false, "
              "\"apply_in_progress\": false}"),
-        file("pci:0000:3b:00.0",
-             "{\"policy_hash\": \"a\\u007f\", \"attempts\": 1, "
-             "\"gave_up\": false, \"apply_in_progress\": false}")}) {
+        std::string("{\"version\": 3, \"boot_id\": \"b\\u007f\", \"saved_at_ns\": 1, "
+                    "\"devices\": {}}")}) {
     auto parsed = ParseRemediationState(text, "f.json");
     EXPECT_FALSE(parsed.ok()) << text;
     if (!parsed.ok()) {
@@ -880,7 +895,7 @@ TEST(StateFile, AnUnreadableFileSuspendsEnforceInsteadOfStartingEmpty) {
   EXPECT_FALSE(store.Load().ok());
   FakeNic nic;
   nic.state.dcb.value.pfc->enabled_mask = 0;
-  Remediator r(Enforce(), &nic, &store);
+  Remediator r(Enforce(), &nic, nic.Facts(), &store);
   EXPECT_EQ(r.suspended_reason(), "state_unreadable");
   EXPECT_EQ(StepOnce(r, nic, t0), RemediationState::kBlockedStateUnavailable);
   EXPECT_TRUE(nic.calls.empty());
@@ -896,7 +911,7 @@ TEST(StateFile, AnUnreadableFileSuspendsEnforceInsteadOfStartingEmpty) {
 struct GivenUp {
   FakeNic nic;
   Remediator r;
-  explicit GivenUp(RemediationStore* store = nullptr) : r(Options(), &nic, store) {
+  explicit GivenUp(RemediationStore* store = nullptr) : r(Options(), &nic, nic.Facts(), store) {
     nic.ignore_writes = true;
     nic.state.dcb.value.pfc->enabled_mask = 0;
     StepOnce(r, nic, t0);
@@ -939,7 +954,7 @@ TEST(FailClosed, GiveUpSurvivesARestartWhileTheDeviceIsAway) {
   RemediationStore store(path);
   FakeNic nic;
   nic.state.dcb.value.pfc->enabled_mask = 0;
-  Remediator r(Enforce(), &nic, &store);
+  Remediator r(Enforce(), &nic, nic.Facts(), &store);
   EXPECT_EQ(StepOnce(r, nic, t0 + 3h), RemediationState::kGaveUp);
   EXPECT_TRUE(nic.calls.empty());
   std::filesystem::remove(path);
@@ -947,14 +962,13 @@ TEST(FailClosed, GiveUpSurvivesARestartWhileTheDeviceIsAway) {
 
 TEST(FailClosed, AVersion1FileKeyedByNetdevStillHoldsTheGiveUp) {
   const std::string path = StatePath("v1");
-  std::ofstream(path) << fmt::format(
-      "{{\"version\": 1, \"devices\": {{\"sim0\": {{\"policy_hash\": \"{}\", \"attempts\": 5, "
-      "\"gave_up\": true, \"next_allowed_unix\": null, \"apply_in_progress\": false}}}}}}",
-      WrittenFieldsFingerprint(kPolicy));
+  std::ofstream(path) << "{\"version\": 1, \"devices\": {\"sim0\": {\"policy_hash\": \"h\", "
+                          "\"attempts\": 5, \"gave_up\": true, \"next_allowed_unix\": null, "
+                          "\"apply_in_progress\": false}}}";
   RemediationStore store(path);
   FakeNic nic;
   nic.state.dcb.value.pfc->enabled_mask = 0;
-  Remediator r(Enforce(), &nic, &store);
+  Remediator r(Enforce(), &nic, nic.Facts(), &store);
   DeviceContext pci = UpPf();
   pci.identity = "pci:0000:08:00.0";
   EXPECT_EQ(StepOnce(r, nic, t0, nullptr, pci), RemediationState::kGaveUp);
@@ -1015,7 +1029,7 @@ TEST(FailClosed, AnUnwritableStateDirectorySuspendsEnforceAtStart) {
   RemediationStore store(blocker + "/sub/remediation.json");
   FakeNic nic;
   nic.state.dcb.value.pfc->enabled_mask = 0;
-  Remediator r(Enforce(), &nic, &store);
+  Remediator r(Enforce(), &nic, nic.Facts(), &store);
   EXPECT_EQ(r.suspended_reason(), "state_unwritable");
   EXPECT_EQ(StepOnce(r, nic, t0), RemediationState::kBlockedStateUnavailable);
   EXPECT_TRUE(nic.calls.empty());
@@ -1027,7 +1041,7 @@ TEST(FailClosed, AStateFileThatCannotBeSavedStopsTheWrites) {
   std::filesystem::remove(path);
   RemediationStore store(path);
   FakeNic nic;
-  Remediator r(Enforce(), &nic, &store);
+  Remediator r(Enforce(), &nic, nic.Facts(), &store);
   ASSERT_EQ(r.suspended_reason(), "") << "the start-up save worked";
   ASSERT_TRUE(std::filesystem::exists(path)) << "written at start, before any device";
   std::filesystem::create_directory(path + ".tmp");  // the next save fails
@@ -1058,11 +1072,12 @@ TEST(FailClosed, ASymlinkPlantedAtTheTemporaryFileIsNotFollowed) {
 TEST(FailClosed, TheStateParserNeverThrowsAndClampsTimes) {
   for (const char* bad :
        {"{\"version\": 2, \"devices\": {[1]: {}}}", "{\"version\": [2], \"devices\": {}}",
-        "{\"version\": 2, \"devices\": {\"a\": {\"policy_hash\": [1], \"attempts\": 1, "
+        "{\"version\": 2, \"devices\": {\"a\": {\"attempts\": [1], "
         "\"gave_up\": false, \"apply_in_progress\": false}}}",
-        "{\"version\": 2, \"devices\": {\"a\": {\"policy_hash\": \"h\", \"attempts\": 1, "
-        "\"gave_up\": false, \"apply_in_progress\": false, \"next_allowed_unix\": {}}}}",
-        "{\"version\": 2, \"devices\": {\"a\": {\"policy_hash\": \"h\", \"attempts\": 1e99, "
+        "{\"version\": 3, \"boot_id\": \"b\", \"saved_at_ns\": 1, \"devices\": {\"a\": "
+        "{\"attempts\": 1, \"gave_up\": false, \"apply_in_progress\": false, "
+        "\"next_allowed_ns\": {}}}}",
+        "{\"version\": 2, \"devices\": {\"a\": {\"attempts\": 1e99, "
         "\"gave_up\": false, \"apply_in_progress\": false}}}",
         "\xff\xfe{"}) {
     Result<PersistedState> parsed = PersistedState{};
@@ -1070,33 +1085,30 @@ TEST(FailClosed, TheStateParserNeverThrowsAndClampsTimes) {
     EXPECT_FALSE(parsed.ok()) << bad;
   }
   auto far = ParseRemediationState(
-      "{\"version\": 2, \"devices\": {\"sim0\": {\"policy_hash\": \"h\", \"attempts\": 1, "
-      "\"gave_up\": false, \"apply_in_progress\": false, \"next_allowed_unix\": 1e11}}}",
+      "{\"version\": 3, \"boot_id\": \"b\", \"saved_at_ns\": 1, \"devices\": {\"sim0\": "
+      "{\"attempts\": 1, \"gave_up\": false, \"apply_in_progress\": false, "
+      "\"next_allowed_ns\": 9223372036854775807}}}",
       "f.json");
   ASSERT_TRUE(far.ok()) << far.error().message;
-  EXPECT_EQ(std::chrono::duration<double>(far->at("sim0").next_allowed->time_since_epoch()).count(),
-            kMaxPersistedUnixSeconds);
+  EXPECT_EQ(*far->devices.at("sim0").next_allowed, kMaxPersistedMonotonic);
 }
 
+// The file of this boot, its back-off set far beyond any the options allow (a hand edit).
 TEST(FailClosed, ARestoredBackoffIsNeverLongerThanMaxBackoff) {
   const std::string path = StatePath("farfuture");
   PersistedState state;
-  state["sim0"] = PersistedDevice{WrittenFieldsFingerprint(kPolicy),
-                                  1,
-                                  false,
-                                  std::chrono::system_clock::time_point(std::chrono::seconds(
-                                      static_cast<int64_t>(kMaxPersistedUnixSeconds))),
-                                  false,
-                                  std::nullopt,
-                                  ""};
+  state.boot_id = CurrentBootId();
+  state.devices["sim0"] = PersistedDevice{1, false, kMaxPersistedMonotonic, false, std::nullopt, ""};
   ASSERT_TRUE(RemediationStore(path).Save(state).ok());
   RemediationStore store(path);
   FakeNic nic;
   nic.state.dcb.value.pfc->enabled_mask = 0;
   RemediationOptions o = Enforce();
   o.max_backoff = 600s;
-  Remediator r(o, &nic, &store);
+  TimePoint clock = t0;
+  Remediator r(o, &nic, nic.Facts(), &store, [&] { return clock; });
   EXPECT_EQ(StepOnce(r, nic, t0), RemediationState::kBackoff);
+  clock = t0 + 601s;
   EXPECT_EQ(StepOnce(r, nic, t0 + 601s), RemediationState::kActed);
   std::filesystem::remove(path);
 }
@@ -1107,7 +1119,7 @@ TEST(FailClosed, TheBufferIsPlannedFromAReadTakenAfterThePfcChange) {
   policy.buffer = BufferPolicy{{0, 0, 0, 1, 1, 0, 0, 0}, std::nullopt};  // sizes unset
   nic.state.dcb.value.pfc->enabled_mask = 0;
   nic.after_pfc = [](QosState& s) { s.buffer->size = {98304, 163584, 0, 0, 0, 0, 0, 0}; };
-  Remediator r(Enforce(), &nic);
+  Remediator r(Enforce(), &nic, nic.Facts());
   ObservedQos observed = nic.state;
   EXPECT_EQ(r.Step(UpPf(), policy, observed, EvaluateDrift(policy, observed), t0, nic.Reader()),
             RemediationState::kActed);
@@ -1126,7 +1138,7 @@ TEST(DryRun, LogsThePlanOnceAndChangesNothing) {
   nic.state.dcb.value.pfc->enabled_mask = 0;
   RemediationOptions o;
   o.mode = RemediationMode::kDryRun;
-  Remediator r(o, &nic);
+  Remediator r(o, &nic, nic.Facts());
   std::vector<ActionRecord> records;
   for (int s = 0; s < 100; ++s) {
     EXPECT_EQ(StepOnce(r, nic, t0 + std::chrono::seconds(s), &records), RemediationState::kDryRun);
@@ -1146,7 +1158,7 @@ TEST(DryRun, LogsThePlanOnceAndChangesNothing) {
 TEST(Mode, OffNeverWrites) {
   FakeNic nic;
   nic.state.dcb.value.pfc->enabled_mask = 0;
-  Remediator r(RemediationOptions{}, &nic);
+  Remediator r(RemediationOptions{}, &nic, nic.Facts());
   StepOnce(r, nic, t0);
   EXPECT_TRUE(nic.calls.empty());
   EXPECT_TRUE(ParseRemediationMode("enforce").ok());

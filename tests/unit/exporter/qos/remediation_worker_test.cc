@@ -11,10 +11,17 @@
 #include <mutex>
 #include <thread>
 
+#include "tests/unit/support/write_facts_fake.h"
 #include "tests/unit/support/forwarding_qos_port.h"
 
 namespace roceqos {
 namespace {
+
+// Every write these tests make finds its device where planned, no storm, the lock held.
+testing::FakeWriteFacts& PermissiveFacts() {
+  static testing::FakeWriteFacts facts;
+  return facts;
+}
 
 using namespace std::chrono_literals;
 
@@ -106,6 +113,7 @@ struct World {
   World() {
     RemediationWorker::Options options;
     options.remediation.mode = RemediationMode::kEnforce;
+    options.facts = PermissiveFacts().Facts();
     options.deadline = 7s;
     options.now = [this] { return base + std::chrono::nanoseconds(clock_ns.load()); };
     worker = std::make_unique<RemediationWorker>(options, std::make_unique<Port>(&host),
