@@ -156,6 +156,8 @@ enforce() {
   else
     fail "$label + enforce.conf: state dir or held lock missing: $(ls -ld /var/lib/roce-qos-exporter "$lock" 2>&1 | tr '\n' ' ')"
   fi
+  [[ $(stat -c %U "/proc/$pid") == root ]] && pass "$label + enforce.conf: runs as root" ||
+    fail "$label + enforce.conf: runs as $(stat -c %U "/proc/$pid")"
   # A pod (or a second unit) may hold the lock, or be inside a configfs section, in these
   # directories: stopping this unit must leave them, with the lock file's inode, in place.
   local inode
@@ -168,10 +170,11 @@ enforce() {
     fail "$label + enforce.conf: after systemctl stop: $(ls -ldi /var/lib/roce-qos-exporter "$lock" /run/roce-qos-exporter 2>&1 | tr '\n' ' ') (inode before: $inode)"
   fi
   systemctl start "$unit"
-  wait_active "$unit" && wait_until 10 ready && pass "$label + enforce.conf: started again after the stop" ||
-    fail "$label + enforce.conf: not active after systemctl start"
-  [[ $(stat -c %U "/proc/$pid") == root ]] && pass "$label + enforce.conf: runs as root" ||
-    fail "$label + enforce.conf: runs as $(stat -c %U "/proc/$pid")"
+  if wait_active "$unit" && wait_until 10 ready && ! flock -n "$lock" true; then
+    pass "$label + enforce.conf: started again after the stop, holding $lock"
+  else
+    fail "$label + enforce.conf: not active, or not holding $lock, after systemctl start"
+  fi
   verify_clean "$label + enforce.conf" "$3"
 }
 
