@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <linux/ethtool.h>
 #include <net/if.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,6 +13,8 @@
 #include <charconv>
 #include <cstring>
 #include <filesystem>
+#include <optional>
+#include <utility>
 
 #include "collectors/capture/tape.h"
 #include "collectors/ethtool_ioctl.h"
@@ -46,6 +49,50 @@ Result<void> WriteMarker(const std::string& dir, const std::string& marker) {
   ::close(fd);
   return {};
 }
+
+// The configfs section of a read (marker, mkdir, read, rmdir, unlink) and the orphan sweep,
+// exclusive among every HostReader that shares the markers directory: the sampler's and the
+// remediation worker's in one process, and another exporter on the node. Unserialized, one
+// reader's EEXIST path unlinked the marker of a group another had just created (a kill then left
+// an unmarked group no start removes), one reader's unlink after its rmdir removed a marker
+// another had written for its own coming mkdir, and a reader found a group about to be removed
+// under it. flock(2) on the directory: held per open file description, so two threads exclude
+// each other as two processes do, and a killed holder releases it.
+class ConfigfsSection {
+ public:
+  static Result<ConfigfsSection> Enter(const std::string& markers_dir) {
+    std::error_code ec;
+    std::filesystem::create_directories(markers_dir, ec);
+    const int fd = ::open(markers_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+      const int errnum = errno;
+      return MakeError(errnum, fmt::format("--qos.configfs-tos: cannot open the marker directory "
+                                           "{}: {}",
+                                           markers_dir, std::strerror(errnum)));
+    }
+    int rc = 0;
+    while ((rc = ::flock(fd, LOCK_EX)) != 0 && errno == EINTR) {
+    }
+    if (rc != 0) {
+      const int errnum = errno;
+      ::close(fd);
+      return MakeError(errnum, fmt::format("--qos.configfs-tos: flock {}: {}", markers_dir,
+                                           std::strerror(errnum)));
+    }
+    return ConfigfsSection(fd);
+  }
+  ConfigfsSection(ConfigfsSection&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  ConfigfsSection& operator=(ConfigfsSection&&) = delete;
+  ConfigfsSection(const ConfigfsSection&) = delete;
+  ConfigfsSection& operator=(const ConfigfsSection&) = delete;
+  ~ConfigfsSection() {
+    if (fd_ >= 0) ::close(fd_);  // releases the flock
+  }
+
+ private:
+  explicit ConfigfsSection(int fd) : fd_(fd) {}
+  int fd_;
+};
 
 template <typename T, typename Parse>
 Observed<T> ReadObserved(const std::string& path, Parse parse) {
@@ -151,6 +198,17 @@ RoceTosState HostReader::ReadRoceTos(std::string_view rdma_device, uint32_t port
   bool created = false;
   // A replay with the flag reads what the capture run read after its own mkdir (in the bundle).
   const bool replayed_mkdir = configfs_mkdir_ && tape::Replaying();
+  std::optional<ConfigfsSection> section;
+  if (configfs_mkdir_ && !replayed_mkdir) {
+    Result<ConfigfsSection> entered = ConfigfsSection::Enter(paths_.configfs_markers);
+    if (entered) {
+      section.emplace(std::move(*entered));
+    } else if (!IsDirectory(group)) {  // an existing group is still read; none is created
+      state.configfs_tos =
+          Observed<uint8_t>::Failed(entered.error().message, entered.error().errnum);
+      return state;
+    }
+  }
   if (!IsDirectory(group) && !replayed_mkdir) {
     if (!configfs_mkdir_) return state;  // reading would need a mkdir: not allowed
     // The marker goes first: a kill after the mkdir leaves a group the next start knows is ours.
@@ -163,7 +221,8 @@ RoceTosState HostReader::ReadRoceTos(std::string_view rdma_device, uint32_t port
     } else {
       const int errnum = errno;
       ::unlink(marker.c_str());
-      if (errnum != EEXIST) {  // EEXIST: someone else created it meanwhile; not ours to remove
+      // EEXIST: created meanwhile outside the section (an administrator); not ours to remove.
+      if (errnum != EEXIST) {
         state.configfs_tos = Observed<uint8_t>::Failed(
             fmt::format("mkdir {}: {}", group, std::strerror(errnum)), errnum);
         return state;
@@ -191,6 +250,9 @@ std::vector<std::string> HostReader::RemoveOrphanConfigfsGroups() const {
   std::vector<std::string> removed;
   if (tape::Replaying()) return removed;  // a replay never changes this host
   std::error_code ec;
+  if (!std::filesystem::is_directory(paths_.configfs_markers, ec)) return removed;
+  Result<ConfigfsSection> section = ConfigfsSection::Enter(paths_.configfs_markers);
+  if (!section) return removed;  // the reads report it (they need the same directory)
   for (const auto& entry : std::filesystem::directory_iterator(paths_.configfs_markers, ec)) {
     const std::string device = entry.path().filename().string();
     const std::string group = fmt::format("{}/rdma_cm/{}", paths_.configfs, device);

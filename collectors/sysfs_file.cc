@@ -112,10 +112,14 @@ bool IsDirectory(const std::string& path) {
   return Flag("isdir", path, !tape::Replaying() && fs::is_directory(path, ec));
 }
 
-DirList ListRegularFiles(const std::string& dir) {
+namespace {
+
+// One listing question, `op` in the tape: the names in `dir` whose entry `keep` accepts.
+template <typename Keep>
+DirList ListEntries(std::string_view op, const std::string& dir, Keep keep) {
   DirList list;
   if (tape::Replaying()) {
-    tape::FsEntry entry = Replayed("list", dir);
+    tape::FsEntry entry = Replayed(op, dir);
     list.missing = entry.errnum == ENOENT;
     if (entry.errnum != 0 && !list.missing) {
       list.error = fmt::format("list {}: {} (replayed)", dir, std::strerror(entry.errnum));
@@ -136,8 +140,7 @@ DirList ListRegularFiles(const std::string& dir) {
     if (!list.missing) list.error = fmt::format("list {}: {}", dir, ec.message());
   }
   for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
-    std::error_code type_ec;
-    if (it->is_regular_file(type_ec)) list.files.push_back(it->path().filename().string());
+    if (keep(*it)) list.files.push_back(it->path().filename().string());
   }
   if (ec && errnum == 0) {
     errnum = ec.value();
@@ -146,8 +149,24 @@ DirList ListRegularFiles(const std::string& dir) {
   std::sort(list.files.begin(), list.files.end());
   std::string names;
   for (const std::string& name : list.files) names += (names.empty() ? "" : "\n") + name;
-  tape::RecordFs({"list", dir, errnum, names});
+  tape::RecordFs({std::string(op), dir, errnum, names});
   return list;
+}
+
+}  // namespace
+
+DirList ListRegularFiles(const std::string& dir) {
+  return ListEntries("list", dir, [](const fs::directory_entry& entry) {
+    std::error_code ec;
+    return entry.is_regular_file(ec);
+  });
+}
+
+DirList ListSubdirectories(const std::string& dir) {
+  return ListEntries("listdirs", dir, [](const fs::directory_entry& entry) {
+    std::error_code ec;
+    return entry.is_directory(ec);
+  });
 }
 
 }  // namespace roceqos

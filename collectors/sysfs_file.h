@@ -36,5 +36,7 @@ struct DirList {
   std::string error;
 };
 DirList ListRegularFiles(const std::string& dir);
+/// Names of the directories (following links) directly in `dir`, sorted; as ListRegularFiles.
+DirList ListSubdirectories(const std::string& dir);
 
 }  // namespace roceqos

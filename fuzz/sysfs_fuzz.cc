@@ -1,9 +1,10 @@
 // Parsers of sysfs / configfs / debugfs / procfs file contents (host.cc, dcqcn_params.cc,
-// process_stats.cc).
+// process_stats.cc, pci_function.cc).
 #include <string_view>
 
 #include "collectors/dcqcn_params.h"
 #include "collectors/host.h"
+#include "collectors/pci_function.h"
 #include "collectors/process_stats.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -16,5 +17,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)roceqos::ParseProcStatus(content);
   (void)roceqos::ParseMaxOpenFiles(content);
   (void)roceqos::ParseBootTime(content);
+  (void)roceqos::ParseIfindex(content);
+  (void)roceqos::IsPciAddress(content);  // names read from sysfs listings and identities
+  (void)roceqos::IsNetdevName(content);
   return 0;
 }

@@ -41,7 +41,8 @@ struct IoctlExchange {
 
 /// One file-system observation. op: "read" (data = content), "readlink" (data = target),
 /// "exists" (data = "1"/"0"), "isdir" (data = "1"/"0"), "list" (data = regular file names, one
-/// per line). errnum: 0, ENOENT for missing, or the failure's errno.
+/// per line), "listdirs" (data = directory names, one per line). errnum: 0, ENOENT for missing, or
+/// the failure's errno.
 struct FsEntry {
   std::string op;
   std::string path;

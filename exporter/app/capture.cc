@@ -17,6 +17,7 @@
 #include "base/regular_file.h"
 #include "collectors/capture/tape.h"
 #include "exporter/app/check.h"
+#include "exporter/app/qos_readers.h"
 #include "exporter/app/storm_guard.h"
 #include "exporter/app/subcommands.h"
 #include "exporter/core/build_info.h"
@@ -38,8 +39,7 @@ constexpr int kCaptureError = 2;
 Result<std::unique_ptr<QosEngine>> ObservingQosEngine(const Config& config) {
   Result<std::shared_ptr<const PolicySet>> policy = LoadConfiguredPolicy(config);
   if (!policy) return MakeError(EINVAL, "invalid QoS policy: " + policy.error().message);
-  Result<std::unique_ptr<KernelQosReader>> reader =
-      KernelQosReader::Open(HostPaths{.procfs = config.procfs_path}, config.qos_configfs_tos);
+  Result<std::unique_ptr<KernelQosReader>> reader = OpenQosReader(config);
   if (!reader) return MakeError(EINVAL, "QoS reader: " + reader.error().message);
   QosEngineOptions options;
   options.config_path = config.config_path;

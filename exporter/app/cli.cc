@@ -123,11 +123,15 @@ Result<void> ValidateQos(Config& config, const FlagText& text) {
   if (!parsed_dcqcn_poll) return parsed_dcqcn_poll.error();
   config.qos_dcqcn_poll_interval = *parsed_dcqcn_poll;
 
-  auto parsed_backoff = ParseFlagDuration("--remediation.backoff", text.backoff);
+  // Bounded so that every sum and doubling of them on the clock (saturating in remediate.cc as
+  // well) stays far inside int64 nanoseconds; a week between attempts is already no remediation.
+  const DurationRange backoff_range{std::chrono::seconds(1), kMaxRemediationBackoff};
+  auto parsed_backoff = ParseDurationFlag("--remediation.backoff", text.backoff, backoff_range);
   if (!parsed_backoff) return parsed_backoff.error();
-  auto parsed_max_backoff = ParseFlagDuration("--remediation.max-backoff", text.max_backoff);
+  auto parsed_max_backoff =
+      ParseDurationFlag("--remediation.max-backoff", text.max_backoff, backoff_range);
   if (!parsed_max_backoff) return parsed_max_backoff.error();
-  if (*parsed_backoff < std::chrono::seconds(1) || *parsed_max_backoff < *parsed_backoff) {
+  if (*parsed_max_backoff < *parsed_backoff) {
     return Invalid(fmt::format(
         "--remediation.backoff \"{}\" must be at least 1s and at most --remediation.max-backoff",
         text.backoff));
@@ -356,9 +360,11 @@ void AddQosFlags(CLI::App& app, Config& config, FlagText& text) {
       ->check(CLI::IsMember(modes))
       ->capture_default_str();
   app.add_option("--remediation.backoff", text.backoff,
-                 "Wait after a remediation attempt; doubles with each attempt that did not hold")
+                 "Wait after a remediation attempt; doubles with each attempt that did not hold "
+                 "(1s to 1w)")
       ->capture_default_str();
-  app.add_option("--remediation.max-backoff", text.max_backoff, "Cap of the wait between attempts")
+  app.add_option("--remediation.max-backoff", text.max_backoff,
+                 "Cap of the wait between attempts (at most 1w)")
       ->capture_default_str();
   app.add_option("--remediation.max-attempts", config.remediation_max_attempts,
                  "Attempts that did not hold before remediation gives up on a device")

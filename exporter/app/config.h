@@ -12,6 +12,9 @@
 
 namespace roceqos {
 
+/// The longest --remediation.backoff and --remediation.max-backoff: one week.
+inline constexpr std::chrono::seconds kMaxRemediationBackoff = std::chrono::hours(24 * 7);
+
 /// Everything the command line sets. Defaults are the zero-configuration behaviour.
 struct Config {
   std::string listen_address = ":9879";     // --web.listen-address (http/listen_address.h)
@@ -35,11 +38,11 @@ struct Config {
   /// --qos.dcqcn-poll-interval
   std::chrono::nanoseconds qos_dcqcn_poll_interval = std::chrono::seconds(30);
   std::chrono::seconds remediation_backoff{30};       // --remediation.backoff
-  std::chrono::seconds remediation_max_backoff{600};  // --remediation.max-backoff
+  std::chrono::seconds remediation_max_backoff{600};  // --remediation.max-backoff, <= 1w
   int remediation_max_attempts = 5;                   // --remediation.max-attempts
   /// --remediation.lock-file: flock(2) that makes one enforcer per node
   /// (exporter/app/enforcer_lock.h)
-  std::string remediation_lock_file = "/run/roce-qos-exporter/enforce.lock";
+  std::string remediation_lock_file = "/var/lib/roce-qos-exporter/enforce.lock";
   /// --remediation.state-file: attempts, back-off, give-up and applies in progress across
   /// restarts; empty: $STATE_DIRECTORY/remediation.json, else /var/lib/roce-qos-exporter/...
   std::string remediation_state_file;

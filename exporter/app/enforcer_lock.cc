@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -17,12 +18,15 @@
 namespace roceqos {
 
 EnforcerLock::EnforcerLock(EnforcerLock&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)), holder_(std::move(other.holder_)) {}
+    : fd_(std::exchange(other.fd_, -1)),
+      path_(std::move(other.path_)),
+      holder_(std::move(other.holder_)) {}
 
 EnforcerLock& EnforcerLock::operator=(EnforcerLock&& other) noexcept {
   if (this != &other) {
     if (fd_ >= 0) ::close(fd_);
     fd_ = std::exchange(other.fd_, -1);
+    path_ = std::move(other.path_);
     holder_ = std::move(other.holder_);
   }
   return *this;
@@ -39,12 +43,23 @@ Result<EnforcerLock> EnforcerLock::Acquire(const std::string& path) {
   if (ec)
     return MakeError(ec.value(), fmt::format("--remediation.lock-file: cannot create {}: {}",
                                              parent.string(), ec.message()));
-  // O_CLOEXEC: a child must not inherit (and so extend) the lock.
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  // O_CLOEXEC: a child must not inherit (and so extend) the lock. O_NOFOLLOW: the lock is the
+  // file at this path, never where a symlink there points (open(2): ELOOP).
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) {
     const int errnum = errno;
+    if (errnum == ELOOP)
+      return MakeError(errnum, fmt::format("--remediation.lock-file: {} is a symlink; the lock "
+                                           "must be a regular file at that path",
+                                           path));
     return MakeError(errnum, fmt::format("--remediation.lock-file: cannot open {}: {}", path,
                                          std::strerror(errnum)));
+  }
+  struct stat st = {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return MakeError(EINVAL,
+                     fmt::format("--remediation.lock-file: {} is not a regular file", path));
   }
   EnforcerLock lock;
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
@@ -68,7 +83,17 @@ Result<EnforcerLock> EnforcerLock::Acquire(const std::string& path) {
     // Not fatal: the lock is held either way.
   }
   lock.fd_ = fd;
+  lock.path_ = path;
   return lock;
+}
+
+bool EnforcerLock::StillHeld() const {
+  if (fd_ < 0) return false;
+  struct stat held = {};
+  struct stat named = {};
+  if (::fstat(fd_, &held) != 0) return false;
+  if (::lstat(path_.c_str(), &named) != 0) return false;  // deleted or renamed away
+  return S_ISREG(named.st_mode) && named.st_dev == held.st_dev && named.st_ino == held.st_ino;
 }
 
 Result<RemediationMode> ClaimEnforcement(const Config& config, RemediationMode mode,

@@ -25,15 +25,24 @@ class EnforcerLock {
 
   /// Creates the lock file (and its directory) and tries LOCK_EX|LOCK_NB. A lock held by another
   /// process is not an error: held() is false and holder() names its pid (written by it). Errors
-  /// are the file or directory that cannot be created or opened.
+  /// are the file or directory that cannot be created or opened, and a lock path that is a
+  /// symlink (O_NOFOLLOW): a lock reached through a link another writer may resolve differently
+  /// no longer excludes it.
   static Result<EnforcerLock> Acquire(const std::string& path);
 
   bool held() const { return fd_ >= 0; }
+  /// True while held() and the lock path still names the locked file: `lstat(path)` (a symlink
+  /// is not followed) shows the dev and inode `fstat` shows for the locked descriptor. False
+  /// once the file was deleted, renamed, or replaced by another file or a symlink: another
+  /// instance could then create a new file there and take a second lock.
+  bool StillHeld() const;
+  const std::string& path() const { return path_; }
   /// The holder's pid as it wrote it into the file, when held elsewhere ("" if unknown).
   const std::string& holder() const { return holder_; }
 
  private:
   int fd_ = -1;
+  std::string path_;
   std::string holder_;
 };
 

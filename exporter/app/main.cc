@@ -14,6 +14,7 @@
 #include "exporter/app/capture.h"
 #include "exporter/app/cli.h"
 #include "exporter/app/enforcer_lock.h"
+#include "exporter/app/qos_readers.h"
 #include "exporter/app/storm_guard.h"
 #include "exporter/app/systemd_notify.h"
 #include "exporter/app/task_limits.h"
@@ -83,19 +84,16 @@ Result<std::unique_ptr<QosEngine>> MakeQosEngine(const Config& config, EnforcerL
   if (!policy) {
     return MakeError(EINVAL, "invalid QoS policy, not starting: " + policy.error().message);
   }
-  Result<std::unique_ptr<KernelQosReader>> qos_reader =
-      KernelQosReader::Open(HostPaths{.procfs = config.procfs_path}, config.qos_configfs_tos);
+  Result<std::unique_ptr<KernelQosReader>> qos_reader = OpenQosReader(config);
   if (!qos_reader) return MakeError(EINVAL, "QoS reader: " + qos_reader.error().message);
   // The remediation worker reads and writes on its own thread, so through its own socket (a
   // netlink socket is not shared across threads). A replay opens a replayed one: it never writes,
   // and dry-run never reads.
   QosIo remediation_io;
   if (mode != RemediationMode::kOff) {
-    Result<std::unique_ptr<KernelQosReader>> reader =
-        KernelQosReader::Open(HostPaths{}, config.qos_configfs_tos);
-    if (!reader) return MakeError(EINVAL, "remediation reader: " + reader.error().message);
-    remediation_io.writer = std::make_unique<KernelQosWriter>(reader->get());
-    remediation_io.reader = std::move(*reader);
+    Result<QosIo> io = OpenRemediationIo(config);
+    if (!io) return MakeError(EINVAL, "remediation reader: " + io.error().message);
+    remediation_io = std::move(*io);
   }
   QosEngineOptions qos_options;
   qos_options.config_path = config.config_path;

@@ -15,7 +15,7 @@
 #    privileges, a read-only root, and exactly the manifest's writable mounts;
 #  - no API token reaches the exporter (kubelet's automatic token mount is modelled: a manifest
 #    that leaves automountServiceAccountToken on would put one at its path);
-#  - enforce: the lock is held on the node's /run/roce-qos-exporter (flock -n fails there), a
+#  - enforce: the lock is held on the node's /var/lib/roce-qos-exporter (flock -n fails there), a
 #    second instance started the same way reports roce_qos_remediation_enforce_held_elsewhere 1,
 #    the state file appears in the node's /var/lib/roce-qos-exporter, and the lock is free once
 #    the first stops;
@@ -266,7 +266,7 @@ run_variant() {
 # check_enforce PLAN NODE NAME NETNS METRICS_URL GRACE: the lock and the state live on the node.
 check_enforce() {
   local plan=$1 node=$2 first=$3 ns=$4 metrics=$5 grace=$6 lock state second ns2 held why
-  lock=$node/run/roce-qos-exporter/enforce.lock
+  lock=$node/var/lib/roce-qos-exporter/enforce.lock
   state=$node/var/lib/roce-qos-exporter/remediation.json
   [[ "$(metric "$ns" "$metrics" 'roce_qos_remediation_mode{mode="enforce"}')" == 1 ]] &&
     pass "enforce: the first instance enforces (roce_qos_remediation_mode{mode=\"enforce\"} 1)" ||

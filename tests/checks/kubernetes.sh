@@ -508,6 +508,12 @@ state_dir=/var/lib/$(sed -n 's/^StateDirectory=//p' "$enforce_conf")
 [[ "$run_dir" == /run/roce-qos-exporter && "$state_dir" == /var/lib/roce-qos-exporter ]] &&
   pass "enforce.conf: RuntimeDirectory $run_dir, StateDirectory $state_dir" ||
   fail "enforce.conf: RuntimeDirectory/StateDirectory moved ($run_dir, $state_dir): update components/enforce and this check"
+# A stop of the host unit must not delete a directory a pod holds its lock or configfs section
+# in: systemd never removes a StateDirectory= (the lock), and keeps RuntimeDirectory= only with
+# Preserve=yes (the configfs markers and their flock).
+[[ $(sed -n 's/^RuntimeDirectoryPreserve=//p' "$enforce_conf") == yes ]] &&
+  pass "enforce.conf: RuntimeDirectoryPreserve=yes (a stop leaves $run_dir to a pod)" ||
+  fail "enforce.conf: RuntimeDirectoryPreserve is not yes: systemctl stop would delete $run_dir under a pod"
 for name in enforce lean-enforce site-all example-enforce; do
   check "exporter adds exactly NET_ADMIN and --remediation=enforce once" \
     "[$exporter | (.securityContext.capabilities.add == [\"NET_ADMIN\"]), ([.args[] | select(startswith(\"--remediation\"))] == [\"--remediation=enforce\"])] | all"
@@ -524,7 +530,7 @@ for name in enforce lean-enforce site-all example-enforce; do
   check "hostPath mounts are exactly the write paths, the lock and state directories + the driver sentinel" \
     "[$ds | .volumes[] | select(.hostPath) | .hostPath.path | select(. != \"/run/lldpd.socket\")] | sort == [\"/proc/sys/net/ipv4/tcp_ecn\", \"/run/mellanox/drivers\", \"/run/roce-qos-exporter\", \"/sys/devices\", \"/sys/kernel/config\", \"/var/lib/roce-qos-exporter\"]"
   # The enforce lock and the remediation state live on the node, where the systemd unit keeps
-  # them (enforce.conf's RuntimeDirectory=/StateDirectory=), so a pod and a host unit exclude
+  # them (enforce.conf's StateDirectory=; the configfs markers in RuntimeDirectory=), so a pod and a host unit exclude
   # each other and a pod restart keeps give-up. The exporter's defaults must point into them:
   # no --remediation.lock-file/.state-file override and no STATE_DIRECTORY in the environment.
   for dir in "$run_dir" "$state_dir"; do
@@ -544,9 +550,9 @@ for name in enforce lean-enforce site-all example-enforce; do
   run_checks "$name" "$out/$name.objects.json"
 done
 help=$("$(exporter_binary)" --help 2>&1 || true)
-grep -qF "TEXT=$run_dir/enforce.lock" <<<"$help" &&
-  pass "--help: the default --remediation.lock-file is under $run_dir" ||
-  fail "--help does not show $run_dir/enforce.lock as the default --remediation.lock-file"
+grep -qF "TEXT=$state_dir/enforce.lock" <<<"$help" &&
+  pass "--help: the default --remediation.lock-file is under $state_dir (never removed by systemd)" ||
+  fail "--help does not show $state_dir/enforce.lock as the default --remediation.lock-file"
 grep -qF "$state_dir/remediation.json" <<<"$help" &&
   pass "--help: the default --remediation.state-file is under $state_dir" ||
   fail "--help does not show $state_dir/remediation.json as the default --remediation.state-file"

@@ -12,7 +12,7 @@
 #     package repacked one version higher (restarted, the edited conffile kept and used); enforce
 #     lldp drop-in (Debian's lldpd installed and running: permission_denied without the drop-in,
 #     with it active, group _lldpd, lldpd's socket reached); enforce drop-in (added to lldp's:
-#     active in enforce mode, lock held, state directory); remove (stopped, masked, conffile and state kept); purge (all removed);
+#     active in enforce mode, lock held, state directory, both kept by systemctl stop); remove (stopped, masked, conffile and state kept); purge (all removed);
 #  2. the README's "Quick start: systemd": the tree `cmake --install --prefix /usr/local --strip`
 #     wrote, the unit and /etc/default file from deploy/systemd/, `systemctl enable --now`:
 #     systemd-analyze verify (man page check included) clean, the same checks of the running
@@ -150,14 +150,31 @@ enforce() {
   else
     fail "$label + enforce.conf: $(grep -E '^roce_qos_remediation_(mode|enforce_held)' /tmp/metrics | tr '\n' ' ')"
   fi
-  if [[ -d /var/lib/roce-qos-exporter && -e /run/roce-qos-exporter/enforce.lock ]] &&
-    ! flock -n /run/roce-qos-exporter/enforce.lock true; then
-    pass "$label + enforce.conf: /var/lib/roce-qos-exporter exists, /run/roce-qos-exporter/enforce.lock is locked"
+  local lock=/var/lib/roce-qos-exporter/enforce.lock
+  if [[ -d /var/lib/roce-qos-exporter && -f $lock && ! -L $lock ]] && ! flock -n "$lock" true; then
+    pass "$label + enforce.conf: $lock exists and is locked"
   else
-    fail "$label + enforce.conf: state dir or held lock missing: $(ls -ld /var/lib/roce-qos-exporter /run/roce-qos-exporter/enforce.lock 2>&1 | tr '\n' ' ')"
+    fail "$label + enforce.conf: state dir or held lock missing: $(ls -ld /var/lib/roce-qos-exporter "$lock" 2>&1 | tr '\n' ' ')"
   fi
   [[ $(stat -c %U "/proc/$pid") == root ]] && pass "$label + enforce.conf: runs as root" ||
     fail "$label + enforce.conf: runs as $(stat -c %U "/proc/$pid")"
+  # A pod (or a second unit) may hold the lock, or be inside a configfs section, in these
+  # directories: stopping this unit must leave them, with the lock file's inode, in place.
+  local inode
+  inode=$(stat -c %i "$lock" 2>/dev/null)
+  systemctl stop "$unit"
+  if [[ -f $lock && $(stat -c %i "$lock") == "$inode" && -d /run/roce-qos-exporter ]] &&
+    flock -n "$lock" true; then
+    pass "$label + enforce.conf: systemctl stop kept $lock (same inode, released) and /run/roce-qos-exporter"
+  else
+    fail "$label + enforce.conf: after systemctl stop: $(ls -ldi /var/lib/roce-qos-exporter "$lock" /run/roce-qos-exporter 2>&1 | tr '\n' ' ') (inode before: $inode)"
+  fi
+  systemctl start "$unit"
+  if wait_active "$unit" && wait_until 10 ready && ! flock -n "$lock" true; then
+    pass "$label + enforce.conf: started again after the stop, holding $lock"
+  else
+    fail "$label + enforce.conf: not active, or not holding $lock, after systemctl start"
+  fi
   verify_clean "$label + enforce.conf" "$3"
 }
 

@@ -1,13 +1,20 @@
 #include "collectors/host.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "collectors/dcqcn_params.h"
@@ -241,6 +248,68 @@ TEST_F(HostFixture, NoMarkerNoMkdir) {
   ASSERT_TRUE(s.configfs_tos.failed());
   EXPECT_NE(s.configfs_tos.error.find("marker"), std::string::npos) << s.configfs_tos.error;
   EXPECT_FALSE(fs::exists(root_ / "config/rdma_cm/mlx5_0"));
+}
+
+// The syscall a thread of this process is blocked in, from /proc/self/task/<tid>/syscall (its
+// first field; "running" while it runs). -1 when unknown.
+long BlockedSyscall(pid_t tid) {
+  std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/syscall");
+  std::string first;
+  in >> first;
+  if (first.empty() || first == "running") return -1;
+  char* end = nullptr;
+  const long nr = std::strtol(first.c_str(), &end, 10);
+  return end != nullptr && *end == '\0' ? nr : -1;
+}
+
+// Another reader (the remediation worker's, or a second exporter) is inside its configfs section:
+// it has written its marker and created the group, and has not read or removed it yet. A second
+// reader must wait for it, not read a group about to vanish or take its marker away on EEXIST.
+TEST_F(HostFixture, AReaderWaitsWhileAnotherIsInsideItsConfigfsSection) {
+  fs::create_directories(root_ / "config/rdma_cm");
+  fs::create_directories(root_ / "run/markers");
+  const int held = ::open((root_ / "run/markers").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(held, 0);
+  ASSERT_EQ(::flock(held, LOCK_EX), 0);  // the other reader's section
+  Write("run/markers/mlx5_0", "");
+  fs::create_directories(root_ / "config/rdma_cm/mlx5_0");
+
+  std::atomic<pid_t> tid{0};
+  std::atomic<bool> done{false};
+  RoceTosState second;
+  std::thread reader([&] {
+    tid = static_cast<pid_t>(::syscall(SYS_gettid));
+    second = HostReader(paths_, /*configfs_mkdir=*/true).ReadRoceTos("mlx5_0", 1);
+    done = true;
+  });
+  // Until the second reader is seen blocked in flock(2) or has finished without waiting; a bounded
+  // wait only for a reader that never got the CPU.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  bool waiting = false;
+  while (!done && !(waiting = tid != 0 && BlockedSyscall(tid) == SYS_flock) &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::yield();
+  EXPECT_FALSE(done) << "the second reader went into the group while another reader held it";
+  EXPECT_TRUE(waiting || done);
+  EXPECT_TRUE(fs::exists(root_ / "run/markers/mlx5_0")) << "the other reader's marker was taken";
+
+  // The other reader finishes: removes its group, then its marker, and leaves the section.
+  fs::remove(root_ / "config/rdma_cm/mlx5_0");
+  fs::remove(root_ / "run/markers/mlx5_0");
+  ::close(held);
+  reader.join();
+  // The second reader did its own section: created, read (a plain directory has no ports/),
+  // removed, and left no marker behind.
+  EXPECT_TRUE(second.configfs_tos.absent()) << second.configfs_tos.error;
+  EXPECT_FALSE(fs::exists(root_ / "config/rdma_cm/mlx5_0"));
+  EXPECT_TRUE(fs::is_empty(root_ / "run/markers"));
+}
+
+TEST_F(HostFixture, AnExistingGroupIsReadEvenWithoutAMarkerDirectory) {
+  Write("config/rdma_cm/mlx5_0/ports/1/default_roce_tos", "106\n");
+  Write("run", "a file where the marker directory should be");
+  RoceTosState s = HostReader(paths_, /*configfs_mkdir=*/true).ReadRoceTos("mlx5_0", 1);
+  EXPECT_EQ(s.configfs_tos, Observed<uint8_t>::Ok(106));
 }
 
 TEST_F(HostFixture, ConfigfsGroupThatExistedIsLeftInPlace) {

@@ -239,6 +239,20 @@ TEST(Cli, RemediationTuningFlags) {
   ExpectUsageError(Parse({"--remediation.max-attempts=0"}), "--remediation.max-attempts");
 }
 
+// A wait that would overflow the clock arithmetic is refused at the command line, with the bound.
+TEST(Cli, RemediationBackoffsAreBoundedToAWeek) {
+  Parsed week = Parse(
+      {"--remediation=dry-run", "--remediation.backoff=168h", "--remediation.max-backoff=168h"});
+  ASSERT_EQ(week.outcome.kind, CliOutcome::Kind::kRunExporter) << week.err;
+  EXPECT_EQ(week.outcome.config.remediation_max_backoff, kMaxRemediationBackoff);
+  ExpectUsageError(Parse({"--remediation.max-backoff=169h"}), "--remediation.max-backoff");
+  ExpectUsageError(Parse({"--remediation.max-backoff=2562047h"}), "--remediation.max-backoff");
+  ExpectUsageError(Parse({"--remediation.max-backoff=2562047h", "--remediation.backoff=2562047h"}),
+                   "--remediation.backoff");
+  Parsed huge = Parse({"--remediation.max-backoff=100000h"});
+  EXPECT_NE(huge.err.find("and 1w"), std::string::npos) << huge.err;
+}
+
 TEST(Cli, PrintsTheMetricsDoc) {
   Parsed p = Parse({"--print-metrics-doc"});
   EXPECT_EQ(p.outcome.kind, CliOutcome::Kind::kExit);
