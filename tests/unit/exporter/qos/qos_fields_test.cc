@@ -112,6 +112,13 @@ TEST(QosFieldTable, TheParserAcceptsNoOtherKey) {
   EXPECT_EQ(std::count(PolicyKeys().begin(), PolicyKeys().end(), "dcqcn"), 1);
 }
 
+// `policy show-default` writes every key, unchecked ones as null, so a site sees each field.
+TEST(QosFieldTable, TheRenderedPolicyNamesEveryKey) {
+  const std::string yaml = "\n" + RenderQosPolicyYaml(QosPolicy{}, 0);
+  for (std::string_view key : PolicyKeys())
+    EXPECT_NE(yaml.find(fmt::format("\n{}:", key)), std::string::npos) << key << " in:\n" << yaml;
+}
+
 TEST(QosFieldTable, RemediationWritesAllButTheLinkFacts) {
   EXPECT_EQ(Names([](const QosFieldSpec& s) { return !s.Remediable(); }),
             (std::set<std::string_view>{"mtu", "link_speed_min_mbps", "sriov_numvfs"}));
