@@ -271,5 +271,18 @@ TEST(QosFieldTable, DocsWriteTableNamesEveryFieldOnce) {
   EXPECT_EQ(never, want_never);
 }
 
+// docs/policy.md "Keys" has one row per key the parser accepts, in the table's order.
+TEST(QosFieldTable, DocsKeysTableHasOneRowPerPolicyKey) {
+  std::istringstream doc(
+      Between(ReadDoc("policy.md"), "### Keys", "### DCQCN parameters (`dcqcn_params`)"));
+  std::vector<std::string> keys;
+  for (std::string line; std::getline(doc, line);) {
+    if (!line.starts_with("| `")) continue;
+    const std::vector<std::string> words = CodeWords(line.substr(0, line.find('|', 1)));
+    keys.insert(keys.end(), words.begin(), words.end());
+  }
+  EXPECT_EQ(keys, std::vector<std::string>(PolicyKeys().begin(), PolicyKeys().end()));
+}
+
 }  // namespace
 }  // namespace roceqos
