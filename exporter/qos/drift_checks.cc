@@ -78,7 +78,6 @@ Observed<uint8_t> DcqcnMask(const std::array<Observed<bool>, kNumPriorities>& en
   return Observed<uint8_t>::Ok(mask);
 }
 
-// One function per policy field: the verdict from the observation's source, then the comparison.
 constexpr std::string_view kNoDcb = "no DCB on this device (EOPNOTSUPP)";
 
 void MarkAbsent(std::string actual, FieldVerdict* v) {
@@ -125,6 +124,9 @@ std::string RoceTosImpact(uint8_t expected, bool unset) {
 }  // namespace
 
 namespace drift_check {
+
+// One function per policy field (the field table, qos_fields.cc, says which): the verdict from the
+// observation's source, then the comparison.
 
 std::string EtsText(const std::array<uint8_t, kNumTcs>& tsa,
                     const std::array<uint8_t, kNumTcs>& bw) {
