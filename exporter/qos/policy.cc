@@ -14,6 +14,7 @@
 
 #include "base/regex_text.h"
 #include "base/regular_file.h"
+#include "exporter/qos/qos_fields.h"
 
 namespace roceqos {
 namespace {
@@ -200,13 +201,6 @@ std::map<uint8_t, uint8_t> ParseDscpMap(const YAML::Node& node) {
   return out;
 }
 
-const std::vector<std::string_view> kPolicyKeys = {
-    "trust", "pfc", "dscp_prio", "prio_tc", "ets", "buffer", "roce_tos", "dcqcn", "tcp_ecn", "mtu",
-    // Link facts of the validation checklist (observe only, never remediated).
-    "link_speed_min_mbps", "sriov_numvfs",
-    // CNP marking and DCQCN parameters (ApplyCnpAndDcqcnParams)
-    "cnp_dscp", "cnp_802p_prio", "dcqcn_params"};
-
 // A scalar field: null unchecks it, anything else must be an integer in [lo, hi].
 template <typename T>
 void ApplyInt(const YAML::Node& v, int64_t lo, int64_t hi, std::string_view key,
@@ -289,23 +283,25 @@ bool ApplyCnpAndDcqcnParams(const std::string& key, const YAML::Node& v, QosPoli
   return false;
 }
 
-// net.ipv4.tcp_ecn is one value for the whole host: a rule that set it per device would make two
-// devices with different rules fight over it (each write the other's drift). Only `defaults` may
-// set it; a rule may only uncheck it (null) for its devices.
+// A host-wide field (net.ipv4.tcp_ecn) is one value for the whole host: a rule that set it per
+// device would make two devices with different rules fight over it (each write the other's
+// drift). Only `defaults` may set it; a rule may only uncheck it (null) for its devices.
 void RejectHostWideKeysInRule(const YAML::Node& node, std::string_view where) {
   if (!node.IsMap()) return;  // ApplyPolicyFields reports it
   for (const auto& entry : node) {
-    if (entry.first.IsScalar() && entry.first.Scalar() == "tcp_ecn" && !IsUnchecked(entry.second))
-      Fail(entry.first, fmt::format("{}: tcp_ecn is host-wide (net.ipv4.tcp_ecn): set it under "
-                                    "defaults; a device rule may only uncheck it (null)",
-                                    where));
+    if (!entry.first.IsScalar() || IsUnchecked(entry.second)) continue;
+    const std::optional<QosField> field = QosFieldByName(entry.first.Scalar());
+    if (field && FieldSpec(*field).host_wide)
+      Fail(entry.first, fmt::format("{}: {} is host-wide (one value for the whole host): set it "
+                                    "under defaults; a device rule may only uncheck it (null)",
+                                    where, FieldSpec(*field).name));
   }
 }
 
 // Applies the keys present in `node` on top of `into`; keys absent keep their inherited value.
 void ApplyPolicyFields(const YAML::Node& node, std::string_view where, QosPolicy* into) {
   RequireMap(node, where);
-  ForEachKey(node, where, kPolicyKeys, [&](const std::string& key, const YAML::Node& v) {
+  ForEachKey(node, where, PolicyKeys(), [&](const std::string& key, const YAML::Node& v) {
     bool off = IsUnchecked(v);
     if (ApplyCnpAndDcqcnParams(key, v, into)) return;
     if (key == "trust") {

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "exporter/qos/qos_fields.h"
+
 namespace roceqos {
 namespace {
 
@@ -52,8 +54,8 @@ void PlanEts(const QosPolicy& policy, const QosState& state, const DeviceDrift& 
   plan.push_back(std::move(a));
 }
 
-void PlanPfcAndBuffer(const QosPolicy& policy, const QosState& state, const DeviceDrift& drift,
-                      std::vector<RemediationAction>& plan) {
+void PlanPfc(const QosPolicy& policy, const QosState& state, const DeviceDrift& drift,
+             std::vector<RemediationAction>& plan) {
   if (state.pfc && Drifted(drift, QosField::kPfc) && policy.pfc) {
     RemediationAction a;
     a.field = QosField::kPfc;
@@ -63,10 +65,13 @@ void PlanPfcAndBuffer(const QosPolicy& policy, const QosState& state, const Devi
     a.dcb.pfc = want;
     a.old_value = PriorityListText(state.pfc->enabled_mask);
     a.new_value = PriorityListText(want.enabled_mask);
-    a.side_effect =
-        "the link flaps on mlx5 (mlx5_toggle_port_link) and port buffers may be resized";
+    a.side_effect = FieldSpec(QosField::kPfc).side_effect;
     plan.push_back(std::move(a));
   }
+}
+
+void PlanBuffer(const QosPolicy& policy, const QosState& state, const DeviceDrift& drift,
+                std::vector<RemediationAction>& plan) {
   if (state.buffer && Drifted(drift, QosField::kBuffer) && policy.buffer) {
     RemediationAction a;
     a.field = QosField::kBuffer;
@@ -90,13 +95,18 @@ struct AppChange {
   std::string side_effect;
 };
 
+std::string TrustSideEffect(TrustMode to) {
+  return fmt::format("trust changes to {}; {}", TrustModeName(to),
+                     FieldSpec(QosField::kTrust).side_effect);
+}
+
 AppChange DiffApps(const QosPolicy& policy, const QosState& state, const DeviceDrift& drift) {
   AppChange c;
   if (Drifted(drift, QosField::kTrust) && policy.trust == TrustMode::kPcp) {
     c.field = QosField::kTrust;
     for (const auto& app : state.apps)
       if (app.selector == IEEE_8021QAZ_APP_SEL_DSCP) c.remove.push_back(app);
-    c.side_effect = "trust changes to pcp; mlx5 may restart its channels";
+    c.side_effect = TrustSideEffect(TrustMode::kPcp);
   } else if (Drifted(drift, QosField::kTrust) && policy.trust == TrustMode::kDscp) {
     // As `mlnx_qos --trust dscp`: the default 64-entry map (DSCP d -> priority d/8), with the
     // policy's entries in place of the defaults.
@@ -109,7 +119,7 @@ AppChange DiffApps(const QosPolicy& policy, const QosState& state, const DeviceD
       }
       c.add.push_back(DscpApp(dscp, prio));
     }
-    c.side_effect = "trust changes to dscp; mlx5 may restart its channels";
+    c.side_effect = TrustSideEffect(TrustMode::kDscp);
   } else if (Drifted(drift, QosField::kDscpPrio) && policy.dscp_prio) {
     for (const auto& [dscp, prio] : *policy.dscp_prio) {
       std::vector<uint8_t> have = state.DscpPriorities(dscp);
@@ -200,7 +210,8 @@ void PlanCnp(const QosPolicy& policy, const ObservedQos& observed, const DeviceD
 }
 
 // DCQCN parameters: one sysfs write per listed parameter whose file exists and differs.
-void PlanDcqcnParams(const DeviceDrift& drift, std::vector<RemediationAction>& plan) {
+void PlanDcqcnParams(const QosPolicy&, const ObservedQos&, const DeviceDrift& drift,
+                     std::vector<RemediationAction>& plan) {
   if (!Drifted(drift, QosField::kDcqcnParams)) return;
   for (const DcqcnParamVerdict& d : drift.dcqcn_params) {
     if (d.status != FieldStatus::kDrift) continue;
@@ -216,28 +227,31 @@ void PlanDcqcnParams(const DeviceDrift& drift, std::vector<RemediationAction>& p
   }
 }
 
-void PlanTosAndTcpEcn(const QosPolicy& policy, const ObservedQos& observed,
-                      const DeviceDrift& drift, std::vector<RemediationAction>& plan) {
-  if (policy.roce_tos && Drifted(drift, QosField::kRoceTos)) {
-    for (const auto& port : observed.roce_tos) {
-      // Only the MOFED per-device traffic_class: writing rdma_cm configfs needs a mkdir that
-      // changes RDMA-CM defaults for every consumer, which is not ours to do silently.
-      if (!port.tos.mofed_tclass.ok()) continue;
-      Observed<uint8_t> tos = port.tos.Effective();
-      if (tos.ok() && tos.value == *policy.roce_tos) continue;
-      RemediationAction a;
-      a.field = QosField::kRoceTos;
-      a.kind = RemediationAction::Kind::kRoceTos;
-      a.rdma_device = port.device;
-      a.port = port.port;
-      a.value = *policy.roce_tos;
-      a.old_value = fmt::format("{}/{} tclass {}", port.device, port.port,
-                                tos.ok() ? std::to_string(tos.value) : "unset");
-      a.new_value = std::to_string(*policy.roce_tos);
-      a.side_effect = "running RC QPs are moved to the new class (RTS2RTS) where firmware allows";
-      plan.push_back(std::move(a));
-    }
+void PlanRoceTos(const QosPolicy& policy, const ObservedQos& observed, const DeviceDrift& drift,
+                 std::vector<RemediationAction>& plan) {
+  if (!policy.roce_tos || !Drifted(drift, QosField::kRoceTos)) return;
+  for (const auto& port : observed.roce_tos) {
+    // Only the MOFED per-device traffic_class: writing rdma_cm configfs needs a mkdir that
+    // changes RDMA-CM defaults for every consumer, which is not ours to do silently.
+    if (!port.tos.mofed_tclass.ok()) continue;
+    Observed<uint8_t> tos = port.tos.Effective();
+    if (tos.ok() && tos.value == *policy.roce_tos) continue;
+    RemediationAction a;
+    a.field = QosField::kRoceTos;
+    a.kind = RemediationAction::Kind::kRoceTos;
+    a.rdma_device = port.device;
+    a.port = port.port;
+    a.value = *policy.roce_tos;
+    a.old_value = fmt::format("{}/{} tclass {}", port.device, port.port,
+                              tos.ok() ? std::to_string(tos.value) : "unset");
+    a.new_value = std::to_string(*policy.roce_tos);
+    a.side_effect = FieldSpec(QosField::kRoceTos).side_effect;
+    plan.push_back(std::move(a));
   }
+}
+
+void PlanTcpEcn(const QosPolicy& policy, const ObservedQos& observed, const DeviceDrift& drift,
+                std::vector<RemediationAction>& plan) {
   if (policy.tcp_ecn && Drifted(drift, QosField::kTcpEcn) && observed.tcp_ecn.ok()) {
     RemediationAction a;
     a.field = QosField::kTcpEcn;
@@ -249,6 +263,24 @@ void PlanTosAndTcpEcn(const QosPolicy& policy, const ObservedQos& observed,
   }
 }
 
+// The DCB steps plan from the device's DCB read; without one (no dcbnl_ops, a failed read) they
+// plan nothing.
+template <void (*Step)(const QosPolicy&, const QosState&, const DeviceDrift&,
+                       std::vector<RemediationAction>&)>
+void FromDcb(const QosPolicy& policy, const ObservedQos& observed, const DeviceDrift& drift,
+             std::vector<RemediationAction>& plan) {
+  if (observed.dcb.ok()) Step(policy, observed.dcb.value, drift, plan);
+}
+
+using PlanStep = void (*)(const QosPolicy&, const ObservedQos&, const DeviceDrift&,
+                          std::vector<RemediationAction>&);
+// Indexed by WriteStep (qos_fields.h), which orders them: consecutive DCB sets go out as one
+// RTM_SETDCB, in the kernel's own order (ETS, PFC, buffer, APP): see Execute.
+constexpr PlanStep kPlanSteps[] = {FromDcb<PlanEts>,  FromDcb<PlanPfc>, FromDcb<PlanBuffer>,
+                                   FromDcb<PlanApps>, PlanDcqcn,        PlanCnp,
+                                   PlanDcqcnParams,   PlanRoceTos,      PlanTcpEcn};
+static_assert(std::size(kPlanSteps) == kNumWriteSteps, "one plan step per WriteStep");
+
 }  // namespace
 
 BufferState BufferToSend(const BufferPolicy& policy, const BufferState& now) {
@@ -258,25 +290,12 @@ BufferState BufferToSend(const BufferPolicy& policy, const BufferState& now) {
   return want;
 }
 
-bool Remediable(QosField field) {
-  return field != QosField::kMtu && field != QosField::kLinkSpeedMin &&
-         field != QosField::kSriovNumVfs;
-}
+bool Remediable(QosField field) { return FieldSpec(field).Remediable(); }
 
 std::vector<RemediationAction> PlanRemediation(const QosPolicy& policy, const ObservedQos& observed,
                                                const DeviceDrift& drift) {
   std::vector<RemediationAction> plan;
-  if (observed.dcb.ok()) {
-    // Consecutive DCB sets go out as one RTM_SETDCB, in the kernel's own order (ETS, PFC,
-    // buffer, APP): see Execute.
-    PlanEts(policy, observed.dcb.value, drift, plan);
-    PlanPfcAndBuffer(policy, observed.dcb.value, drift, plan);
-    PlanApps(policy, observed.dcb.value, drift, plan);
-  }
-  PlanDcqcn(policy, observed, drift, plan);
-  PlanCnp(policy, observed, drift, plan);
-  PlanDcqcnParams(drift, plan);
-  PlanTosAndTcpEcn(policy, observed, drift, plan);
+  for (PlanStep step : kPlanSteps) step(policy, observed, drift, plan);
   return plan;
 }
 
@@ -287,36 +306,14 @@ std::string DescribeAction(const RemediationAction& action) {
 
 namespace {
 
-// One canonical line per remediable field the policy sets, in a fixed order and spelling that
-// belongs to this function alone: the YAML renderer may change with an upgrade, and a field
-// enforce never writes (mtu, link facts) must not reset give-up when it is edited.
+// One canonical line per remediable field the policy sets (a line per parameter for
+// dcqcn_params), in table order and in the table's `written` spelling, never the YAML renderer's,
+// which may change with an upgrade; a field enforce never writes (mtu, link facts) must not reset
+// give-up when it is edited.
 std::string WrittenFieldsText(const QosPolicy& p) {
   std::string t = "written-fields/1\n";
-  auto line = [&t](std::string_view name, const std::string& value) {
-    t += fmt::format("{}={}\n", name, value);
-  };
-  if (p.trust) line("trust", std::to_string(static_cast<int>(*p.trust)));
-  if (p.pfc) line("pfc", std::to_string(*p.pfc));
-  if (p.dscp_prio) {
-    std::string v;
-    for (const auto& [dscp, prio] : *p.dscp_prio) v += fmt::format("{}:{},", dscp, prio);
-    line("dscp_prio", v);
-  }
-  if (p.prio_tc) line("prio_tc", ArrayText(*p.prio_tc));
-  if (p.ets) line("ets", ArrayText(p.ets->tsa) + "/" + ArrayText(p.ets->bandwidth));
-  if (p.buffer)
-    line("buffer", ArrayText(p.buffer->prio_buffer) + "/" +
-                       (p.buffer->size ? ArrayText(*p.buffer->size) : std::string("-")));
-  if (p.roce_tos) line("roce_tos", std::to_string(*p.roce_tos));
-  if (p.dcqcn_np) line("dcqcn_np", std::to_string(*p.dcqcn_np));
-  if (p.dcqcn_rp) line("dcqcn_rp", std::to_string(*p.dcqcn_rp));
-  if (p.tcp_ecn) line("tcp_ecn", std::to_string(*p.tcp_ecn));
-  if (p.cnp_dscp) line("cnp_dscp", std::to_string(*p.cnp_dscp));
-  if (p.cnp_802p_prio) line("cnp_802p_prio", std::to_string(*p.cnp_802p_prio));
-  for (const auto& [name, value] : p.dcqcn_rp_params)
-    line("roce_rp/" + name, std::to_string(value));
-  for (const auto& [name, value] : p.dcqcn_np_params)
-    line("roce_np/" + name, std::to_string(value));
+  for (const QosFieldSpec& spec : QosFieldTable())
+    if (spec.Remediable() && spec.checked(p)) t += spec.written(p, spec.name);
   return t;
 }
 

@@ -44,11 +44,11 @@ struct RemediationAction {
   std::string side_effect;  // disruption the write causes, logged before it is made
 };
 
-/// The writes that bring `observed` to `policy` for the drifted fields, in execution order:
-/// ETS (prio_tc/ets), PFC, buffer, new DSCP APP entries, then the deletion of entries they
-/// replace (add before delete, as `dcb app replace` does), then DCQCN (enables, CNP marking,
-/// parameters), ToS and tcp_ecn. Fields that are absent, unreadable, or not Remediable() get no
-/// action.
+/// The writes that bring `observed` to `policy` for the drifted fields, in execution order (the
+/// WriteStep each field's row names, qos_fields.h): ETS (prio_tc/ets), PFC, buffer, new DSCP APP
+/// entries, then the deletion of entries they replace (add before delete, as `dcb app replace`
+/// does), then DCQCN (enables, CNP marking, parameters), ToS and tcp_ecn. Fields that are absent,
+/// unreadable, or not Remediable() get no action.
 std::vector<RemediationAction> PlanRemediation(const QosPolicy& policy, const ObservedQos& observed,
                                                const DeviceDrift& drift);
 
@@ -56,8 +56,9 @@ std::vector<RemediationAction> PlanRemediation(const QosPolicy& policy, const Ob
 /// policy's priority map and sizes where it sets them, the device's current sizes elsewhere.
 BufferState BufferToSend(const BufferPolicy& policy, const BufferState& now);
 
-/// Whether PlanRemediation can ever write this field. The MTU and the link facts (speed, VF
-/// count) are observe only: changing them takes the link or the VFs down under running jobs.
+/// Whether PlanRemediation can ever write this field (FieldSpec(field).Remediable()). The MTU and
+/// the link facts (speed, VF count) are observe only: changing them takes the link or the VFs
+/// down under running jobs.
 bool Remediable(QosField field);
 
 /// "<field>: <old> -> <new>" for logs and dry-run.

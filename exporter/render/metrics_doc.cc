@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "base/enum_names.h"
+#include "exporter/qos/qos_fields.h"
 #include "exporter/render/metric_table.h"
 
 namespace roceqos {
@@ -96,6 +97,14 @@ void AppendArea(std::string& out, std::string_view id, std::string_view title,
   }
 }
 
+// "`mtu`, `link_speed_min_mbps`, ...": the fields remediation never writes, from the field table.
+std::string ObserveOnlyFields() {
+  std::string out;
+  for (const QosFieldSpec& spec : QosFieldTable())
+    if (!spec.Remediable()) out += fmt::format("{}`{}`", out.empty() ? "" : ", ", spec.name);
+  return out;
+}
+
 }  // namespace
 
 std::string GenerateMetricsDoc() {
@@ -115,9 +124,9 @@ std::string GenerateMetricsDoc() {
       "`reason` of every source that has run; `roce_qos_drift_events_total` for every field the "
       "device's policy checks; `roce_pfc_storms_total` for every priority and direction whose "
       "pause counters exist or whose PFC is on; `roce_qos_remediations_total`, once remediation "
-      "is on, for every field the policy checks that remediation can write (not the observe-only "
-      "`mtu`, "
-      "`link_speed_min_mbps`, `sriov_numvfs`; nothing "
+      "is on, for every field the policy checks that remediation can write (not the observe-only " +
+      ObserveOnlyFields() +
+      "; nothing "
       "the device lacks) with each result of the mode (`success`, `failed`, `mismatch` in "
       "enforce, `dry_run` in dry-run). No other label values are made up in advance.\n\n"
       "Scrape-time selection, as node_exporter's: `GET /metrics?collect[]=<group>` serves only "
