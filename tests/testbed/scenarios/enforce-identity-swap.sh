@@ -28,11 +28,12 @@ pci_a=$(pci_of "$1")
 pci_b=$(pci_of "$2")
 ib_a=$(rdma_links | awk -v n="$1" '$2 == n { split($1, a, "/"); print a[1]; exit }')
 ib_b=$(rdma_links | awk -v n="$2" '$2 == n { split($1, a, "/"); print a[1]; exit }')
-[ -n "$ib_a" ] && [ -n "$ib_b" ] || fail "no RDMA device on $1 or $2"
+if [ -z "$ib_a" ] || [ -z "$ib_b" ]; then fail "no RDMA device on $1 or $2"; fi
 simnic_conform_default_policy "$1" "$ib_a"
 simnic_conform_default_policy "$2" "$ib_b"
-ip link set "$1" down && ip link set "$1" name eth-a && ip link set eth-a up || fail "rename $1 -> eth-a"
-ip link set "$2" down && ip link set "$2" name eth-b && ip link set eth-b up || fail "rename $2 -> eth-b"
+rename() { ip link set "$1" down && ip link set "$1" name "$2" && ip link set "$2" up; }
+rename "$1" eth-a || fail "rename $1 -> eth-a"
+rename "$2" eth-b || fail "rename $2 -> eth-b"
 link_up() { [ "$(cat /sys/class/net/"$1"/operstate)" = up ]; }
 wait_for 10 link_up eth-a || fail "eth-a: link not up"
 wait_for 10 link_up eth-b || fail "eth-b: link not up"
