@@ -16,6 +16,7 @@
 #include "exporter/app/enforcer_lock.h"
 #include "exporter/app/qos_readers.h"
 #include "exporter/app/storm_guard.h"
+#include "exporter/app/write_facts_kernel.h"
 #include "exporter/app/systemd_notify.h"
 #include "exporter/app/task_limits.h"
 #include "exporter/core/build_info.h"
@@ -64,7 +65,8 @@ sigset_t BlockSignals() {
 // The policy and remediation mode are checked before anything starts: a policy that does not
 // validate, or enforce mode without the capability it needs, refuses to start.
 // `enforcer` is the caller's: the lock must be held for the life of the process, not this call.
-Result<std::unique_ptr<QosEngine>> MakeQosEngine(const Config& config, EnforcerLock& enforcer) {
+Result<std::unique_ptr<QosEngine>> MakeQosEngine(const Config& config, EnforcerLock& enforcer,
+                                                 WriteFacts write_facts) {
   RemediationMode mode = config.remediation;
   if (mode == RemediationMode::kEnforce && !HasNetAdminCapability()) {
     return MakeError(
@@ -109,6 +111,7 @@ Result<std::unique_ptr<QosEngine>> MakeQosEngine(const Config& config, EnforcerL
   // The write gate wants storm evidence from a read no older than one sampler period.
   qos_options.remediation.storm_evidence_max_age = config.sampler_period;
   qos_options.remediation_state_file = *state_file;
+  qos_options.write_facts = write_facts;
   qos_options.enforce_held_elsewhere = enforce_held_elsewhere;
   auto qos = std::make_unique<QosEngine>(qos_options, *policy, std::move(*qos_reader),
                                          std::move(remediation_io));
@@ -249,7 +252,11 @@ int RunExporter(const Config& config) {
     return 1;
   }
   EnforcerLock enforcer;  // held until the process exits
-  Result<std::unique_ptr<QosEngine>> qos = MakeQosEngine(config, enforcer);
+  // What the write gate looks at before each write; the storm evidence is bound to the sampler
+  // once it exists.
+  KernelWriteFacts write_facts{KernelDeviceResolver(QosHostPaths(config).sysfs),
+                               KernelLockWitness(&enforcer), {}};
+  Result<std::unique_ptr<QosEngine>> qos = MakeQosEngine(config, enforcer, write_facts.Facts());
   if (!qos) {
     LogEvent(spdlog::level::err, "cannot start the QoS engine", {{"error", qos.error().message}});
     return 1;

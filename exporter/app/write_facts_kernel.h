@@ -5,6 +5,7 @@
 // collectors/pci_function.h) and whether this process still holds the enforcer lock on the file
 // its path names (EnforcerLock::StillHeld). Each call reads anew; nothing is cached.
 
+#include <atomic>
 #include <optional>
 #include <string>
 
@@ -39,6 +40,28 @@ class KernelLockWitness : public LockWitness {
 
  private:
   const EnforcerLock* lock_;
+};
+
+/// The sampler's storm evidence, which exists only once the sampler does (after the QoS engine):
+/// until Bind(), every answer is "unknown", so nothing is written.
+class DeferredStormWitness : public StormWitness {
+ public:
+  void Bind(StormWitness* target) { target_.store(target); }
+  StormFacts Witness(const std::string& netdev, std::chrono::nanoseconds max_age) override {
+    StormWitness* target = target_.load();
+    return target != nullptr ? target->Witness(netdev, max_age) : StormFacts{};
+  }
+
+ private:
+  std::atomic<StormWitness*> target_{nullptr};
+};
+
+/// The facts enforce's write gate takes from this host, for the life of the process.
+struct KernelWriteFacts {
+  KernelDeviceResolver devices;
+  KernelLockWitness lock;
+  DeferredStormWitness storm;
+  WriteFacts Facts() { return {&storm, &devices, &lock}; }
 };
 
 }  // namespace roceqos

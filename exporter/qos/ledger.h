@@ -67,6 +67,9 @@ class Ledger {
   /// Identities not in `present` and unseen for forget_after are dropped. kHostIdentity is kept.
   void Retain(const std::vector<std::string>& present, Clock::time_point now);
 
+  /// Stops every grant and every save for the life of the process (the enforcer lock was lost:
+  /// another process may own the file now).
+  void Freeze(const std::string& reason, const std::string& detail) { Suspend(reason, detail); }
   const std::string& suspended_reason() const { return suspended_reason_; }
   const std::string& path() const;
 

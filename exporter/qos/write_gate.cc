@@ -123,6 +123,8 @@ GateFacts WriteGate::TakeFacts(const WriteTarget& target) {
   facts.lock_held = !lock_lost_ && facts_.lock != nullptr && facts_.lock->StillHeld();
   if (!facts.lock_held && !lock_lost_ && !seams_.skip_lock) {
     lock_lost_ = true;  // a replaced lock file cannot be trusted again
+    // Another process may hold the new lock and own the state file: ours must not overwrite it.
+    ledger_->Freeze("lock_lost", "the enforcer lock file was replaced or removed");
     LogEvent(spdlog::level::err,
              "remediation: the enforcer lock is no longer held on the file its path names; this "
              "process writes nothing more",
