@@ -352,12 +352,15 @@ void Sampler::TakeReadRequests() {
     std::lock_guard lock(mu_);
     requests.swap(read_requests_);
   }
-  for (const auto& [netdev, at] : requests) {
+  for (const auto& request : requests) {
+    const std::string& netdev = request.first;
     const bool selected = std::any_of(selected_.begin(), selected_.end(),
                                       [&](const auto& device) { return device->name == netdev; });
     if (!selected) continue;
-    scheduler_.Urgent(netdev, at);
-    if (!requested_read_due_ || at < *requested_read_due_) requested_read_due_ = at;
+    scheduler_.Urgent(netdev, request.second);
+    if (!requested_read_due_ || request.second < *requested_read_due_) {
+      requested_read_due_ = request.second;
+    }
   }
 }
 
