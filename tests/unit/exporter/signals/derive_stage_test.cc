@@ -323,6 +323,16 @@ TEST(DeriveFlagsTest, ParsesStormAndWindowFlags) {
   EXPECT_EQ(o.config.derive.storm.restoration_time, milliseconds(30000));
 }
 
+TEST(DeriveFlagsTest, TheStormGuardsGapBoundIsTwoSamplerPeriods) {
+  std::string error;
+  CliOutcome o = ParseFlags({}, &error);
+  ASSERT_EQ(o.kind, CliOutcome::Kind::kRunExporter) << error;
+  EXPECT_EQ(o.config.derive.max_read_gap, milliseconds(500));
+  o = ParseFlags({"--sampler.period=1s"}, &error);
+  ASSERT_EQ(o.kind, CliOutcome::Kind::kRunExporter) << error;
+  EXPECT_EQ(o.config.derive.max_read_gap, milliseconds(2000));
+}
+
 TEST(DeriveFlagsTest, RejectsValuesOutsideTheirRanges) {
   const std::vector<std::pair<std::vector<const char*>, std::string>> cases = {
       {{"--storm.threshold=1.5"}, "--storm.threshold"},
