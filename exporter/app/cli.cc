@@ -16,6 +16,7 @@
 #include "exporter/http/listen_address.h"
 #include "exporter/render/metrics_doc.h"
 #include "exporter/sampling/sampler.h"
+#include "exporter/signals/derive.h"
 
 namespace roceqos {
 namespace {
@@ -518,7 +519,9 @@ Result<void> ApplyFlagText(Config& config, const FlagText& text) {
       !valid) {
     return valid;
   }
-  return Validate(config, text);
+  if (auto valid = Validate(config, text); !valid) return valid;
+  config.derive.max_read_gap = StormGapBound(config.sampler_period);
+  return {};
 }
 
 }  // namespace

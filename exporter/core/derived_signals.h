@@ -6,9 +6,11 @@
 // docs/signals.md.
 
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -84,6 +86,14 @@ struct DeviceSignals {
   std::vector<StormSignals> storms;  // lossless priorities, plus any with episodes
   std::array<uint64_t, kDiscardReasonCount> discarded_intervals{};
   StormEvidence storm_evidence = StormEvidence::kUnknown;
+  /// The newest counter read the evidence rests on (the sampler's monotonic clock: steady_clock's
+  /// epoch in production). The evidence says nothing about the time since: a write gate takes it
+  /// only while this read is recent (docs/signals.md, "Storm guard").
+  std::chrono::nanoseconds storm_evidence_read_at{};
+  /// While the evidence is `unknown` and a read could move it towards `clear`: when that read is
+  /// best taken (the follow-up the derivation waits for, the end of the quiet span, or the latest
+  /// time that keeps the span without a gap). Empty when the evidence is `clear` or `storm`.
+  std::optional<std::chrono::nanoseconds> storm_evidence_next_read;
 
   bool AnyStorm() const;
 };

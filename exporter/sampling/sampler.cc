@@ -316,6 +316,7 @@ void Sampler::SampleOnce() {
   }
   // The collector is not thread-safe: Wake() only queues, the sampler thread invalidates.
   InvalidateEthtoolNames(stale_names);
+  TakeReadRequests();
   const nanoseconds now = clock_();
   if (!discovered_once_ || discovery_requested_.load() ||
       now - last_discovery_ >= options_.discovery_interval) {
@@ -327,6 +328,8 @@ void Sampler::SampleOnce() {
   nanoseconds local{};
   kernel_time += RunStages(now, *snapshot, local);
   scheduler_.EndWake(clock_());
+  // The ports asked for by then were due in this sample, and read (or tried).
+  if (requested_read_due_ && *requested_read_due_ <= now) requested_read_due_.reset();
   // The duty cycle counts device calls (statistics reads, DCB queries), not /proc/self.
   duty_.Record(now, kernel_time);
   kernel_time += local;
@@ -336,9 +339,29 @@ void Sampler::SampleOnce() {
 }
 
 bool Sampler::WorkDue() {
+  TakeReadRequests();
   const nanoseconds now = clock_();
   if (!discovered_once_ || discovery_requested_.load() || scheduler_.AnyDue(now)) return true;
+  if (requested_read_due_ && now >= *requested_read_due_) return true;
   return stage_sample_due_ && now >= *stage_sample_due_;
+}
+
+void Sampler::TakeReadRequests() {
+  std::vector<std::pair<std::string, nanoseconds>> requests;
+  {
+    std::lock_guard lock(mu_);
+    requests.swap(read_requests_);
+  }
+  for (const auto& request : requests) {
+    const std::string& netdev = request.first;
+    const bool selected = std::any_of(selected_.begin(), selected_.end(),
+                                      [&](const auto& device) { return device->name == netdev; });
+    if (!selected) continue;
+    scheduler_.Urgent(netdev, request.second);
+    if (!requested_read_due_ || request.second < *requested_read_due_) {
+      requested_read_due_ = request.second;
+    }
+  }
 }
 
 namespace {
@@ -544,6 +567,14 @@ void Sampler::Stop() {
   if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
 }
 
+void Sampler::RequestRead(const std::string& netdev, nanoseconds at) {
+  {
+    std::lock_guard lock(mu_);
+    read_requests_.emplace_back(netdev, at);
+  }
+  cv_.notify_all();
+}
+
 void Sampler::Wake(bool discovery, std::span<const std::string> stale_names) {
   if (discovery) discovery_requested_.store(true);
   {
@@ -576,6 +607,7 @@ std::chrono::steady_clock::time_point Sampler::NextWake(
   }
   // A stage asked for an earlier sample; the cadence restarts from it.
   if (stage_sample_due_) next = std::min(next, at(*stage_sample_due_));
+  if (requested_read_due_) next = std::min(next, at(*requested_read_due_));
   return started + gap;
 }
 
@@ -595,14 +627,19 @@ void Sampler::Run() {
     work = false;
     const auto earliest = NextWake(started, next);
     std::unique_lock lock(mu_);
-    if (cv_.wait_until(lock, next, [&] { return stop_ || wake_; }) && !stop_) {
+    if (cv_.wait_until(lock, next, [&] { return stop_ || wake_ || !read_requests_.empty(); }) &&
+        !stop_) {
       // Woken by a change notification: sample now, but not sooner after the last sample than
-      // the gap, and keep the cadence from there. The sample reads every port.
+      // the gap, and keep the cadence from there. The sample reads every port. Woken by a read
+      // request: after the same gap, the schedule decides what is due (WorkDue takes it).
+      const bool notified = wake_;
       wake_ = false;
       if (cv_.wait_until(lock, earliest, [&] { return stop_; })) return;
-      next = std::max(Steady::now(), earliest);
-      scheduler_.ReadAllNext();
-      work = true;
+      if (notified) {
+        next = std::max(Steady::now(), earliest);
+        scheduler_.ReadAllNext();
+        work = true;
+      }
       continue;
     }
     if (stop_) return;

@@ -141,6 +141,19 @@ class Sampler {
   /// `stale_names` (netdevs whose DCB changed) are re-read before their next values.
   void Wake(bool discovery, std::span<const std::string> stale_names = {});
 
+  /// Asks for a read of `netdev`'s counters at `at` (the sampler's clock; now when earlier), even
+  /// when the per-port schedule would carry its last read forward until its class is due. Only
+  /// that port is read then (with any other that is due), not every port as after Wake(). A
+  /// netdev that is not selected is ignored. Thread-safe; the sample still keeps the wake-up gap
+  /// after the previous one (see Wake). The storm guard's witness uses it to get fresh evidence
+  /// of a device before a write (exporter/app/storm_witness.h).
+  void RequestRead(const std::string& netdev, std::chrono::nanoseconds at);
+  void RequestRead(const std::string& netdev) { RequestRead(netdev, std::chrono::nanoseconds{}); }
+
+  /// The sampler's clock (the times of reads, DeviceSample and DerivedDeviceSignals). Thread-safe
+  /// when the clock is (the steady clock, the tests' fakes).
+  std::chrono::nanoseconds Now() const { return clock_(); }
+
   /// The latest published snapshot; null before the first. Thread-safe, never blocks on sampling.
   std::shared_ptr<const Snapshot> Latest() const { return latest_.Load(); }
 
@@ -189,6 +202,8 @@ class Sampler {
   void CountError(std::string_view source, ErrorReason reason);
   void InvalidateEthtoolNames(std::span<const std::string> netdevs);
   void Publish(const std::shared_ptr<const Snapshot>& snapshot);
+  /// Hands the reads asked for by RequestRead to the scheduler (sampler thread).
+  void TakeReadRequests();
   void Run();
 
   template <typename F>
@@ -219,6 +234,8 @@ class Sampler {
   std::map<std::string, SourceStatus> sources_status_;
   uint64_t sequence_ = 0;
   std::optional<std::chrono::nanoseconds> stage_sample_due_;  // earliest sample_again_at
+  // The earliest read asked for by RequestRead that no sample has reached yet.
+  std::optional<std::chrono::nanoseconds> requested_read_due_;
 
   std::atomic<bool> discovery_requested_{false};
   Published<Snapshot> latest_;
@@ -228,6 +245,8 @@ class Sampler {
   bool stop_ = false;
   bool wake_ = false;
   std::vector<std::string> stale_names_;  // from Wake(), applied at the start of the next sample
+  // From RequestRead(): (netdev, when), handed to the scheduler before the next sample.
+  std::vector<std::pair<std::string, std::chrono::nanoseconds>> read_requests_;
   uint64_t published_sequence_ = 0;
   std::thread thread_;
 };

@@ -233,7 +233,10 @@ Result<DeriveConfig> MakeDeriveConfig(std::vector<std::chrono::seconds> windows,
   if (std::adjacent_find(windows.begin(), windows.end()) != windows.end()) {
     return MakeError(EINVAL, "--derive.windows: a window is listed twice");
   }
-  return DeriveConfig{std::move(windows), storm};
+  DeriveConfig config;
+  config.windows = std::move(windows);
+  config.storm = storm;
+  return config;
 }
 
 std::string WindowLabel(std::chrono::seconds window) {
@@ -474,7 +477,7 @@ struct SignalDeriver::DeviceState {
 
   // Peaks, storm detection and ECN counts of a usable interval.
   void Accumulate(const std::string& netdev, const Interval& interval, uint8_t lossless,
-                  const StormConfig& config) {
+                  const StormConfig& config, SampleTime max_gap) {
     Bucket& bucket = BucketAt(interval.to);
     const uint8_t stall_prios = StallPrios(interval, lossless);
     bool quiet = StallCountersQuiet(interval);
@@ -494,7 +497,9 @@ struct SignalDeriver::DeviceState {
       }
     }
     AddEcnCounts(interval, lossless_pauses, bucket);
-    if (!quiet) {
+    // A longer interval is a gap in the quiet span: it is seen only as one average, which is not
+    // the resolution the state machine is built for. The span starts again after it.
+    if (!quiet || interval.to - interval.from > max_gap) {
       quiet_since.reset();
     } else if (!quiet_since) {
       quiet_since = interval.from;
@@ -517,6 +522,18 @@ struct SignalDeriver::DeviceState {
     const SampleTime span = std::max(config.detection_time, config.restoration_time);
     if (!last || !quiet_since || last->time - *quiet_since < span) return StormEvidence::kUnknown;
     return StormEvidence::kClear;
+  }
+
+  // For an `unknown` evidence, when the read that can move it towards `clear` is best taken: the
+  // follow-up the deriver waits for, else the end of the quiet span (starting with the next
+  // interval when there is none), but no later than the gap bound allows.
+  std::optional<SampleTime> NextEvidenceRead(StormEvidence evidence, const StormConfig& config,
+                                             SampleTime max_gap) const {
+    if (evidence != StormEvidence::kUnknown || !last) return std::nullopt;
+    if (sample_due) return sample_due;
+    const SampleTime span = std::max(config.detection_time, config.restoration_time);
+    const SampleTime span_end = quiet_since.value_or(last->time) + span;
+    return std::max(last->time, std::min(span_end, last->time + max_gap));
   }
 };
 
@@ -558,7 +575,8 @@ void SignalDeriver::Observe(const std::string& netdev, const DeviceSample& sampl
       LogEvent(spdlog::level::debug, "derive: interval discarded",
                {{"netdev", netdev}, {"reason", DiscardReasonName(*discard)}});
     } else {
-      state.Accumulate(netdev, interval, sample.LosslessPrios(), config_.storm);
+      state.Accumulate(netdev, interval, sample.LosslessPrios(), config_.storm,
+                       config_.max_read_gap);
     }
   }
   state.last = sample;
@@ -607,6 +625,9 @@ DeviceSignals SignalDeriver::BuildSignals(const std::string& netdev,
   device.rdma_port = latest.rdma_port;
   device.discarded_intervals = state.discarded;
   device.storm_evidence = state.Evidence(config_.storm);
+  device.storm_evidence_read_at = latest.time;
+  device.storm_evidence_next_read =
+      state.NextEvidenceRead(device.storm_evidence, config_.storm, config_.max_read_gap);
 
   const std::array<WindowAccumulator, kMaxWindows> windows =
       AccumulateWindows(state.buckets, BucketIndex(latest.time), config_.windows);

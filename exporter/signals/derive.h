@@ -142,7 +142,17 @@ struct DeriveConfig {
   /// "Scrape window"). Each a whole number of seconds in 1s..5m; at most kMaxWindows.
   std::vector<std::chrono::seconds> windows{std::chrono::seconds(15), std::chrono::seconds(60)};
   StormConfig storm;
+  /// Longest interval between two reads of a device that the storm guard's quiet span may
+  /// contain; a longer one restarts the span (docs/signals.md, "Storm guard"). The app sets it to
+  /// StormGapBound(--sampler.period).
+  std::chrono::nanoseconds max_read_gap = std::chrono::milliseconds(500);
 };
+
+/// Two sampler periods: a port read at the sampler's cadence stays within it even when one wake
+/// comes late; a longer interval means the port was not being read at that cadence.
+constexpr std::chrono::nanoseconds StormGapBound(std::chrono::nanoseconds sampler_period) {
+  return 2 * sampler_period;
+}
 
 /// Validates and sorts the windows (--derive.windows). Errors say which value is wrong.
 Result<DeriveConfig> MakeDeriveConfig(std::vector<std::chrono::seconds> windows, StormConfig storm);

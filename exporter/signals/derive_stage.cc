@@ -68,6 +68,7 @@ void DeriveStage::Run(StageContext& ctx, Snapshot& draft) {
       // since; a storm it saw stays a storm, as the storm state does.
       if (!device.ethtool && signals->storm_evidence == StormEvidence::kClear) {
         signals->storm_evidence = StormEvidence::kUnknown;
+        signals->storm_evidence_next_read = ctx.now;
       }
       device.derived = std::make_shared<const DerivedDeviceSignals>(
           DerivedDeviceSignals{std::move(*signals), window_labels_});

@@ -20,6 +20,7 @@ namespace roceqos {
 namespace {
 
 using std::chrono::milliseconds;
+using std::chrono::nanoseconds;
 using std::chrono::seconds;
 using testing::FakeClock;
 using testing::FakeEthtool;
@@ -617,6 +618,38 @@ TEST_F(SamplerTest, PerPortScheduleReadsAPortWithoutPauseCountersAtTheFastPeriod
   EXPECT_EQ(ethtool_->calls["ens1f0np0"], 3);
 }
 
+TEST_F(SamplerTest, RequestedReadOfAnIdlePortReadsThatPortOnly) {
+  SamplerOptions options;
+  options.idle_period = std::chrono::seconds(1);
+  Build(std::move(options));
+  AddDevice(MakeDevice("ens1f0np0", 2), {"rx_prio3_pause"});
+  AddDevice(MakeDevice("ens1f1np1", 3), {"rx_prio3_pause"});
+  Sample();
+  std::shared_ptr<const Snapshot> before = Sample();  // 250 ms: neither moved, idle until 1 s
+  ASSERT_FALSE(sampler_->WorkDue());
+  const nanoseconds read_before = before->devices[1].ethtool->read_at;
+  sampler_->RequestRead("ens1f1np1");
+  EXPECT_TRUE(sampler_->WorkDue()) << "an idle port asked for is due at once";
+  std::shared_ptr<const Snapshot> asked = Sample();
+  EXPECT_EQ(ethtool_->calls["ens1f1np1"], 3);
+  EXPECT_EQ(ethtool_->calls["ens1f0np0"], 2) << "not every port, unlike a Wake";
+  EXPECT_GT(asked->devices[1].ethtool->read_at, read_before) << "a new read, not carried forward";
+  EXPECT_EQ(asked->devices[0].ethtool->read_at, before->devices[0].ethtool->read_at);
+  EXPECT_FALSE(sampler_->WorkDue()) << "asked once, read once";
+  // A read asked for later is due then, not before (the idle class is due at 1 s); a netdev not
+  // selected is ignored.
+  const nanoseconds at = clock_.now + milliseconds(200);
+  sampler_->RequestRead("ens1f0np0", at);
+  sampler_->RequestRead("eth9");
+  EXPECT_FALSE(sampler_->WorkDue());
+  clock_.now = at;
+  EXPECT_TRUE(sampler_->WorkDue());
+  Sample();
+  EXPECT_EQ(ethtool_->calls["ens1f0np0"], 3);
+  EXPECT_EQ(ethtool_->calls["ens1f1np1"], 3);
+  EXPECT_EQ(ethtool_->calls.count("eth9"), 0u);
+}
+
 // Sources with one selected netdev, for the tests of the sampler's own thread (real clock).
 SamplerSources OneDeviceSources(FakeInventory** inventory_out = nullptr) {
   auto inventory = std::make_unique<FakeInventory>();
@@ -659,6 +692,25 @@ TEST(SamplerThread, WakeSamplesAtOnceWithADiscovery) {
   EXPECT_TRUE(sampler.WaitForSequence(2, std::chrono::steady_clock::now() + seconds(10)));
   sampler.Stop();
   EXPECT_EQ(inventory_ptr->calls, 2) << "the wake-up asked for a discovery";
+}
+
+TEST(SamplerThread, RequestReadWakesTheSamplerForThatPort) {
+  FakeInventory* inventory_ptr = nullptr;
+  SamplerSources sources = OneDeviceSources(&inventory_ptr);
+  SamplerOptions options;
+  // Neither the periodic nor the idle wake can come during the test.
+  options.period = std::chrono::minutes(1);
+  options.idle_period = std::chrono::minutes(1);
+  options.discovery_interval = std::chrono::minutes(1);
+  Sampler sampler(std::move(options), std::move(sources));
+  sampler.Start();
+  ASSERT_TRUE(sampler.WaitForSequence(1, std::chrono::steady_clock::now() + seconds(10)));
+  const auto first = sampler.Latest()->devices.at(0).ethtool->read_at;
+  sampler.RequestRead("ens1f0np0");
+  ASSERT_TRUE(sampler.WaitForSequence(2, std::chrono::steady_clock::now() + seconds(10)));
+  sampler.Stop();
+  EXPECT_GT(sampler.Latest()->devices.at(0).ethtool->read_at, first);
+  EXPECT_EQ(inventory_ptr->calls, 1) << "a read request is no discovery";
 }
 
 TEST(SamplerThread, StageAsksForAnEarlierSample) {

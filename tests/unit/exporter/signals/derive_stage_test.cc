@@ -16,6 +16,7 @@ namespace roceqos {
 namespace {
 
 using std::chrono::milliseconds;
+using std::chrono::nanoseconds;
 using testing::FakeClock;
 using testing::FakeEthtool;
 using testing::FakeInventory;
@@ -242,6 +243,38 @@ TEST_F(DeriveStageTest, FailedReadCannotVouchThatNoStormBegan) {
   EXPECT_EQ(EvidenceOf(*Sample(), "ens1f0np0"), "clear") << "the longer interval was quiet";
 }
 
+const DeviceSignals* SignalsOf(const Snapshot& snapshot, const std::string& netdev) {
+  for (const DeviceSnapshot& device : snapshot.devices) {
+    if (device.device && device.device->name == netdev && device.derived) {
+      return &device.derived->signals;
+    }
+  }
+  return nullptr;
+}
+
+TEST_F(DeriveStageTest, EvidenceCarriesTheTimeOfTheReadItRestsOn) {
+  AddDevice("ens1f0np0", 2, false);
+  Sample();
+  Traffic("ens1f0np0", true);
+  Sample();
+  Traffic("ens1f0np0", true);
+  std::shared_ptr<const Snapshot> clear = Sample();  // 500 ms of quiet history
+  const DeviceSignals* signals = SignalsOf(*clear, "ens1f0np0");
+  ASSERT_NE(signals, nullptr);
+  ASSERT_EQ(signals->storm_evidence, StormEvidence::kClear);
+  EXPECT_EQ(signals->storm_evidence_read_at, clear->devices[0].ethtool->read_at);
+  EXPECT_EQ(signals->storm_evidence_next_read, std::nullopt);
+  // A failed read: the evidence still rests on the last good read, which a read now may renew.
+  ethtool_->entries.at("ens1f0np0").error = MakeError(EBUSY, "ETHTOOL_GSTATS: busy");
+  const nanoseconds failed_at = clock_.now;
+  std::shared_ptr<const Snapshot> failed = Sample();
+  signals = SignalsOf(*failed, "ens1f0np0");
+  ASSERT_NE(signals, nullptr);
+  EXPECT_EQ(signals->storm_evidence, StormEvidence::kUnknown);
+  EXPECT_EQ(signals->storm_evidence_read_at, clear->devices[0].ethtool->read_at);
+  EXPECT_EQ(signals->storm_evidence_next_read, failed_at);
+}
+
 TEST_F(DeriveStageTest, StringSetChangeIsOneDiscardedInterval) {
   AddDevice("ens1f0np0", 2, false);
   Sample();
@@ -288,6 +321,16 @@ TEST(DeriveFlagsTest, ParsesStormAndWindowFlags) {
   o = ParseFlags({"--storm.detection-time=1s", "--storm.restoration-time=30s"}, &error);
   ASSERT_EQ(o.kind, CliOutcome::Kind::kRunExporter) << error;
   EXPECT_EQ(o.config.derive.storm.restoration_time, milliseconds(30000));
+}
+
+TEST(DeriveFlagsTest, TheStormGuardsGapBoundIsTwoSamplerPeriods) {
+  std::string error;
+  CliOutcome o = ParseFlags({}, &error);
+  ASSERT_EQ(o.kind, CliOutcome::Kind::kRunExporter) << error;
+  EXPECT_EQ(o.config.derive.max_read_gap, milliseconds(500));
+  o = ParseFlags({"--sampler.period=1s"}, &error);
+  ASSERT_EQ(o.kind, CliOutcome::Kind::kRunExporter) << error;
+  EXPECT_EQ(o.config.derive.max_read_gap, milliseconds(2000));
 }
 
 TEST(DeriveFlagsTest, RejectsValuesOutsideTheirRanges) {

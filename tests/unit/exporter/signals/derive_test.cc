@@ -825,6 +825,81 @@ TEST_F(DeriveTest, StormEvidenceNeverClearForALosslessPriorityWithoutCounters) {
   EXPECT_EQ(Evidence(), "clear");
 }
 
+TEST_F(DeriveTest, StormEvidenceIsUnknownAfterAGapInTheReadsUntilTheSpanIsCoveredAgain) {
+  // Default gap bound: 500 ms (StormGapBound of the default 250 ms sampler period).
+  Feed();
+  Idle(milliseconds(250), 3);
+  ASSERT_EQ(Evidence(), "clear");
+  Idle(milliseconds(500));
+  EXPECT_EQ(Evidence(), "clear") << "an interval of exactly the bound is no gap";
+  Idle(milliseconds(501));
+  EXPECT_EQ(Evidence(), "unknown") << "quiet, but seen only as one 501 ms average";
+  Idle(milliseconds(250));
+  EXPECT_EQ(Evidence(), "unknown") << "250 ms covered since the gap";
+  Idle(milliseconds(149));
+  EXPECT_EQ(Evidence(), "unknown");
+  Idle(milliseconds(1));
+  EXPECT_EQ(Evidence(), "clear") << "400 ms covered without a gap again";
+}
+
+TEST_F(DeriveTest, StormEvidenceOfAPortReadOnlyEverySecondIsNeverClear) {
+  Feed();
+  Idle(milliseconds(1000), 6);
+  EXPECT_EQ(Evidence(), "unknown");
+  DeriveConfig config;
+  config.max_read_gap = milliseconds(1000);
+  Reset(config);
+  Feed();
+  Idle(milliseconds(1000));
+  EXPECT_EQ(Evidence(), "clear") << "the bound is the configured one";
+}
+
+TEST_F(DeriveTest, StormEvidenceCarriesItsNewestReadAndTheReadThatCanClearIt) {
+  Feed();
+  const SampleTime t0 = port_.sample().time;
+  EXPECT_EQ(Device().storm_evidence_read_at, t0);
+  // Nothing quiet yet: the next interval starts the span, so a read one span later can clear it.
+  EXPECT_EQ(Device().storm_evidence_next_read, t0 + milliseconds(400));
+  Idle(milliseconds(100));
+  EXPECT_EQ(Device().storm_evidence_read_at, t0 + milliseconds(100));
+  EXPECT_EQ(Device().storm_evidence_next_read, t0 + milliseconds(400)) << "the span's end";
+  Idle(milliseconds(300));
+  ASSERT_EQ(Evidence(), "clear");
+  EXPECT_EQ(Device().storm_evidence_next_read, std::nullopt);
+  // After a gap the span starts again at the newest read.
+  Idle(milliseconds(2000));
+  ASSERT_EQ(Evidence(), "unknown");
+  const SampleTime t1 = port_.sample().time;
+  EXPECT_EQ(Device().storm_evidence_read_at, t1);
+  EXPECT_EQ(Device().storm_evidence_next_read, t1 + milliseconds(400));
+  // A suspected storm: the follow-up read the deriver asked for.
+  port_.Advance(milliseconds(250));
+  port_.Traffic();
+  port_.Pause(kRx, 3, 0.96, milliseconds(250), 2000);
+  Feed();
+  ASSERT_EQ(Evidence(), "unknown");
+  EXPECT_EQ(Device().storm_evidence_next_read, deriver_->NextSampleDue(port_.sample().time));
+  // A storm: no read can clear it soon.
+  port_.Advance(milliseconds(250));
+  port_.Pause(kTx, 3, 1.0, milliseconds(250), 100);
+  Feed();
+  ASSERT_EQ(Evidence(), "storm");
+  EXPECT_EQ(Device().storm_evidence_next_read, std::nullopt);
+}
+
+TEST_F(DeriveTest, StormEvidenceNextReadKeepsTheSpanWithinTheGapBound) {
+  DeriveConfig config;
+  config.max_read_gap = milliseconds(150);
+  Reset(config);
+  Feed();
+  const SampleTime t0 = port_.sample().time;
+  EXPECT_EQ(Device().storm_evidence_next_read, t0 + milliseconds(150));
+  Idle(milliseconds(150), 2);
+  EXPECT_EQ(Device().storm_evidence_next_read, t0 + milliseconds(400)) << "the span's end is near";
+  Idle(milliseconds(100));
+  EXPECT_EQ(Evidence(), "clear");
+}
+
 TEST(FillFromEthtoolTest, CopiesMappedCountersIntoSlots) {
   CounterSet counters;
   counters.values = {11, 22, 33, 44, 55, 66};
