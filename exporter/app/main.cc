@@ -16,6 +16,7 @@
 #include "exporter/app/enforcer_lock.h"
 #include "exporter/app/qos_readers.h"
 #include "exporter/app/storm_guard.h"
+#include "exporter/app/storm_witness.h"
 #include "exporter/app/write_facts_kernel.h"
 #include "exporter/app/systemd_notify.h"
 #include "exporter/app/task_limits.h"
@@ -264,6 +265,9 @@ int RunExporter(const Config& config) {
   SystemdNotifier notifier;  // before the sampler thread starts (reads the environment)
   FaultLog notify_log;       // only touched on the sampler thread
   Sampler sampler(std::move(options.value()), MakeKernelSources());
+  // Outlives every write: the worker, which calls it, is stopped before this scope ends.
+  SamplerStormWitness storm_witness(sampler);
+  write_facts.storm.Bind(&storm_witness);
   HttpCounters http_counters;
   ExpositionCache cache([&sampler] { return sampler.Latest(); },
                         [&http_counters] { return http_counters.Read(); });
