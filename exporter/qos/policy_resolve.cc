@@ -31,7 +31,11 @@ bool PolicyMatch::Matches(const Device& device) const {
 }
 
 bool PolicyMatch::Undecidable(const Device& device) const {
-  return rdma_device && !device.rdma_ports_known && MatchesNetdevAndPci(*this, device);
+  if (!rdma_device || !MatchesNetdevAndPci(*this, device)) return false;
+  // A Mellanox PF always has an RDMA port once mlx5_ib is bound: none listed means mlx5_ib is
+  // unloaded or re-registering, so whether the rule matches cannot be told (issue 37, finding 3).
+  const bool rdma_port_missing = device.rdma_ports.empty() && DefaultsApplyTo(device);
+  return !device.rdma_ports_known || rdma_port_missing;
 }
 
 bool DefaultsApplyTo(const Device& device) {

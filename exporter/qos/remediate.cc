@@ -241,7 +241,12 @@ RemediationState Remediator::StepDrifted(const DeviceContext& context, const Qos
   if (status.gave_up && !options_.seams.skip_ledger) return status.state = RemediationState::kGaveUp;
   std::vector<RemediationAction> plan = PlanRemediation(policy, observed, drift);
   if (plan.empty()) return status.state = RemediationState::kObserveOnly;
-  if (auto blocked = CheckGuardrails(context)) return status.state = *blocked;
+  // A posted pass's storm verdict is as old as the pass, and an idle port's is `unknown` between
+  // its reads: only a storm seen then stops the step here; enforce's gate takes fresh evidence.
+  DeviceContext guarded = context;
+  if (options_.mode == RemediationMode::kEnforce && guarded.storm == StormGuard::kUnknown)
+    guarded.storm = StormGuard::kClear;
+  if (auto blocked = CheckGuardrails(guarded)) return status.state = *blocked;
   if (options_.mode == RemediationMode::kDryRun)
     return StepDryRun(context.netdev, plan, records, status);
   if (options_.mode != RemediationMode::kEnforce)

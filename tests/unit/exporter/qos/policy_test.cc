@@ -204,7 +204,8 @@ devices:
   EXPECT_EQ(p2->roce_tos, 96);
 
   // The netdev regex must match the whole name.
-  EXPECT_EQ(set->Resolve(MakeDevice("xens1f0")).second, "default");
+  // (A Mellanox PF has an RDMA port; without one an rdma_device rule cannot be decided.)
+  EXPECT_EQ(set->Resolve(MakeDevice("xens1f0", "", "mlx5_7")).second, "default");
   EXPECT_EQ(set->Resolve(MakeDevice("ens2f0np0", "", "mlx5_bond_0")).second, "by-rdma");
 
   // All criteria of a selector must match.
@@ -213,7 +214,7 @@ devices:
   EXPECT_EQ(r4, "both");
   EXPECT_EQ(p4->mtu, 9000u);
 
-  auto [pd, rd] = set->Resolve(MakeDevice("ib0"));
+  auto [pd, rd] = set->Resolve(MakeDevice("ib0", "", "mlx5_8"));
   EXPECT_EQ(rd, "default");
   EXPECT_EQ(pd->pfc, 0x10);
 }
@@ -264,7 +265,13 @@ devices:
   Device known = MakeDevice("ens1f1np1", "0000:3b:00.1", "mlx5_1");
   EXPECT_EQ(set->ResolveChecked(known).rule, "storage-rdma");
   EXPECT_TRUE(set->ResolveChecked(known).resolved);
+  // Issue 37, finding 3: the listing succeeded but the Mellanox PF has no RDMA port (mlx5_ib
+  // unloaded, an IB re-registration): the rule cannot be decided, no fallback to a later rule.
   known.rdma_ports.clear();
+  EXPECT_FALSE(set->ResolveChecked(known).resolved);
+  EXPECT_EQ(set->ResolveChecked(known).undecided_rule, "storage-rdma");
+  // A netdev of another vendor never has one: the rule does not match it.
+  known.pci_vendor = 0x8086;
   EXPECT_EQ(set->ResolveChecked(known).rule, "by-netdev");
 }
 

@@ -179,6 +179,24 @@ RemediationState StepOnce(Remediator& r, FakeNic& nic, TimePoint now,
 
 const TimePoint t0 = TimePoint(1000s);
 
+// The ledger's file in memory.
+class MemoryLedger : public LedgerStore {
+ public:
+  Result<PersistedState> Load() override {
+    if (text_.empty()) return PersistedState{};
+    return ParseRemediationState(text_, path_);
+  }
+  Result<void> Save(const PersistedState& state) override {
+    text_ = SerializeRemediationState(state);
+    return {};
+  }
+  const std::string& path() const override { return path_; }
+
+ private:
+  std::string text_;
+  std::string path_ = "memory";
+};
+
 // ---------------------------------------------------------------------------------------------
 // Guardrails
 
@@ -231,6 +249,7 @@ TEST(Guardrails, BlockedDevicesAreNeverWritten) {
     Remediator r(Enforce(), &nic, nic.Facts());
     DeviceContext ctx = UpPf();
     change(ctx);
+    nic.storm = ctx.storm;  // what the gate finds at the write agrees with the pass
     for (int i = 0; i < 10; ++i) StepOnce(r, nic, t0 + i * 1h, nullptr, ctx);
     EXPECT_TRUE(nic.calls.empty());
     EXPECT_EQ(nic.state.dcb.value.pfc->enabled_mask, 0);
@@ -1023,6 +1042,30 @@ TEST(FailClosed, AnUnresolvedPolicyWritesNothingAndKeepsTheGiveUp) {
       << "the rule resolves again: same written fields, still given up";
 }
 
+// Issue 37, findings 3 and 13: through ResolveChecked, not a hand-set flag. An rdma_device rule
+// whose PF lost its RDMA port (rmmod mlx5_ib) leaves the device unresolved: nothing written, and
+// its give-up is kept for when the port is back.
+TEST(FailClosed, AnRdmaRuleWhosePortVanishedWritesNothingAndKeepsTheGiveUp) {
+  auto set = ParsePolicy("devices:\n  - name: rdma\n    match: {rdma_device: mlx5_0}\n"
+                         "    policy: {pfc: [3]}\n",
+                         "rdma.yaml");
+  ASSERT_TRUE(set.ok()) << set.error().message;
+  Device device;
+  device.name = "sim0";
+  device.pci_vendor = 0x15b3;
+  device.role = DeviceRole::kPf;  // listed, with no RDMA port
+  const PolicyResolution resolution = set->ResolveChecked(device);
+  GivenUp g;
+  DeviceContext context = UpPf();
+  context.policy_resolved = resolution.resolved;
+  ObservedQos observed = g.nic.state;
+  EXPECT_EQ(g.r.Step(context, *resolution.policy, observed,
+                     EvaluateDrift(*resolution.policy, observed), t0 + 3h, g.nic.Reader()),
+            RemediationState::kBlockedPolicyUnresolved);
+  EXPECT_TRUE(g.nic.calls.empty());
+  EXPECT_EQ(StepOnce(g.r, g.nic, t0 + 4h), RemediationState::kGaveUp) << "the port is back";
+}
+
 TEST(FailClosed, AnUnwritableStateDirectorySuspendsEnforceAtStart) {
   const std::string blocker = StatePath("blocker");
   std::ofstream(blocker) << "a file where a directory should be";
@@ -1193,6 +1236,137 @@ TEST(Capability, MatchesProcStatusAndSeesADroppedCapability) {
   ASSERT_EQ(waitpid(child, &status, 0), child);
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+}  // namespace
+}  // namespace roceqos
+
+namespace roceqos {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// The write gate (issue 37): each finding of the review as a named case. Every pass below was
+// posted with a clean context; only the facts at the moment of the write differ.
+
+struct GateCase {
+  FakeNic nic;
+  Remediator r{Enforce(), &nic, nic.Facts()};
+  GateCase() { nic.state.dcb.value.pfc->enabled_mask = 0; }
+  RemediationState Step(TimePoint at = t0) {
+    DeviceContext pci = UpPf();
+    pci.identity = "pci:0000:08:00.0";
+    return StepOnce(r, nic, at, nullptr, pci);
+  }
+};
+
+TEST(WriteGate, Finding2AStormThatBeganAfterThePassWasPostedStopsTheWrite) {
+  GateCase g;
+  g.nic.storm = StormGuard::kStorm;
+  EXPECT_EQ(g.Step(), RemediationState::kBlockedStorm);
+  EXPECT_TRUE(g.nic.calls.empty());
+  EXPECT_EQ(g.r.Status("pci:0000:08:00.0")->attempts, 0) << "a refused attempt is not counted";
+  g.nic.storm = StormGuard::kClear;
+  EXPECT_EQ(g.Step(t0 + 1s), RemediationState::kActed);
+}
+
+TEST(WriteGate, Finding6EvidenceOlderThanItsMaxAgeIsNoEvidence) {
+  GateCase g;
+  g.nic.clock = [] { return t0 - 2s; };  // an idle port's last read, 2 s before the write
+  EXPECT_EQ(g.Step(), RemediationState::kBlockedUnknownStorm);
+  EXPECT_TRUE(g.nic.calls.empty());
+  g.nic.clock = [] { return t0 + 1s - 100ms; };
+  EXPECT_EQ(g.Step(t0 + 1s), RemediationState::kActed);
+}
+
+TEST(WriteGate, Finding8ASwapOfNetdevNamesStopsTheWriteToTheOtherFunction) {
+  GateCase g;
+  g.nic.netdev_now = "sim1";  // the function planned as sim0 is sim1 now: sim0 is the other one
+  EXPECT_EQ(g.Step(), RemediationState::kBlockedIdentityChanged);
+  EXPECT_TRUE(g.nic.calls.empty());
+  g.nic.netdev_now.reset();  // the function is gone
+  EXPECT_EQ(g.Step(t0 + 1s), RemediationState::kBlockedIdentityChanged);
+  EXPECT_TRUE(g.nic.calls.empty());
+}
+
+TEST(WriteGate, Finding9ALockFileReplacedUnderTheProcessStopsItsWritesForGood) {
+  GateCase g;
+  g.nic.lock_held = false;
+  EXPECT_EQ(g.Step(), RemediationState::kBlockedLockLost);
+  g.nic.lock_held = true;  // a new file at the path is not the lock this process took
+  EXPECT_EQ(g.Step(t0 + 1h), RemediationState::kBlockedLockLost);
+  EXPECT_TRUE(g.nic.calls.empty());
+  EXPECT_EQ(g.r.suspended_reason(), "lock_lost");
+}
+
+TEST(WriteGate, Finding11TcpEcnHasOneLedgerEntryForTheHost) {
+  FakeNic nic;
+  nic.ignore_writes = true;  // something keeps setting tcp_ecn back
+  nic.state.tcp_ecn = Observed<int>::Ok(0);
+  RemediationOptions o = Enforce();
+  o.max_attempts = 2;
+  Remediator r(o, &nic, nic.Facts());
+  for (int hour = 0; hour < 6; ++hour) {
+    r.BeginPass();
+    for (int device = 0; device < 4; ++device) {  // four PFs, one host
+      DeviceContext c = UpPf();
+      c.netdev = c.identity = "sim" + std::to_string(device);
+      StepOnce(r, nic, t0 + std::chrono::hours(hour), nullptr, c);
+    }
+  }
+  EXPECT_EQ(std::count(nic.calls.begin(), nic.calls.end(), "tcp_ecn 1"), 2)
+      << "max_attempts for the host, not per device";
+  EXPECT_TRUE(r.ledger().Get(std::string(kHostIdentity)).gave_up);
+  EXPECT_EQ(r.ledger().Get("sim1").attempts, 0) << "the host's write is not the device's";
+}
+
+TEST(WriteGate, Finding12TheBackoffNeverOverflows) {
+  EXPECT_EQ(BackoffAfter(1, 30s, 600s), 30s);
+  EXPECT_EQ(BackoffAfter(3, 30s, 600s), 120s);
+  EXPECT_EQ(BackoffAfter(1000000, 30s, 600s), 600s);
+  const auto week = std::chrono::seconds(7 * 24 * 3600);
+  EXPECT_EQ(BackoffAfter(100, week, week), week);
+}
+
+// Finding 1: a given-up device that stays drifted is still written nothing after a restart that
+// comes hours later: its record's last_seen reaches the file while it is present.
+TEST(WriteGate, Finding1AGiveUpSurvivesARestartAfterHoursOfDrift) {
+  const std::string path = StatePath("hours");
+  std::filesystem::remove(path);
+  {
+    RemediationStore store(path);
+    GivenUp g(&store);
+    for (int minute = 0; minute <= 180; minute += 5)  // drifted, given up, present
+      EXPECT_EQ(StepOnce(g.r, g.nic, t0 + 1h + std::chrono::minutes(minute)),
+                RemediationState::kGaveUp);
+  }
+  RemediationStore store(path);
+  FakeNic nic;
+  nic.state.dcb.value.pfc->enabled_mask = 0;
+  TimePoint clock = t0 + 4h + 30min;
+  Remediator r(Enforce(), &nic, nic.Facts(), &store, [&] { return clock; });
+  r.Retain({}, clock);  // a pass before the device is listed again
+  EXPECT_EQ(StepOnce(r, nic, clock), RemediationState::kGaveUp);
+  EXPECT_TRUE(nic.calls.empty());
+  std::filesystem::remove(path);
+}
+
+// Finding 7: the file's times are monotonic with their boot. Another boot's back-off keeps the
+// wait it had left when saved; nothing depends on the wall clock.
+TEST(WriteGate, Finding7TheLedgerDoesNotReadTheWallClock) {
+  MemoryLedger store;
+  PersistedState other_boot;
+  other_boot.boot_id = "an-earlier-boot";
+  other_boot.saved_at = 5000s;
+  other_boot.devices["pci:0000:08:00.0"] = PersistedDevice{2, false, 5100s, false, 4000s, "sim0"};
+  ASSERT_TRUE(store.Save(other_boot).ok());
+  TimePoint clock = t0;
+  Ledger ledger({.max_attempts = 5}, &store, "this-boot", [&] { return clock; });
+  ledger.Load(t0);
+  EXPECT_EQ(ledger.Check("pci:0000:08:00.0", t0 + 99s), Ledger::Verdict::kBackoff);
+  EXPECT_EQ(ledger.Check("pci:0000:08:00.0", t0 + 100s), Ledger::Verdict::kAllowed);
+  EXPECT_EQ(ledger.Get("pci:0000:08:00.0").attempts, 2);
+  ledger.Retain({}, t0 + 59min);
+  EXPECT_EQ(ledger.Get("pci:0000:08:00.0").attempts, 2) << "absence counts from this boot only";
 }
 
 }  // namespace
