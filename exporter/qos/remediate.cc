@@ -242,10 +242,10 @@ RemediationState Remediator::StepDrifted(const DeviceContext& context, const Qos
   std::vector<RemediationAction> plan = PlanRemediation(policy, observed, drift);
   if (plan.empty()) return status.state = RemediationState::kObserveOnly;
   // A posted pass's storm verdict is as old as the pass, and an idle port's is `unknown` between
-  // its reads: only a storm seen then stops the step here; enforce's gate takes fresh evidence.
+  // its reads: only a storm seen then stops the step here. Enforce's gate takes fresh evidence at
+  // the write; dry-run shows what enforce would plan.
   DeviceContext guarded = context;
-  if (options_.mode == RemediationMode::kEnforce && guarded.storm == StormGuard::kUnknown)
-    guarded.storm = StormGuard::kClear;
+  if (guarded.storm == StormGuard::kUnknown) guarded.storm = StormGuard::kClear;
   if (auto blocked = CheckGuardrails(guarded)) return status.state = *blocked;
   if (options_.mode == RemediationMode::kDryRun)
     return StepDryRun(context.netdev, plan, records, status);

@@ -459,7 +459,8 @@ inline constexpr MetricDef kMetricTable[] = {
    {}, "qos", "--remediation.lock-file flock"},
   {"roce_qos_remediation_enforce_suspended", MetricKind::kGauge,
    "1 on the reason enforce observes for the rest of this process: its state file could not be "
-   "read (state_unreadable) or written (state_unwritable), so max-attempts could not be kept.",
+   "read (state_unreadable) or written (state_unwritable), so max-attempts could not be kept, or "
+   "its lock file was replaced (lock_lost), so another instance may enforce.",
    {"reason"}, "qos", "remediator state file (docs/remediation.md)"},
   {"roce_qos_remediation_apply_stuck", MetricKind::kGauge,
    "1 while a remediation pass runs past its deadline (a kernel call that does not return): no new "
