@@ -17,9 +17,9 @@
 #include "exporter/app/qos_readers.h"
 #include "exporter/app/storm_guard.h"
 #include "exporter/app/storm_witness.h"
-#include "exporter/app/write_facts_kernel.h"
 #include "exporter/app/systemd_notify.h"
 #include "exporter/app/task_limits.h"
+#include "exporter/app/write_facts_kernel.h"
 #include "exporter/core/build_info.h"
 #include "exporter/core/derived_signals.h"
 #include "exporter/core/fault_log.h"
@@ -253,10 +253,9 @@ int RunExporter(const Config& config) {
     return 1;
   }
   EnforcerLock enforcer;  // held until the process exits
-  // What the write gate looks at before each write; the storm evidence is bound to the sampler
-  // once it exists.
-  KernelWriteFacts write_facts{KernelDeviceResolver(QosHostPaths(config).sysfs),
-                               KernelLockWitness(&enforcer), {}};
+  // The write gate's facts; the storm evidence is bound once the sampler exists.
+  KernelWriteFacts write_facts{
+      KernelDeviceResolver(QosHostPaths(config).sysfs), KernelLockWitness(&enforcer), {}};
   Result<std::unique_ptr<QosEngine>> qos = MakeQosEngine(config, enforcer, write_facts.Facts());
   if (!qos) {
     LogEvent(spdlog::level::err, "cannot start the QoS engine", {{"error", qos.error().message}});
@@ -265,8 +264,7 @@ int RunExporter(const Config& config) {
   SystemdNotifier notifier;  // before the sampler thread starts (reads the environment)
   FaultLog notify_log;       // only touched on the sampler thread
   Sampler sampler(std::move(options.value()), MakeKernelSources());
-  // Outlives every write: the worker, which calls it, is stopped before this scope ends.
-  SamplerStormWitness storm_witness(sampler);
+  SamplerStormWitness storm_witness(sampler);  // the worker stops before this scope ends
   write_facts.storm.Bind(&storm_witness);
   HttpCounters http_counters;
   ExpositionCache cache([&sampler] { return sampler.Latest(); },

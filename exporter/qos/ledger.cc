@@ -63,7 +63,8 @@ Ledger::Entry Ledger::Adopt(const Entry& saved, const PersistedState& file,
     if (file.boot_id == boot_id_ && !boot_id_.empty())
       e.next_allowed = std::min(*e.next_allowed, Ns(now) + longest);
     else
-      e.next_allowed = Ns(now) + std::clamp(*e.next_allowed - file.saved_at, nanoseconds(0), longest);
+      e.next_allowed =
+          Ns(now) + std::clamp(*e.next_allowed - file.saved_at, nanoseconds(0), longest);
   }
   // Absence is measured within this boot only: after a reboot it starts over.
   if (file.boot_id != boot_id_ || boot_id_.empty() || !e.last_seen || *e.last_seen > Ns(now))
@@ -113,8 +114,8 @@ bool Ledger::BeginAttempt(const std::string& identity, const std::string& netdev
   const Clock::time_point now = now_();
   Entry& e = entries_[identity];
   ++e.attempts;
-  e.next_allowed = Ns(now) + nanoseconds(BackoffAfter(e.attempts, options_.base_backoff,
-                                                      options_.max_backoff));
+  e.next_allowed =
+      Ns(now) + nanoseconds(BackoffAfter(e.attempts, options_.base_backoff, options_.max_backoff));
   e.apply_in_progress = true;
   e.netdev = netdev;
   e.last_seen = Ns(now);

@@ -90,6 +90,7 @@ class Ledger {
 };
 
 /// The wait after the n-th attempt (n >= 1): base × 2^(n-1), at most max; never overflows.
-std::chrono::seconds BackoffAfter(int attempts, std::chrono::seconds base, std::chrono::seconds max);
+std::chrono::seconds BackoffAfter(int attempts, std::chrono::seconds base,
+                                  std::chrono::seconds max);
 
 }  // namespace roceqos

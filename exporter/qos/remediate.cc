@@ -124,8 +124,9 @@ Remediator::Remediator(RemediationOptions options, QosWriter* writer, WriteFacts
       ledger_(LedgerOptionsOf(options_), store,
               options_.boot_id.empty() ? CurrentBootId() : options_.boot_id,
               [this] { return step_now_; }),
-      gate_(&ledger_, facts, options_.storm_evidence_max_age, [this] { return StepClock(); },
-            options_.seams),
+      gate_(
+          &ledger_, facts, options_.storm_evidence_max_age, [this] { return StepClock(); },
+          options_.seams),
       gated_writer_(writer, &gate_),
       apply_(&gated_writer_, options_.apply_budget, now_) {
   ledger_.Load(step_now_);
@@ -177,8 +178,9 @@ RemediationState Remediator::StepInSync(const std::string& identity, const Devic
                {{"netdev", status.netdev}});
     ledger_.Reset(identity);
     // tcp_ecn read in sync with the rest: the host's entry has proven stable too.
-    const bool checks_tcp_ecn = std::any_of(drift.fields.begin(), drift.fields.end(),
-                                            [](const auto& v) { return v.field == QosField::kTcpEcn; });
+    const bool checks_tcp_ecn =
+        std::any_of(drift.fields.begin(), drift.fields.end(),
+                    [](const auto& v) { return v.field == QosField::kTcpEcn; });
     if (checks_tcp_ecn) ledger_.Reset(std::string(kHostIdentity));
   }
   status.interrupted_apply = false;
@@ -238,7 +240,8 @@ RemediationState Remediator::StepDrifted(const DeviceContext& context, const Qos
                                          std::optional<ObservedQos>* after, DeviceStatus& status) {
   status.fully_in_sync_since.reset();
   // Given up stays given up (and visible) until proven stable.
-  if (status.gave_up && !options_.seams.skip_ledger) return status.state = RemediationState::kGaveUp;
+  if (status.gave_up && !options_.seams.skip_ledger)
+    return status.state = RemediationState::kGaveUp;
   std::vector<RemediationAction> plan = PlanRemediation(policy, observed, drift);
   if (plan.empty()) return status.state = RemediationState::kObserveOnly;
   // A posted pass's storm verdict is as old as the pass, and an idle port's is `unknown` between
@@ -259,10 +262,11 @@ RemediationState Remediator::StepDrifted(const DeviceContext& context, const Qos
 
 RemediationState Remediator::GiveUp(const std::string& identity, const std::string& netdev) {
   if (!ledger_.Get(identity).gave_up)
-    LogEvent(spdlog::level::err,
-             "remediation: giving up, the writes did not hold (something keeps undoing the "
-             "policy: DCBX from the switch, another agent, firmware?); leaving it to a human",
-             {{"netdev", netdev}, {"device", identity}, {"attempts", ledger_.Get(identity).attempts}});
+    LogEvent(
+        spdlog::level::err,
+        "remediation: giving up, the writes did not hold (something keeps undoing the "
+        "policy: DCBX from the switch, another agent, firmware?); leaving it to a human",
+        {{"netdev", netdev}, {"attempts", ledger_.Get(identity).attempts}, {"device", identity}});
   ledger_.GiveUp(identity);
   return RemediationState::kGaveUp;
 }

@@ -19,10 +19,10 @@
 #include "collectors/device.h"
 #include "exporter/core/qos_state.h"
 #include "exporter/qos/drift.h"
+#include "exporter/qos/ledger.h"
 #include "exporter/qos/policy.h"
 #include "exporter/qos/remediate_apply.h"
 #include "exporter/qos/remediate_plan.h"
-#include "exporter/qos/ledger.h"
 #include "exporter/qos/remediate_store.h"
 #include "exporter/qos/write_gate.h"
 
@@ -30,7 +30,6 @@ namespace roceqos {
 
 Result<RemediationMode> ParseRemediationMode(std::string_view text);  // off|dry-run|enforce
 std::string_view RemediationModeName(RemediationMode mode);
-
 
 /// What the guardrails look at, gathered by the caller from discovery, the filesystem and the
 /// storm state machine.
@@ -114,7 +113,6 @@ class Remediator {
     bool interrupted_apply = false;
   };
 
-
   /// Every write goes through the write gate, which takes its facts from `facts` at the moment of
   /// the write. `store` (may be null) keeps the ledger across restarts; it is loaded here and
   /// written back at once. A file that cannot be read or written suspends enforce for the life of
@@ -167,8 +165,8 @@ class Remediator {
                          const Reread& reread, std::vector<ActionRecord>* records,
                          std::optional<ObservedQos>* after, DeviceStatus& status);
   /// The ledger's verdict on a new attempt, as the state shown; nullopt when allowed.
-  std::optional<RemediationState> LedgerBlocks(const std::string& identity, const std::string& netdev,
-                                               Clock::time_point now);
+  std::optional<RemediationState> LedgerBlocks(const std::string& identity,
+                                               const std::string& netdev, Clock::time_point now);
   /// Removes host-wide writes (tcp_ecn) the host's ledger entry does not allow now, and says why.
   std::optional<RemediationState> DropHostWrites(std::vector<RemediationAction>& plan,
                                                  Clock::time_point now);
@@ -192,7 +190,6 @@ class Remediator {
 
 /// The state a device shows when the gate refused its attempt.
 RemediationState RefusalState(GateRefusal refusal);
-
 
 /// True when the process has CAP_NET_ADMIN in its effective set (capget(2)); enforce mode
 /// refuses to start without it.

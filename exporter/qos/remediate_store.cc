@@ -173,8 +173,9 @@ Result<void> SyncDirectory(const std::string& dir) {
 }  // namespace
 
 std::string SerializeRemediationState(const PersistedState& state) {
-  std::string out = fmt::format("{{\"version\": 3, \"boot_id\": {}, \"saved_at_ns\": {}, \"devices\": {{",
-                                JsonString(state.boot_id), state.saved_at.count());
+  std::string out =
+      fmt::format("{{\"version\": 3, \"boot_id\": {}, \"saved_at_ns\": {}, \"devices\": {{",
+                  JsonString(state.boot_id), state.saved_at.count());
   bool first = true;
   for (const auto& [identity, d] : state.devices) {
     out += fmt::format(

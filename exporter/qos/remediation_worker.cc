@@ -37,7 +37,8 @@ RemediationWorker::RemediationWorker(Options options, std::unique_ptr<QosReader>
       store_(options_.state_file.empty() ? nullptr
                                          : std::make_unique<RemediationStore>(options_.state_file)),
       remediator_(options_.remediation, writer_.get(), options_.facts,
-                  options_.store != nullptr ? options_.store : store_.get(), options_.remediator_now) {
+                  options_.store != nullptr ? options_.store : store_.get(),
+                  options_.remediator_now) {
   auto initial = std::make_shared<RemediationResults>();
   initial->suspended_reason = remediator_.suspended_reason();  // the state file, loaded above
   results_.Store(std::move(initial));
@@ -145,8 +146,9 @@ RemediationOutcome RemediationWorker::StepDevice(const RemediationItem& item, ui
   };
   std::optional<ObservedQos> after;
   RemediationOutcome outcome;
-  outcome.state = remediator_.Step(item.context, *item.policy, item.state->observed,
-                                   item.state->drift, options_.remediator_now(), reread, nullptr, &after);
+  outcome.state =
+      remediator_.Step(item.context, *item.policy, item.state->observed, item.state->drift,
+                       options_.remediator_now(), reread, nullptr, &after);
   outcome.pass = number;
   if (const auto* status = remediator_.Status(item.context.identity)) {
     outcome.counts = status->counts;

@@ -12,7 +12,6 @@
 #include <string>
 #include <vector>
 
-
 namespace roceqos {
 
 /// What the storm state machine can say about a device. Only kClear lets a write through: right

@@ -131,7 +131,8 @@ GateFacts WriteGate::TakeFacts(const WriteTarget& target) {
              {{"netdev", netdev()}});
   }
   if (facts_.devices != nullptr) facts.device = facts_.devices->Resolve(attempt_->identity);
-  if (facts_.storm != nullptr) facts.storm = facts_.storm->Witness(attempt_->netdev, storm_max_age_);
+  if (facts_.storm != nullptr)
+    facts.storm = facts_.storm->Witness(attempt_->netdev, storm_max_age_);
   // The witness may wait for a fresh read: the clock is read after it.
   facts.now = now_();
   facts.device_ledger = ledger_->Check(attempt_->identity, facts.now);

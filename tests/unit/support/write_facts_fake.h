@@ -25,7 +25,8 @@ class FakeWriteFacts : public StormWitness, public DeviceResolver, public LockWi
     return {storm, read_at.value_or(std::chrono::steady_clock::time_point::max())};
   }
   std::optional<ResolvedDevice> Resolve(const std::string& identity) override {
-    if (auto it = netdevs.find(identity); it != netdevs.end()) return ResolvedDevice{it->second, 0, {}};
+    if (auto it = netdevs.find(identity); it != netdevs.end())
+      return ResolvedDevice{it->second, 0, {}};
     if (identity.starts_with("netdev:")) return ResolvedDevice{identity.substr(7), 0, {}};
     return std::nullopt;
   }

@@ -111,9 +111,7 @@ class Kernel {
   DcqcnState ReadDcqcn(const std::string&) { return {}; }
   RoceTosState ReadRoceTos(const std::string&, uint32_t) { return {}; }
   Observed<int> ReadTcpEcn();
-  Observed<uint16_t> ReadStormTimeout(const std::string&) {
-    return Observed<uint16_t>::Absent();
-  }
+  Observed<uint16_t> ReadStormTimeout(const std::string&) { return Observed<uint16_t>::Absent(); }
   Result<void> SetDcb(const std::string& netdev, const DcbWrite& write);
   Result<void> DeleteDcbApps(const std::string&, const std::vector<DcbApp>&) { return {}; }
   Result<void> WriteDcqcn(const std::string&, bool, int, bool) { return {}; }
@@ -228,11 +226,20 @@ class Simulation {
 
   void Event() {
     switch (Pick(20)) {
-      case 0: case 1: case 2: case 3:
+      case 0:
+      case 1:
+      case 2:
+      case 3:
         return PostPass();
-      case 4: case 5: case 6: case 7: case 8:
+      case 4:
+      case 5:
+      case 6:
+      case 7:
+      case 8:
         return RunWorkers();
-      case 9: case 10: case 11:
+      case 9:
+      case 10:
+      case 11:
         return Advance(std::chrono::milliseconds(Pick(Chance(10) ? 200000 : 2000)));
       case 12: {
         SimDevice& d = devices_[Pick(kDevices)];
@@ -302,9 +309,7 @@ class Simulation {
     std::swap(a.netdev, b.netdev);
     if (Chance(50)) a.pfc = b.pfc = 0;
   }
-  void Rename() {
-    devices_[Pick(kDevices)].netdev = "ren" + std::to_string(++renames_);
-  }
+  void Rename() { devices_[Pick(kDevices)].netdev = "ren" + std::to_string(++renames_); }
   void DriverReload() {
     SimDevice& d = devices_[Pick(kDevices)];
     d.present = !d.present;
@@ -398,8 +403,8 @@ class Simulation {
   }
 
   void CheckWrite(const std::string& netdev, bool host_wide) {
-    const std::string where = " (process " + std::to_string(writer_ ? writer_->id : -1) + ", " +
-                              netdev + ")";
+    const std::string where =
+        " (process " + std::to_string(writer_ ? writer_->id : -1) + ", " + netdev + ")";
     if (writer_ == nullptr || writer_->lock_inode != lock_path_inode_)
       return Fail("I5", "a write from a process without the lock" + where);
     SimDevice* d = ByName(netdev);

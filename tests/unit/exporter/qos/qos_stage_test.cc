@@ -9,8 +9,8 @@
 #include <algorithm>
 
 #include "exporter/core/qos_state.h"
-#include "tests/unit/support/write_facts_fake.h"
 #include "tests/unit/support/fake_sources.h"
+#include "tests/unit/support/write_facts_fake.h"
 
 namespace roceqos {
 namespace {

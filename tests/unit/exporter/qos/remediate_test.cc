@@ -879,7 +879,8 @@ TEST(StateFile, RoundTripsAndRejectsBadInput) {
 // Found by remediation_state_fuzz: a key holding NUL and invalid UTF-8 bytes parsed, but the
 // file written from it did not parse back. A string the writer cannot round-trip is refused.
 TEST(StateFile, RefusesStringsOutsidePrintableAscii) {
-  const std::string device_body = "{\"attempts\": 1, \"gave_up\": false, \"apply_in_progress\": true}";
+  const std::string device_body =
+      "{\"attempts\": 1, \"gave_up\": false, \"apply_in_progress\": true}";
   auto file = [&](const std::string& key, const std::string& body) {
     return "{\"version\": 3, \"boot_id\": \"b\", \"saved_at_ns\": 1, \"devices\": {\"" + key +
            "\": " + body + "}}";
@@ -982,8 +983,8 @@ TEST(FailClosed, GiveUpSurvivesARestartWhileTheDeviceIsAway) {
 TEST(FailClosed, AVersion1FileKeyedByNetdevStillHoldsTheGiveUp) {
   const std::string path = StatePath("v1");
   std::ofstream(path) << "{\"version\": 1, \"devices\": {\"sim0\": {\"policy_hash\": \"h\", "
-                          "\"attempts\": 5, \"gave_up\": true, \"next_allowed_unix\": null, "
-                          "\"apply_in_progress\": false}}}";
+                         "\"attempts\": 5, \"gave_up\": true, \"next_allowed_unix\": null, "
+                         "\"apply_in_progress\": false}}}";
   RemediationStore store(path);
   FakeNic nic;
   nic.state.dcb.value.pfc->enabled_mask = 0;
@@ -1046,9 +1047,10 @@ TEST(FailClosed, AnUnresolvedPolicyWritesNothingAndKeepsTheGiveUp) {
 // whose PF lost its RDMA port (rmmod mlx5_ib) leaves the device unresolved: nothing written, and
 // its give-up is kept for when the port is back.
 TEST(FailClosed, AnRdmaRuleWhosePortVanishedWritesNothingAndKeepsTheGiveUp) {
-  auto set = ParsePolicy("devices:\n  - name: rdma\n    match: {rdma_device: mlx5_0}\n"
-                         "    policy: {pfc: [3]}\n",
-                         "rdma.yaml");
+  auto set = ParsePolicy(
+      "devices:\n  - name: rdma\n    match: {rdma_device: mlx5_0}\n"
+      "    policy: {pfc: [3]}\n",
+      "rdma.yaml");
   ASSERT_TRUE(set.ok()) << set.error().message;
   Device device;
   device.name = "sim0";
@@ -1141,7 +1143,8 @@ TEST(FailClosed, ARestoredBackoffIsNeverLongerThanMaxBackoff) {
   const std::string path = StatePath("farfuture");
   PersistedState state;
   state.boot_id = CurrentBootId();
-  state.devices["sim0"] = PersistedDevice{1, false, kMaxPersistedMonotonic, false, std::nullopt, ""};
+  state.devices["sim0"] =
+      PersistedDevice{1, false, kMaxPersistedMonotonic, false, std::nullopt, ""};
   ASSERT_TRUE(RemediationStore(path).Save(state).ok());
   RemediationStore store(path);
   FakeNic nic;

@@ -11,8 +11,8 @@
 #include <mutex>
 #include <thread>
 
-#include "tests/unit/support/write_facts_fake.h"
 #include "tests/unit/support/forwarding_qos_port.h"
+#include "tests/unit/support/write_facts_fake.h"
 
 namespace roceqos {
 namespace {
