@@ -462,3 +462,49 @@ lldp_stat() {
 
 # Helpers shipped with the simnic module (tests/testbed/simnic/guest-lib.sh), if any.
 [ -f /testbed/simnic-lib.sh ] && . /testbed/simnic-lib.sh
+
+# The enforce-storm-* scenarios' start: the first simnic port, conformed to the default policy,
+# then a tx PFC storm on priority 3 (stall prevention off: it lasts until `storm stop`) and the
+# drift enforce would fix (DSCP 26 unmapped, ToS cleared). Sets sim, ibdev, tos_file, policy,
+# window_s, window_samples and base (the DCB notification sequence before any exporter write), and
+# defines dscp26, tos, uptime_s, since, state_in and link_up.
+storm_on_drifted_port() {
+  sim=$(simnic_netdevs | sed -n 1p)
+  ibdev=$(rdma_links | awk -v n="$sim" '$2 == n { split($1, a, "/"); print a[1]; exit }')
+  [ -n "$ibdev" ] || fail "no RDMA device on $sim"
+  tos_file=/sys/class/infiniband/$ibdev/tc/1/traffic_class
+  window_s=6
+  window_samples=20
+
+  policy=$TESTBED_WORK/policy.yaml
+  "$EXPORTER" policy show-default >"$policy" || fail "policy show-default failed"
+  simnic_conform_default_policy "$sim" "$ibdev"
+
+  dscp26() { dcb -N app show dev "$sim" | tr ' ' '\n' | sed -n 's/^26://p' | tr '\n' ' ' | sed 's/ $//'; }
+  tos() { cat "$tos_file"; }
+  uptime_s() { cut -d' ' -f1 /proc/uptime; }
+  since() { awk -v t="$1" '{ printf "%.1f", $1 - t }' /proc/uptime; }
+  # The remediation state whose series reads 1 (nothing if none does) in a saved scrape.
+  state_in() {
+    _metric_lines "$1" | awk -v nd="$sim" "$_AWK_LABELS"'
+      $1 == "roce_qos_remediation_state" && L["netdev"] == nd && $NF + 0 == 1 { print L["state"] }'
+  }
+
+  # The link comes up a moment after simnic's reload: a down link is blocked_down, another reason to
+  # write nothing, but this window is about the storm.
+  link_up() { [ "$(cat /sys/class/net/"$sim"/operstate)" = up ]; }
+  wait_for 10 link_up || fail "$sim: link not up 10 s after the reload"
+
+  # The firmware's stall prevention would end the pausing after 8 s and the detector would see the
+  # storm restored on its own: off, the storm lasts until `storm stop`. Set before the storm starts
+  # (its watermarks are taken at storm start).
+  ethtool --set-tunable "$sim" pfc-prevention-tout 0 || fail "cannot turn PFC stall prevention off"
+  simnic_ctl "$sim" "rate * 0; storm start 3 tx"
+  assert_eq pausing "$(simnic_storm_phase "$sim" 3 tx)" "storm phase"
+  dcb app del dev "$sim" dscp-prio 26:3 || fail "dcb app del 26:3"
+  echo -1 >"$tos_file"
+  assert_eq "" "$(dscp26)" "DSCP 26 unmapped"
+  assert_eq "" "$(tos)" "ToS cleared"
+  base=$(simnic_dcb_event_seq "$sim")
+  log "storm on $sim prio 3 tx, DSCP 26 unmapped, ToS cleared; DCB notifications so far up to seq $base"
+}

@@ -16,37 +16,7 @@
 #  * then the storm stops and the fix arrives (DSCP 26 -> 3, ToS 106) within 30 s: so the scenario
 #    cannot pass by never writing; every exporter DCB write comes after the stop.
 require exporter simnic
-sim=$(simnic_netdevs | sed -n 1p)
-ibdev=$(rdma_links | awk -v n="$sim" '$2 == n { split($1, a, "/"); print a[1]; exit }')
-[ -n "$ibdev" ] || fail "no RDMA device on $sim"
-tos_file=/sys/class/infiniband/$ibdev/tc/1/traffic_class
-window_s=6
-window_samples=20
-
-policy=$TESTBED_WORK/policy.yaml
-"$EXPORTER" policy show-default >"$policy" || fail "policy show-default failed"
-simnic_conform_default_policy "$sim" "$ibdev"
-
-dscp26() { dcb -N app show dev "$sim" | tr ' ' '\n' | sed -n 's/^26://p' | tr '\n' ' ' | sed 's/ $//'; }
-tos() { cat "$tos_file"; }
-uptime_s() { cut -d' ' -f1 /proc/uptime; }
-since() { awk -v t="$1" '{ printf "%.1f", $1 - t }' /proc/uptime; }
-state_in() {
-  _metric_lines "$1" | awk -v nd="$sim" "$_AWK_LABELS"'
-    $1 == "roce_qos_remediation_state" && L["netdev"] == nd && $NF + 0 == 1 { print L["state"] }'
-}
-link_up() { [ "$(cat /sys/class/net/"$sim"/operstate)" = up ]; }
-wait_for 10 link_up || fail "$sim: link not up 10 s after the reload"
-
-ethtool --set-tunable "$sim" pfc-prevention-tout 0 || fail "cannot turn PFC stall prevention off"
-simnic_ctl "$sim" "rate * 0; storm start 3 tx"
-assert_eq pausing "$(simnic_storm_phase "$sim" 3 tx)" "storm phase"
-dcb app del dev "$sim" dscp-prio 26:3 || fail "dcb app del 26:3"
-echo -1 >"$tos_file"
-assert_eq "" "$(dscp26)" "DSCP 26 unmapped"
-assert_eq "" "$(tos)" "ToS cleared"
-base=$(simnic_dcb_event_seq "$sim")
-log "storm on $sim prio 3 tx, DSCP 26 unmapped, ToS cleared; DCB notifications so far up to seq $base"
+storm_on_drifted_port
 
 enforce() {
   start_exporter --collector.device-include="^$sim\$" --config="$policy" --remediation=enforce \

@@ -7,50 +7,18 @@
 #include <fstream>
 #include <string>
 
+#include "tests/unit/support/pci_sysfs_tree.h"
+
 namespace roceqos {
 namespace {
 
 namespace fs = std::filesystem;
 
-// A sysfs tree laid out as the kernel's: the function's directory under devices/, bus/pci/devices
-// linking to it, class/net/<name> linking to the function's net/<name>.
-class PciSysfs : public ::testing::Test {
+// The kernel's layout (tests/unit/support/pci_sysfs_tree.h).
+class PciSysfs : public ::testing::Test, public testing::PciSysfsTree {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/roceqos-pcifn-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
-    fs::create_directories(root_ / "bus/pci/devices");
-    fs::create_directories(root_ / "class/net");
-  }
-  void TearDown() override { fs::remove_all(root_); }
-
-  fs::path Function(const std::string& bdf) {
-    const fs::path dir = root_ / "devices/pci0000:00" / bdf;
-    fs::create_directories(dir);
-    fs::create_directory_symlink("../../../bus/pci", dir / "subsystem");
-    fs::create_directory_symlink("../../../devices/pci0000:00/" + bdf,
-                                 root_ / "bus/pci/devices" / bdf);
-    return dir;
-  }
-  void Netdev(const fs::path& function, const std::string& name, const std::string& ifindex) {
-    const fs::path dir = function / "net" / name;
-    fs::create_directories(dir);
-    std::ofstream(dir / "ifindex") << ifindex;
-    fs::create_directory_symlink("../../../" + function.filename().string(), dir / "device");
-    fs::create_directory_symlink(dir, root_ / "class/net" / name);
-  }
-  void VirtualNetdev(const std::string& name, const std::string& ifindex) {
-    const fs::path dir = root_ / "devices/virtual/net" / name;
-    fs::create_directories(dir);
-    std::ofstream(dir / "ifindex") << ifindex;
-    fs::create_directory_symlink(dir, root_ / "class/net" / name);
-  }
-  static void Rdma(const fs::path& function, const std::string& name) {
-    fs::create_directories(function / "infiniband" / name);
-  }
-
-  fs::path root_;
+  PciSysfs() : root_(root()) {}
+  const fs::path root_;
 };
 
 TEST_F(PciSysfs, ReadsTheNetdevItsIfindexAndTheRdmaDevicesOfAFunction) {

@@ -5,54 +5,29 @@
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
+
+#include "tests/unit/support/pci_sysfs_tree.h"
 
 namespace roceqos {
 namespace {
 
 namespace fs = std::filesystem;
 
-// A synthetic sysfs laid out as the kernel's (bus/pci/devices and class/net link into devices/),
-// changed between resolutions the way a driver reload, a rename or a swap changes the real one.
-class ResolverSysfs : public ::testing::Test {
+// The kernel's layout (tests/unit/support/pci_sysfs_tree.h), changed between resolutions the way
+// a driver reload, a rename or a swap changes the real one.
+class ResolverSysfs : public ::testing::Test, public testing::PciSysfsTree {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/roceqos-resolver-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
-    fs::create_directories(root_ / "bus/pci/devices");
-    fs::create_directories(root_ / "class/net");
-    resolver_ = std::make_unique<KernelDeviceResolver>(root_.string());
-  }
-  void TearDown() override { fs::remove_all(root_); }
-
-  fs::path Function(const std::string& bdf) {
-    const fs::path dir = root_ / "devices/pci0000:00" / bdf;
-    fs::create_directories(dir);
-    fs::create_directory_symlink("../../../bus/pci", dir / "subsystem");
-    fs::create_directory_symlink(dir, root_ / "bus/pci/devices" / bdf);
-    return dir;
-  }
   void Netdev(const fs::path& function, const std::string& name, int ifindex) {
-    const fs::path dir = function / "net" / name;
-    fs::create_directories(dir);
-    std::ofstream(dir / "ifindex") << ifindex << "\n";
-    fs::create_directory_symlink("../../../" + function.filename().string(), dir / "device");
-    fs::create_directory_symlink(dir, root_ / "class/net" / name);
-  }
-  void Unregister(const fs::path& function, const std::string& name) {
-    fs::remove_all(function / "net" / name);
-    fs::remove(root_ / "class/net" / name);
+    PciSysfsTree::Netdev(function, name, std::to_string(ifindex) + "\n");
   }
   void VirtualNetdev(const std::string& name, int ifindex) {
-    const fs::path dir = root_ / "devices/virtual/net" / name;
-    fs::create_directories(dir);
-    std::ofstream(dir / "ifindex") << ifindex << "\n";
-    fs::create_directory_symlink(dir, root_ / "class/net" / name);
+    PciSysfsTree::VirtualNetdev(name, std::to_string(ifindex) + "\n");
   }
-
-  fs::path root_;
-  std::unique_ptr<KernelDeviceResolver> resolver_;
+  const fs::path root_ = root();
+  std::unique_ptr<KernelDeviceResolver> resolver_ =
+      std::make_unique<KernelDeviceResolver>(root_.string());
 };
 
 TEST_F(ResolverSysfs, APciIdentityResolvesToItsNetdevIfindexAndRdmaDevice) {
