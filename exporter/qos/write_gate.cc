@@ -78,7 +78,9 @@ GateDecision DecideWrite(const std::optional<PlannedAttempt>& attempt, const Wri
     if (GateRefusal r = StormRefusal(facts, storm_max_age); r != GateRefusal::kNone) return {r};
   }
   GateDecision decision;
-  decision.record_device = !facts.device_recorded;
+  // A host-wide write is the host's attempt, not the device's: tcp_ecn that never holds (a
+  // read-only /proc/sys) must not use up the device's attempts.
+  decision.record_device = !target.host_wide && !facts.device_recorded;
   decision.record_host = target.host_wide && !facts.host_recorded;
   if (seams.skip_ledger) return decision;
   // An attempt already recorded goes on; a new one needs the ledger's leave, for the device and,
@@ -152,7 +154,7 @@ GateRefusal WriteGate::Admit(const WriteTarget& target) {
     if (!ledger_->BeginAttempt(attempt_->identity, attempt_->netdev))
       return last_refusal_ = GateRefusal::kLedgerNotDurable;
   }
-  device_recorded_ = true;
+  device_recorded_ = device_recorded_ || !target.host_wide;
   if (decision.record_host && !seams_.skip_durable_record) {
     if (!ledger_->BeginAttempt(std::string(kHostIdentity), attempt_->netdev))
       return last_refusal_ = GateRefusal::kLedgerNotDurable;

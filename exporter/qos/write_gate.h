@@ -107,8 +107,8 @@ class WriteGate {
 
   /// The netdev the open attempt writes to.
   const std::string& netdev() const;
-  /// The attempt reached the ledger: a write of it was admitted.
-  bool recorded() const { return device_recorded_; }
+  /// The attempt reached the ledger (the device's or the host's entry): a write was admitted.
+  bool recorded() const { return device_recorded_ || host_recorded_; }
   GateRefusal last_refusal() const { return last_refusal_; }
   /// Set once the lock was seen lost: the process writes nothing again.
   bool lock_lost() const { return lock_lost_; }

@@ -1319,7 +1319,7 @@ TEST(WriteGate, Finding11TcpEcnHasOneLedgerEntryForTheHost) {
   EXPECT_EQ(std::count(nic.calls.begin(), nic.calls.end(), "tcp_ecn 1"), 2)
       << "max_attempts for the host, not per device";
   EXPECT_TRUE(r.ledger().Get(std::string(kHostIdentity)).gave_up);
-  EXPECT_EQ(r.ledger().Get("sim1").attempts, 0) << "the host's write is not the device's";
+  EXPECT_EQ(r.ledger().Get("sim0").attempts, 0) << "the host's write is not the device's";
 }
 
 TEST(WriteGate, Finding12TheBackoffNeverOverflows) {
