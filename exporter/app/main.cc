@@ -123,6 +123,16 @@ Result<std::unique_ptr<QosEngine>> MakeQosEngine(const Config& config, EnforcerL
   return qos;
 }
 
+// An idle port's evidence is cleared by a read ending its gap and one a quiet span later, both
+// within one wait of the gate (docs/signals.md "Storm guard").
+StormWitnessOptions StormWitnessOptionsFor(const Config& config) {
+  const StormConfig& storm = config.derive.storm;
+  const std::chrono::nanoseconds span = std::max(storm.detection_time, storm.restoration_time);
+  return {.max_wait = std::max<std::chrono::nanoseconds>(
+              std::chrono::seconds(1),
+              span + 2 * config.derive.max_read_gap + std::chrono::milliseconds(500))};
+}
+
 // The sampler's stages in order and its publish hook (sd_notify on every snapshot, and a wake-up
 // of the render worker, which renders on its own thread).
 void WireSampler(const Config& config, Sampler& sampler, QosEngine& qos, SystemdNotifier& notifier,
@@ -264,7 +274,7 @@ int RunExporter(const Config& config) {
   SystemdNotifier notifier;  // before the sampler thread starts (reads the environment)
   FaultLog notify_log;       // only touched on the sampler thread
   Sampler sampler(std::move(options.value()), MakeKernelSources());
-  SamplerStormWitness storm_witness(sampler);  // the worker stops before this scope ends
+  SamplerStormWitness storm_witness(sampler, StormWitnessOptionsFor(config));
   write_facts.storm.Bind(&storm_witness);
   HttpCounters http_counters;
   ExpositionCache cache([&sampler] { return sampler.Latest(); },

@@ -46,6 +46,11 @@ TESTBED_WORK=${TESTBED_WORK:-/tmp}
 log() { echo "# $*" >&2; }
 fail() {
   echo "FAIL: $*" >&2
+  # The exporter's own account of the failure, when a scenario ran one.
+  if [ -s "${EXPORTER_LOG:-}" ]; then
+    echo "--- last exporter log lines:" >&2
+    tail -n 15 "$EXPORTER_LOG" | cut -c1-400 >&2
+  fi
   exit 1
 }
 # Exit status 77: the runner reports SKIP (not a failure) unless TESTBED_STRICT=1.
