@@ -12,36 +12,6 @@ namespace {
 
 using Details = DcqcnParamVerdicts;
 
-std::string Line(std::string_view name, const std::string& value) {
-  return fmt::format("{}={}\n", name, value);
-}
-
-// The written spelling of a scalar field: its value in decimal.
-template <typename T>
-std::string Number(std::string_view name, const std::optional<T>& value) {
-  return Line(name, std::to_string(*value));
-}
-
-std::string DscpPrioText(const std::map<uint8_t, uint8_t>& dscp_prio) {
-  std::string v;
-  for (const auto& [dscp, prio] : dscp_prio) v += fmt::format("{}:{},", dscp, prio);
-  return v;
-}
-
-std::string BufferWritten(const BufferPolicy& b) {
-  return ArrayText(b.prio_buffer) + "/" + (b.size ? ArrayText(*b.size) : std::string("-"));
-}
-
-// One line per listed parameter: a parameter is written on its own, so each is its own line.
-std::string DcqcnParamsWritten(const QosPolicy& p) {
-  std::string t;
-  for (const auto& [name, value] : p.dcqcn_rp_params)
-    t += Line("roce_rp/" + name, std::to_string(value));
-  for (const auto& [name, value] : p.dcqcn_np_params)
-    t += Line("roce_np/" + name, std::to_string(value));
-  return t;
-}
-
 constexpr std::string_view kPfcSideEffect =
     "the link flaps on mlx5 (mlx5_toggle_port_link) and port buffers may be resized";
 constexpr std::string_view kTrustSideEffect = "mlx5 may restart its channels";
@@ -59,24 +29,18 @@ constexpr QosFieldSpec kTrustRow{
     .side_effect = kTrustSideEffect,
     .checked = [](const QosPolicy& p) { return p.trust.has_value(); },
     .compare = [](const QosPolicy& p, const ObservedQos& o,
-                  Details*) { return drift_check::Trust(*p.trust, o.dcb); },
-    .written =
-        [](const QosPolicy& p, std::string_view name) {
-          return Line(name, std::to_string(static_cast<int>(*p.trust)));
-        }};
+                  Details*) { return drift_check::Trust(*p.trust, o.dcb); }};
 
-constexpr QosFieldSpec kPfcRow{
-    .field = QosField::kPfc,
-    .name = "pfc",
-    .policy_key = "pfc",
-    .source = "DCB `ieee_pfc.pfc_en`",
-    .host_wide = false,
-    .write_step = WriteStep::kPfc,
-    .side_effect = kPfcSideEffect,
-    .checked = [](const QosPolicy& p) { return p.pfc.has_value(); },
-    .compare = [](const QosPolicy& p, const ObservedQos& o,
-                  Details*) { return drift_check::Pfc(*p.pfc, o.dcb); },
-    .written = [](const QosPolicy& p, std::string_view name) { return Number(name, p.pfc); }};
+constexpr QosFieldSpec kPfcRow{.field = QosField::kPfc,
+                               .name = "pfc",
+                               .policy_key = "pfc",
+                               .source = "DCB `ieee_pfc.pfc_en`",
+                               .host_wide = false,
+                               .write_step = WriteStep::kPfc,
+                               .side_effect = kPfcSideEffect,
+                               .checked = [](const QosPolicy& p) { return p.pfc.has_value(); },
+                               .compare = [](const QosPolicy& p, const ObservedQos& o,
+                                             Details*) { return drift_check::Pfc(*p.pfc, o.dcb); }};
 
 constexpr QosFieldSpec kDscpPrioRow{
     .field = QosField::kDscpPrio,
@@ -88,9 +52,7 @@ constexpr QosFieldSpec kDscpPrioRow{
     .side_effect = {},
     .checked = [](const QosPolicy& p) { return p.dscp_prio.has_value(); },
     .compare = [](const QosPolicy& p, const ObservedQos& o,
-                  Details*) { return drift_check::DscpPrio(*p.dscp_prio, o.dcb); },
-    .written = [](const QosPolicy& p,
-                  std::string_view name) { return Line(name, DscpPrioText(*p.dscp_prio)); }};
+                  Details*) { return drift_check::DscpPrio(*p.dscp_prio, o.dcb); }};
 
 constexpr QosFieldSpec kPrioTcRow{
     .field = QosField::kPrioTc,
@@ -102,25 +64,18 @@ constexpr QosFieldSpec kPrioTcRow{
     .side_effect = {},
     .checked = [](const QosPolicy& p) { return p.prio_tc.has_value(); },
     .compare = [](const QosPolicy& p, const ObservedQos& o,
-                  Details*) { return drift_check::PrioTc(*p.prio_tc, o.dcb); },
-    .written = [](const QosPolicy& p,
-                  std::string_view name) { return Line(name, ArrayText(*p.prio_tc)); }};
+                  Details*) { return drift_check::PrioTc(*p.prio_tc, o.dcb); }};
 
-constexpr QosFieldSpec kEtsRow{
-    .field = QosField::kEts,
-    .name = "ets",
-    .policy_key = "ets",
-    .source = "DCB `ieee_ets.tc_tsa`, `tc_tx_bw`",
-    .host_wide = false,
-    .write_step = WriteStep::kEts,
-    .side_effect = {},
-    .checked = [](const QosPolicy& p) { return p.ets.has_value(); },
-    .compare = [](const QosPolicy& p, const ObservedQos& o,
-                  Details*) { return drift_check::Ets(*p.ets, o.dcb); },
-    .written =
-        [](const QosPolicy& p, std::string_view name) {
-          return Line(name, ArrayText(p.ets->tsa) + "/" + ArrayText(p.ets->bandwidth));
-        }};
+constexpr QosFieldSpec kEtsRow{.field = QosField::kEts,
+                               .name = "ets",
+                               .policy_key = "ets",
+                               .source = "DCB `ieee_ets.tc_tsa`, `tc_tx_bw`",
+                               .host_wide = false,
+                               .write_step = WriteStep::kEts,
+                               .side_effect = {},
+                               .checked = [](const QosPolicy& p) { return p.ets.has_value(); },
+                               .compare = [](const QosPolicy& p, const ObservedQos& o,
+                                             Details*) { return drift_check::Ets(*p.ets, o.dcb); }};
 
 constexpr QosFieldSpec kBufferRow{
     .field = QosField::kBuffer,
@@ -132,9 +87,7 @@ constexpr QosFieldSpec kBufferRow{
     .side_effect = {},
     .checked = [](const QosPolicy& p) { return p.buffer.has_value(); },
     .compare = [](const QosPolicy& p, const ObservedQos& o,
-                  Details*) { return drift_check::Buffer(*p.buffer, o.dcb); },
-    .written = [](const QosPolicy& p,
-                  std::string_view name) { return Line(name, BufferWritten(*p.buffer)); }};
+                  Details*) { return drift_check::Buffer(*p.buffer, o.dcb); }};
 
 // The RDMA and sysfs/procfs fields.
 constexpr QosFieldSpec kRoceTosRow{
@@ -147,8 +100,7 @@ constexpr QosFieldSpec kRoceTosRow{
     .side_effect = kRoceTosSideEffect,
     .checked = [](const QosPolicy& p) { return p.roce_tos.has_value(); },
     .compare = [](const QosPolicy& p, const ObservedQos& o,
-                  Details*) { return drift_check::RoceTos(*p.roce_tos, o.roce_tos); },
-    .written = [](const QosPolicy& p, std::string_view name) { return Number(name, p.roce_tos); }};
+                  Details*) { return drift_check::RoceTos(*p.roce_tos, o.roce_tos); }};
 
 constexpr QosFieldSpec kDcqcnNpRow{
     .field = QosField::kDcqcnNp,
@@ -162,8 +114,7 @@ constexpr QosFieldSpec kDcqcnNpRow{
     .compare =
         [](const QosPolicy& p, const ObservedQos& o, Details*) {
           return drift_check::Dcqcn(QosField::kDcqcnNp, *p.dcqcn_np, o.dcqcn.np_enabled);
-        },
-    .written = [](const QosPolicy& p, std::string_view name) { return Number(name, p.dcqcn_np); }};
+        }};
 
 constexpr QosFieldSpec kDcqcnRpRow{
     .field = QosField::kDcqcnRp,
@@ -177,8 +128,7 @@ constexpr QosFieldSpec kDcqcnRpRow{
     .compare =
         [](const QosPolicy& p, const ObservedQos& o, Details*) {
           return drift_check::Dcqcn(QosField::kDcqcnRp, *p.dcqcn_rp, o.dcqcn.rp_enabled);
-        },
-    .written = [](const QosPolicy& p, std::string_view name) { return Number(name, p.dcqcn_rp); }};
+        }};
 
 constexpr QosFieldSpec kTcpEcnRow{
     .field = QosField::kTcpEcn,
@@ -190,8 +140,7 @@ constexpr QosFieldSpec kTcpEcnRow{
     .side_effect = {},
     .checked = [](const QosPolicy& p) { return p.tcp_ecn.has_value(); },
     .compare = [](const QosPolicy& p, const ObservedQos& o,
-                  Details*) { return drift_check::TcpEcn(*p.tcp_ecn, o.tcp_ecn); },
-    .written = [](const QosPolicy& p, std::string_view name) { return Number(name, p.tcp_ecn); }};
+                  Details*) { return drift_check::TcpEcn(*p.tcp_ecn, o.tcp_ecn); }};
 
 // Observe only: changing them takes the link or the VFs down under running jobs.
 constexpr QosFieldSpec kMtuRow{.field = QosField::kMtu,
@@ -203,8 +152,7 @@ constexpr QosFieldSpec kMtuRow{.field = QosField::kMtu,
                                .side_effect = {},
                                .checked = [](const QosPolicy& p) { return p.mtu.has_value(); },
                                .compare = [](const QosPolicy& p, const ObservedQos& o,
-                                             Details*) { return drift_check::Mtu(*p.mtu, o.mtu); },
-                               .written = nullptr};
+                                             Details*) { return drift_check::Mtu(*p.mtu, o.mtu); }};
 
 constexpr QosFieldSpec kLinkSpeedMinRow{
     .field = QosField::kLinkSpeedMin,
@@ -218,8 +166,7 @@ constexpr QosFieldSpec kLinkSpeedMinRow{
     .compare =
         [](const QosPolicy& p, const ObservedQos& o, Details*) {
           return drift_check::LinkSpeed(*p.link_speed_min_mbps, o.link.speed_mbps);
-        },
-    .written = nullptr};
+        }};
 
 constexpr QosFieldSpec kSriovNumVfsRow{
     .field = QosField::kSriovNumVfs,
@@ -233,8 +180,7 @@ constexpr QosFieldSpec kSriovNumVfsRow{
     .compare =
         [](const QosPolicy& p, const ObservedQos& o, Details*) {
           return drift_check::SriovNumVfs(*p.sriov_numvfs, o.link.sriov_numvfs);
-        },
-    .written = nullptr};
+        }};
 
 // CNP marking and the DCQCN parameters (MOFED ecn/ files).
 constexpr QosFieldSpec kCnpDscpRow{
@@ -249,8 +195,7 @@ constexpr QosFieldSpec kCnpDscpRow{
     .compare =
         [](const QosPolicy& p, const ObservedQos& o, Details*) {
           return drift_check::Cnp(QosField::kCnpDscp, *p.cnp_dscp, o.dcqcn.cnp_dscp);
-        },
-    .written = [](const QosPolicy& p, std::string_view name) { return Number(name, p.cnp_dscp); }};
+        }};
 
 constexpr QosFieldSpec kCnpPrioRow{
     .field = QosField::kCnpPrio,
@@ -264,9 +209,7 @@ constexpr QosFieldSpec kCnpPrioRow{
     .compare =
         [](const QosPolicy& p, const ObservedQos& o, Details*) {
           return drift_check::Cnp(QosField::kCnpPrio, *p.cnp_802p_prio, o.dcqcn.cnp_802p_prio);
-        },
-    .written = [](const QosPolicy& p,
-                  std::string_view name) { return Number(name, p.cnp_802p_prio); }};
+        }};
 
 constexpr QosFieldSpec kDcqcnParamsRow{
     .field = QosField::kDcqcnParams,
@@ -281,8 +224,7 @@ constexpr QosFieldSpec kDcqcnParamsRow{
     .compare =
         [](const QosPolicy& p, const ObservedQos& o, Details* details) {
           return drift_check::DcqcnParams(p, o.dcqcn_params, details);
-        },
-    .written = [](const QosPolicy& p, std::string_view) { return DcqcnParamsWritten(p); }};
+        }};
 
 constexpr QosFieldSpec kFields[] = {kTrustRow,       kPfcRow,     kDscpPrioRow, kPrioTcRow,
                                     kEtsRow,         kBufferRow,  kRoceTosRow,  kDcqcnNpRow,

@@ -2,7 +2,7 @@
 
 // The QoS fields, one row each: the single place a field's name, policy key, scope, how it is
 // compared and whether and how remediation writes it are stated. Drift (EvaluateDrift), the plan
-// (PlanRemediation, Remediable, WrittenFieldsFingerprint), the policy parser's key list, the
+// (PlanRemediation, Remediable), the policy parser's key list, the
 // metrics and the docs table (docs/policy.md "Fields", checked by a unit test) iterate over it.
 
 #include <cstdint>
@@ -52,9 +52,6 @@ struct QosFieldSpec {
   bool (*checked)(const QosPolicy&) = nullptr;
   /// The verdict of a policy that checks the field against one observation.
   FieldVerdict (*compare)(const QosPolicy&, const ObservedQos&, DcqcnParamVerdicts*) = nullptr;
-  /// WrittenFieldsFingerprint's canonical lines for a checked, remediable field ("name=value\n"),
-  /// in a spelling of its own (never the YAML rendering); null for observe-only fields.
-  std::string (*written)(const QosPolicy&, std::string_view name) = nullptr;
 
   /// Whether remediation ever writes the field.
   constexpr bool Remediable() const { return write_step != WriteStep::kNever; }

@@ -330,7 +330,7 @@ RemediationState Remediator::Apply(const DeviceContext& context, const QosPolicy
                                    Clock::time_point now, const Reread& reread,
                                    std::vector<ActionRecord>* records,
                                    std::optional<ObservedQos>* after, DeviceStatus& status) {
-  gate_.Open(context.identity, context.netdev);
+  gate_.Open({context.identity, context.netdev, context.rdma_devices});
   std::vector<ActionOutcome> outcomes = apply_.Execute(context.netdev, plan, reread);
   const GateRefusal refusal = gate_.last_refusal();
   if (!gate_.recorded()) {

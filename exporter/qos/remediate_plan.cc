@@ -304,25 +304,6 @@ std::string DescribeAction(const RemediationAction& action) {
                      action.new_value);
 }
 
-namespace {
-
-// One canonical line per remediable field the policy sets (a line per parameter for
-// dcqcn_params), in table order and in the table's `written` spelling, never the YAML renderer's,
-// which may change with an upgrade; a field enforce never writes (mtu, link facts) must not reset
-// give-up when it is edited.
-std::string WrittenFieldsText(const QosPolicy& p) {
-  std::string t = "written-fields/1\n";
-  for (const QosFieldSpec& spec : QosFieldTable())
-    if (spec.Remediable() && spec.checked(p)) t += spec.written(p, spec.name);
-  return t;
-}
-
-}  // namespace
-
-std::string WrittenFieldsFingerprint(const QosPolicy& policy) {
-  return Fnv1a64Hex(WrittenFieldsText(policy));
-}
-
 bool FullyInSync(const DeviceDrift& drift) {
   for (const FieldVerdict& v : drift.fields)
     if (Remediable(v.field) && v.status != FieldStatus::kInSync) return false;

@@ -64,11 +64,6 @@ bool Remediable(QosField field);
 /// "<field>: <old> -> <new>" for logs and dry-run.
 std::string DescribeAction(const RemediationAction& action);
 
-/// A short hash of exactly the fields enforce writes, in a spelling of its own: give-up and
-/// attempts are keyed by it, so editing an observe-only field, an upgrade that renders policies
-/// differently, or switching between equal policies from different sources resets nothing.
-std::string WrittenFieldsFingerprint(const QosPolicy& policy);
-
 /// Every remediable field the policy checks reads in sync: none drifted, absent or unreadable.
 /// DeviceDrift::InSync() lets an absent field pass; ending a give-up needs this stricter proof.
 bool FullyInSync(const DeviceDrift& drift);

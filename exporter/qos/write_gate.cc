@@ -46,7 +46,13 @@ GateRefusal IdentityRefusal(const PlannedAttempt& attempt, const WriteTarget& ta
                             const GateFacts& facts) {
   if (!facts.device) return GateRefusal::kDeviceGone;
   if (facts.device->netdev != attempt.netdev) return GateRefusal::kIdentityMoved;
+  // The policy was resolved with these RDMA devices: an rdma_device rule may not hold any more.
+  auto sorted = [](std::vector<std::string> v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  };
   const auto& rdma = facts.device->rdma_devices;
+  if (sorted(rdma) != sorted(attempt.rdma_devices)) return GateRefusal::kIdentityMoved;
   if (!target.rdma_device.empty() &&
       std::find(rdma.begin(), rdma.end(), target.rdma_device) == rdma.end())
     return GateRefusal::kIdentityMoved;
@@ -102,8 +108,8 @@ WriteGate::WriteGate(Ledger* ledger, WriteFacts facts, std::chrono::nanoseconds 
       now_(std::move(now)),
       seams_(seams) {}
 
-void WriteGate::Open(const std::string& identity, const std::string& netdev) {
-  attempt_ = PlannedAttempt{identity, netdev};
+void WriteGate::Open(PlannedAttempt attempt) {
+  attempt_ = std::move(attempt);
   device_recorded_ = false;
   host_recorded_ = false;
   last_refusal_ = GateRefusal::kNone;

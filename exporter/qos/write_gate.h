@@ -32,7 +32,7 @@ enum class GateRefusal : uint8_t {
   kNone,              // allowed
   kNoAttempt,         // a write outside an open attempt
   kDeviceGone,        // no netdev has the identity now
-  kIdentityMoved,     // the identity's netdev (or RDMA device) is not the one planned
+  kIdentityMoved,     // the identity's netdev or RDMA devices are not the ones planned
   kStorm,             // fresh evidence shows a storm
   kStormUnknown,      // the evidence cannot rule a storm out
   kStormStale,        // the newest read is older than the evidence's max age
@@ -66,6 +66,8 @@ struct GateFacts {
 struct PlannedAttempt {
   std::string identity;
   std::string netdev;
+  /// The RDMA devices the plan's policy was resolved with (an rdma_device rule depends on them).
+  std::vector<std::string> rdma_devices;
 };
 
 struct GateDecision {
@@ -97,8 +99,8 @@ class WriteGate {
   WriteGate(Ledger* ledger, WriteFacts facts, std::chrono::nanoseconds storm_max_age, Now now,
             GateSeams seams = {});
 
-  /// An apply of `identity` (planned on `netdev`) begins; no write is decided yet.
-  void Open(const std::string& identity, const std::string& netdev);
+  /// An apply begins, planned for `attempt`; no write is decided yet.
+  void Open(PlannedAttempt attempt);
   /// The apply's verification read is done: its ledger entries are closed.
   void Close();
   /// Takes the facts now and decides. Records the attempt durably first when it is the first

@@ -278,7 +278,7 @@ check_enforce() {
   fi
   # Enforce writes its state file at start (an unwritable directory suspends enforce): on the
   # node's directory, so a pod restart keeps every device's attempts and give-up.
-  if [[ -s "$state" ]] && grep -q '"version": 2' "$state"; then
+  if [[ -s "$state" ]] && grep -q '"version": 3' "$state"; then
     pass "enforce: the state file is on the node (${state#"$node"}, $(stat -c %s "$state") bytes)"
   else
     fail "enforce: no state file at the node's ${state#"$node"}"

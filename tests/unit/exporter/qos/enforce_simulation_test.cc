@@ -1,14 +1,15 @@
 // A seeded, deterministic simulation of enforce (issue 37): the real RemediationWorker, Remediator,
 // write gate and ledger (its file kept in memory, serialized as on disk) run against a fake
 // clock, fake devices and a fake kernel through random schedules of storms, slow writes, kill -9
-// and clean restarts, renames and swaps, driver reloads, policy flips A->B->A, save failures and
-// a replaced lock file. After every write it checks the invariants of docs/remediation.md:
+// and clean restarts, renames and swaps, driver reloads, RDMA devices vanishing, policy flips
+// A->B->A, save failures and a replaced lock file. After every write it checks the invariants of docs/remediation.md:
 //   I1 writes per identity (and for the host's tcp_ecn) <= max_attempts between stable periods;
 //   I2 no write while the device's newest read is older than the evidence's max age or shows a
 //      storm, and none while a storm has run longer than that max age;
 //   I3 no write without a durable ledger entry of an apply in progress;
 //   I4 no write to another identity than the one planned;
-//   I5 never a write from a process that does not hold the lock on the file its path names.
+//   I5 never a write from a process that does not hold the lock on the file its path names;
+//   I6 no write while the device's policy rule cannot be decided (its RDMA device vanished).
 // A failure prints its seed; ROCEQOS_SIM_SEED=<seed> replays that seed alone, and
 // ROCEQOS_SIM_EVENTS=<n> sets the events per seed. The self-test removes each guard in turn
 // (GateSeams) and shows that its invariant catches the removal.
@@ -16,7 +17,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -54,6 +54,8 @@ struct SimDevice {
   // The sampler's newest read of it: when, and whether it showed a storm.
   std::optional<TimePoint> read_at;
   bool read_storm = false;
+  std::string rdma_device;  // mlx5_<i>; the policy has a rule for mlx5_0
+  bool rdma_present = true;
   int attempts = 0;  // writes counted against I1 since it last proved stable
   std::optional<TimePoint> in_sync_since;
 };
@@ -91,6 +93,16 @@ class MemoryStore : public LedgerStore {
 };
 
 class Simulation;
+
+// Policy A (PFC on 3) or B (PFC on 3 and 4), with tcp_ecn 1, and a rule for the device whose RDMA
+// device is mlx5_0 that says the same: it can be decided only while mlx5_0 is listed.
+std::shared_ptr<const PolicySet> Policies(const std::string& pfc) {
+  const std::string text = "defaults: {pfc: " + pfc + ", tcp_ecn: 1}\ndevices:\n  - name: rdma0\n" +
+                           "    match: {rdma_device: mlx5_0}\n    policy: {pfc: " + pfc + "}\n";
+  Result<PolicySet> set = ParsePolicy(text, "simulation.yaml");
+  EXPECT_TRUE(set.ok()) << set.error().message;
+  return std::make_shared<const PolicySet>(std::move(*set));
+}
 
 // One exporter process: its worker (no thread: the simulation steps it) and its view of the lock.
 struct Process : public StormWitness, public DeviceResolver, public LockWitness {
@@ -134,12 +146,11 @@ class Simulation {
       SimDevice d;
       d.identity = "pci:0000:0" + std::to_string(i + 1) + ":00.0";
       d.netdev = "eth" + std::to_string(i);
+      d.rdma_device = "mlx5_" + std::to_string(i);
       devices_.push_back(d);
     }
-    policy_a_->pfc = 0x08;
-    policy_a_->tcp_ecn = 1;
-    policy_b_->pfc = 0x18;
-    policy_b_->tcp_ecn = 1;
+    policy_a_ = Policies("[3]");
+    policy_b_ = Policies("[3, 4]");
     Start();
   }
 
@@ -258,7 +269,11 @@ class Simulation {
       case 16:
         return Restart();
       case 17:
-        policy_b_active_ = !policy_b_active_;
+        if (Chance(50)) {
+          policy_b_active_ = !policy_b_active_;
+        } else {  // mlx5_ib unloaded or back: the rule that names mlx5_0 cannot be decided
+          devices_[0].rdma_present = !devices_[0].rdma_present;
+        }
         return;
       case 18:
         store_.fail_saves = Chance(30);
@@ -329,7 +344,7 @@ class Simulation {
   // The sampler's pass: its view of every present device, as stale as the schedule makes it.
   void PostPass() {
     RemediationPass pass;
-    const auto& policy = policy_b_active_ ? policy_b_ : policy_a_;
+    const auto& policies = policy_b_active_ ? policy_b_ : policy_a_;
     for (SimDevice& d : devices_) {
       if (!d.present) continue;
       pass.present.emplace_back(d.netdev, d.identity);
@@ -337,7 +352,16 @@ class Simulation {
       device->name = d.netdev;
       device->pci_address = d.identity.substr(4);
       device->role = DeviceRole::kPf;
+      device->pci_vendor = 0x15b3;
       device->oper_state = OperState::kUp;
+      if (d.rdma_present) {
+        RdmaPort port;
+        port.device = d.rdma_device;
+        port.port = 1;
+        device->rdma_ports.push_back(port);
+      }
+      const PolicyResolution resolution = policies->ResolveChecked(*device);
+      const auto policy = std::shared_ptr<const QosPolicy>(policies, resolution.policy);
       auto state = std::make_shared<QosDeviceState>();
       state->observed = Observe(d);
       state->drift = EvaluateDrift(*policy, state->observed);
@@ -347,6 +371,8 @@ class Simulation {
       item.context.role = DeviceRole::kPf;
       item.context.oper_up = true;
       item.context.storm = d.read_storm ? StormGuard::kStorm : StormGuard::kClear;
+      item.context.policy_resolved = resolution.resolved;
+      if (d.rdma_present) item.context.rdma_devices.push_back(d.rdma_device);
       item.device = device;
       item.policy = policy;
       item.state = state;
@@ -386,8 +412,7 @@ class Simulation {
   // given attempts again, as the ledger does after stable_reset (either: the ledger cannot tell
   // a flip it did not observe).
   void TrackStable(SimDevice& d) {
-    const bool in_sync =
-        d.present && (d.pfc == *policy_a_->pfc || d.pfc == *policy_b_->pfc) && tcp_ecn_ == 1;
+    const bool in_sync = d.present && (d.pfc == 0x08 || d.pfc == 0x18) && tcp_ecn_ == 1;
     if (!in_sync) {
       d.in_sync_since.reset();
     } else if (!d.in_sync_since) {
@@ -415,6 +440,8 @@ class Simulation {
       return Fail("I2", "no fresh storm-free read" + where);
     if (d->storm && now_ - d->storm_since > kSamplerPeriod)
       return Fail("I2", "a storm has run longer than the evidence's max age" + where);
+    if (!d->rdma_present)
+      return Fail("I6", "a write while the device's rdma_device rule cannot be decided" + where);
     const std::string key = host_wide ? std::string(kHostIdentity) : d->identity;
     std::optional<PersistedDevice> durable = store_.Durable(key);
     if (!durable || !durable->apply_in_progress)
@@ -442,8 +469,8 @@ class Simulation {
   MemoryStore store_;
   std::vector<SimDevice> devices_;
   std::vector<std::unique_ptr<Process>> processes_;
-  std::shared_ptr<QosPolicy> policy_a_ = std::make_shared<QosPolicy>();
-  std::shared_ptr<QosPolicy> policy_b_ = std::make_shared<QosPolicy>();
+  std::shared_ptr<const PolicySet> policy_a_;
+  std::shared_ptr<const PolicySet> policy_b_;
   bool policy_b_active_ = false;
   TimePoint now_ = TimePoint(1h);
   int tcp_ecn_ = 1;
@@ -475,7 +502,9 @@ std::optional<ResolvedDevice> Process::Resolve(const std::string& identity) {
   sim->Planned(identity);  // the gate asks for the identity its attempt was planned for
   SimDevice* d = sim->ByIdentity(identity);
   if (d == nullptr) return std::nullopt;
-  return ResolvedDevice{d->netdev, 0, {}};
+  ResolvedDevice resolved{d->netdev, 0, {}};
+  if (d->rdma_present) resolved.rdma_devices.push_back(d->rdma_device);
+  return resolved;
 }
 
 bool Process::StillHeld() { return lock_inode == sim->lock_path_inode(); }

@@ -193,6 +193,7 @@ struct Harness {
     d->mtu = 1500;
     RdmaPort port;
     port.device = "mlx5_" + std::to_string(devices.size());
+    PermissiveFacts().rdma_of["netdev:" + name] = {port.device};  // where the gate finds it
     port.port = 1;
     d->rdma_ports.push_back(port);
     devices.push_back(d);

@@ -124,7 +124,6 @@ TEST(QosFieldTable, RemediationWritesAllButTheLinkFacts) {
             (std::set<std::string_view>{"mtu", "link_speed_min_mbps", "sriov_numvfs"}));
   for (const QosFieldSpec& spec : QosFieldTable()) {
     EXPECT_EQ(Remediable(spec.field), spec.Remediable()) << spec.name;
-    EXPECT_EQ(spec.written != nullptr, spec.Remediable()) << spec.name;
     EXPECT_NE(spec.checked, nullptr) << spec.name;
     EXPECT_NE(spec.compare, nullptr) << spec.name;
     EXPECT_FALSE(spec.source.empty()) << spec.name;
@@ -191,27 +190,6 @@ TEST(QosFieldTable, ThePlanWritesInStepOrderWithTheTablesSideEffects) {
     }
   }
   EXPECT_EQ(steps.size(), kNumWriteSteps) << "every step planned a write";
-}
-
-// The fingerprint that keys give-up keeps its spelling when the code that builds it changes: a
-// policy that sets every field, against the text written out by hand.
-TEST(QosFieldTable, WrittenFieldsFingerprintKeepsItsSpelling) {
-  QosPolicy p = DefaultPolicy().defaults;
-  p.dscp_prio = std::map<uint8_t, uint8_t>{{26, 3}};
-  p.prio_tc = std::array<uint8_t, kNumPriorities>{0, 0, 0, 3, 0, 0, 0, 0};
-  p.ets = EtsPolicy{{2, 2, 2, 2, 0, 0, 0, 0}, {10, 10, 70, 10, 0, 0, 0, 0}};
-  p.buffer = BufferPolicy{{0, 0, 0, 1, 0, 0, 0, 0}, std::nullopt};
-  p.mtu = 9000;
-  p.link_speed_min_mbps = 100000;
-  p.sriov_numvfs = 8;
-  p.dcqcn_rp_params = {{"rpg_ai_rate", 5}};
-  p.dcqcn_np_params = {{"min_time_between_cnps", 4}};
-  const std::string text =
-      "written-fields/1\ntrust=1\npfc=8\ndscp_prio=26:3,\nprio_tc=[0, 0, 0, 3, 0, 0, 0, 0]\n"
-      "ets=[2, 2, 2, 2, 0, 0, 0, 0]/[10, 10, 70, 10, 0, 0, 0, 0]\n"
-      "buffer=[0, 0, 0, 1, 0, 0, 0, 0]/-\nroce_tos=106\ndcqcn_np=8\ndcqcn_rp=8\ntcp_ecn=1\n"
-      "cnp_dscp=48\ncnp_802p_prio=6\nroce_rp/rpg_ai_rate=5\nroce_np/min_time_between_cnps=4\n";
-  EXPECT_EQ(WrittenFieldsFingerprint(p), Fnv1a64Hex(text));
 }
 
 std::string ReadDoc(const std::string& name) {

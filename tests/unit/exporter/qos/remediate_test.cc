@@ -47,15 +47,16 @@ class FakeNic : public QosWriter, public StormWitness, public DeviceResolver, pu
   // The time of the newest read; by default one never older than the gate's now.
   std::function<TimePoint()> clock = [] { return TimePoint::max(); };
   std::optional<std::string> netdev_now = "sim0";
+  std::vector<std::string> rdma_now = {"mlx5_0"};
   bool lock_held = true;
   StormFacts Witness(const std::string&, std::chrono::nanoseconds) override {
     return {storm, clock()};
   }
   // Tests name devices "sim<N>" by identity too; "pci:..." identities are the device sim0 was.
   std::optional<ResolvedDevice> Resolve(const std::string& identity) override {
-    if (!identity.starts_with("pci:")) return ResolvedDevice{identity, 7, {"mlx5_0"}};
+    if (!identity.starts_with("pci:")) return ResolvedDevice{identity, 7, rdma_now};
     if (!netdev_now) return std::nullopt;
-    return ResolvedDevice{*netdev_now, 7, {"mlx5_0"}};
+    return ResolvedDevice{*netdev_now, 7, rdma_now};
   }
   bool StillHeld() override { return lock_held; }
   WriteFacts Facts() { return {this, this, this}; }
@@ -1006,10 +1007,6 @@ TEST(FailClosed, EditingAnObserveOnlyFieldDoesNotResetGiveUp) {
       g.r.Step(UpPf(), edited, observed, EvaluateDrift(edited, observed), t0 + 2h, g.nic.Reader()),
       RemediationState::kGaveUp);
   EXPECT_TRUE(g.nic.calls.empty());
-  EXPECT_EQ(WrittenFieldsFingerprint(edited), WrittenFieldsFingerprint(kPolicy));
-  QosPolicy written = kPolicy;
-  written.pfc = 0x18;
-  EXPECT_NE(WrittenFieldsFingerprint(written), WrittenFieldsFingerprint(kPolicy));
 }
 
 TEST(FailClosed, AnAbsentFieldDoesNotEndGiveUp) {
@@ -1289,6 +1286,20 @@ TEST(WriteGate, Finding8ASwapOfNetdevNamesStopsTheWriteToTheOtherFunction) {
   g.nic.netdev_now.reset();  // the function is gone
   EXPECT_EQ(g.Step(t0 + 1s), RemediationState::kBlockedIdentityChanged);
   EXPECT_TRUE(g.nic.calls.empty());
+}
+
+// Found by the enforce simulation (I6): mlx5_ib unloaded after the pass was planned with an
+// rdma_device rule. The policy it was resolved with may not hold: nothing is written.
+TEST(WriteGate, AnRdmaDeviceGoneSinceThePassWasPlannedStopsTheWrite) {
+  GateCase g;
+  g.nic.rdma_now = {};
+  EXPECT_EQ(g.Step(), RemediationState::kBlockedIdentityChanged);
+  EXPECT_TRUE(g.nic.calls.empty());
+  g.nic.rdma_now = {"mlx5_2"};  // renamed: a rule naming mlx5_0 no longer matches
+  EXPECT_EQ(g.Step(t0 + 1s), RemediationState::kBlockedIdentityChanged);
+  EXPECT_TRUE(g.nic.calls.empty());
+  g.nic.rdma_now = {"mlx5_0"};
+  EXPECT_EQ(g.Step(t0 + 2s), RemediationState::kActed);
 }
 
 TEST(WriteGate, Finding9ALockFileReplacedUnderTheProcessStopsItsWritesForGood) {
