@@ -2,7 +2,8 @@
 // write gate and ledger (its file kept in memory, serialized as on disk) run against a fake
 // clock, fake devices and a fake kernel through random schedules of storms, slow writes, kill -9
 // and clean restarts, renames and swaps, driver reloads, RDMA devices vanishing, policy flips
-// A->B->A, save failures and a replaced lock file. After every write it checks the invariants of docs/remediation.md:
+// A->B->A, save failures and a replaced lock file. After every write it checks the invariants of
+// docs/remediation.md:
 //   I1 writes per identity (and for the host's tcp_ecn) <= max_attempts between stable periods;
 //   I2 no write while the device's newest read is older than the evidence's max age or shows a
 //      storm, and none while a storm has run longer than that max age;
