@@ -466,7 +466,6 @@ void QosEngine::PostPass(const std::vector<DeviceInput>& devices, const Output& 
     if (out.devices[i]->roce_port && !out.devices[i]->roce_port->checked)
       item.policy = kNothingWritten;
     item.state = out.devices[i];
-    item.now = SteadyClock::now();
     pass.items.push_back(std::move(item));
   }
   owed_.clear();

@@ -62,12 +62,6 @@ void LogSideEffects(const std::string& netdev, const std::vector<RemediationActi
 
 }  // namespace
 
-bool AnyWriteReachedDevice(const std::vector<ActionOutcome>& outcomes) {
-  return std::any_of(outcomes.begin(), outcomes.end(), [](const ActionOutcome& o) {
-    return o.sent == ActionOutcome::Sent::kWritten || o.sent == ActionOutcome::Sent::kFailed;
-  });
-}
-
 void ApplyPass::Begin() {
   started_.reset();
   wrote_ = false;

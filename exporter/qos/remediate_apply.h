@@ -62,10 +62,6 @@ struct ActionOutcome {
   std::string error;
 };
 
-/// True when at least one write of the plan reached the device (written or refused by it): the
-/// attempt counts, whatever the budget did to the rest.
-bool AnyWriteReachedDevice(const std::vector<ActionOutcome>& outcomes);
-
 /// The writes of one sampler pass. Not thread-safe.
 class ApplyPass {
  public:

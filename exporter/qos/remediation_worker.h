@@ -37,7 +37,6 @@ struct RemediationItem {
   std::shared_ptr<const Device> device;         // re-read through the worker's own reader
   std::shared_ptr<const QosPolicy> policy;      // the effective policy (keeps its PolicySet alive)
   std::shared_ptr<const QosDeviceState> state;  // the observation and drift just evaluated
-  std::chrono::steady_clock::time_point now;    // when that drift was evaluated
 };
 
 struct RemediationPass {

@@ -377,7 +377,6 @@ class Simulation {
       item.device = device;
       item.policy = policy;
       item.state = state;
-      item.now = now_;
       pass.items.push_back(std::move(item));
     }
     for (auto& p : processes_) p->worker->Post(pass);

@@ -145,7 +145,6 @@ struct World {
     state->observed.dcb = Observed<QosState>::Ok(dcb);
     state->drift = EvaluateDrift(*item.policy, state->observed);
     item.state = state;
-    item.now = std::chrono::steady_clock::now();
     return item;
   }
 
