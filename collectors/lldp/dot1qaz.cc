@@ -4,6 +4,7 @@
 #include <linux/dcbnl.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 namespace roceqos::lldp {
@@ -134,6 +135,21 @@ Result<PfcConfiguration> DecodePfcConfiguration(Bytes info, std::string_view con
   return pfc;
 }
 
+namespace {
+
+// Why one APP entry cannot be used; nullopt when it can.
+std::optional<std::string> InvalidAppEntry(const DcbApp& entry, size_t index,
+                                           std::string_view context) {
+  // D.2.12 Sel: 1 Ethertype, 2-4 TCP/SCTP/UDP/DCCP ports, 5 DSCP; 0, 6 and 7 are reserved.
+  if (entry.selector < IEEE_8021QAZ_APP_SEL_ETHERTYPE || entry.selector > IEEE_8021QAZ_APP_SEL_DSCP)
+    return fmt::format("{}: APP entry {} has reserved selector {}", context, index, entry.selector);
+  if (entry.selector == IEEE_8021QAZ_APP_SEL_DSCP && entry.protocol >= kNumDscp)
+    return fmt::format("{}: APP entry {} maps DSCP {}, beyond 63", context, index, entry.protocol);
+  return std::nullopt;
+}
+
+}  // namespace
+
 Result<ApplicationPriority> DecodeApplicationPriority(Bytes info, std::string_view context) {
   if (auto ok = CheckLength(Dot1QazSubtype::kApplicationPriority, info, context); !ok)
     return ok.error();
@@ -141,21 +157,15 @@ Result<ApplicationPriority> DecodeApplicationPriority(Bytes info, std::string_vi
   // D.2.12: a reserved octet, then the Application Priority Table: per entry Priority (bits
   // 8-6), reserved (bits 5-4), Sel (bits 3-1), then a 2-octet Protocol ID in network order.
   for (size_t offset = 1; offset + 3 <= info.size(); offset += 3) {
-    size_t index = (offset - 1) / 3;
-    uint8_t head = At(info, offset);
+    const uint8_t head = At(info, offset);
     DcbApp entry;
     entry.priority = head >> 5;
     entry.selector = head & 0x07;
     entry.protocol = static_cast<uint16_t>((At(info, offset + 1) << 8) | At(info, offset + 2));
-    // D.2.12 Sel: 1 Ethertype, 2-4 TCP/SCTP/UDP/DCCP ports, 5 DSCP; 0, 6 and 7 are reserved.
-    if (entry.selector < IEEE_8021QAZ_APP_SEL_ETHERTYPE ||
-        entry.selector > IEEE_8021QAZ_APP_SEL_DSCP)
-      return MakeError(0, fmt::format("{}: APP entry {} has reserved selector {}", context, index,
-                                      entry.selector));
-    if (entry.selector == IEEE_8021QAZ_APP_SEL_DSCP && entry.protocol >= kNumDscp)
-      return MakeError(0, fmt::format("{}: APP entry {} maps DSCP {}, beyond 63", context, index,
-                                      entry.protocol));
-    app.entries.push_back(entry);
+    if (auto invalid = InvalidAppEntry(entry, (offset - 1) / 3, context))
+      app.skipped.push_back(std::move(*invalid));
+    else
+      app.entries.push_back(entry);
   }
   return app;
 }

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -74,6 +75,9 @@ struct PfcConfiguration {
 /// of collectors/dcb.h so a host table and a switch table compare directly.
 struct ApplicationPriority {
   std::vector<DcbApp> entries;
+  /// One message per entry left out of `entries` (a reserved selector, a DSCP beyond 63): one
+  /// bad entry must not hide the valid ones, which carry the switch's DSCP map.
+  std::vector<std::string> skipped;
 
   /// Priorities the peer maps DSCP `dscp` to (selector 5), in advertised order.
   std::vector<uint8_t> DscpPriorities(uint8_t dscp) const;

@@ -175,10 +175,26 @@ Neighbor ReadNeighbor(lldpctl_atom_t* remote, std::string_view interface) {
   return neighbor;
 }
 
+// A failure of the connection itself (our socket's errno, or lldpd hung up) rather than of one
+// answer: asking about the next port would fail the same way, each after a timeout.
+bool ConnectionFailed(lldpctl_conn_t* conn, const Socket& socket) {
+  const lldpctl_error_t code = Lib().last_error(conn);
+  return code == LLDPCTL_ERR_EOF || (code == LLDPCTL_ERR_CALLBACK_FAILURE && socket.errnum != 0);
+}
+
+// An Error only when the connection failed; a port lldpd could not answer for is a LocalPort with
+// its `error`, so one bad port never hides the others (an interface that vanished between the
+// listing and the query answers LLDPCTL_ERR_NOT_EXIST, for one).
 Result<LocalPort> ReadPort(lldpctl_conn_t* conn, const Socket& socket, std::string_view path,
                            lldpctl_atom_t* interface, std::string_view name) {
   Atom port(Lib().get_port(interface));
-  if (!port) return QueryError(conn, socket, path, fmt::format("port {}", name));
+  if (!port) {
+    Error error = QueryError(conn, socket, path, fmt::format("port {}", name));
+    if (ConnectionFailed(conn, socket)) return error;
+    LocalPort unreadable;
+    unreadable.error = std::move(error.message);
+    return unreadable;
+  }
   LocalPort local;
   const long received = Lib().atom_get_int(port.get(), lldpctl_k_rx_cnt);
   local.frames_received = received > 0 ? static_cast<uint64_t>(received) : 0;
@@ -186,6 +202,36 @@ Result<LocalPort> ReadPort(lldpctl_conn_t* conn, const Socket& socket, std::stri
   ForEach(neighbors.get(),
           [&](lldpctl_atom_t* remote) { local.neighbors.push_back(ReadNeighbor(remote, name)); });
   return local;
+}
+
+// Reads the ports of `pending` lldpd handles into `view` on one connection, erasing each from
+// `pending` once read; true when it stopped at a port whose answer failed. liblldpctl leaves a
+// connection whose answer it could not decode waiting for that answer (the next request fails
+// with LLDPCTL_ERR_INVALID_STATE), so the ports after it are asked on a new connection.
+Result<bool> ReadPorts(const std::string& path, std::chrono::milliseconds timeout,
+                       std::set<std::string>& pending, LldpdView& view) {
+  Socket socket;
+  if (Result<void> connected = Connect(socket, path, timeout); !connected) return connected.error();
+  Conn conn(Lib().new_conn(SendCallback, ReceiveCallback, &socket));
+  if (!conn) return MakeError(ENOMEM, fmt::format("lldpd socket {}: lldpctl_new failed", path));
+  Atom list(Lib().get_interfaces(conn.get()));
+  if (!list) return QueryError(conn.get(), socket, path, "list interfaces");
+  std::optional<Error> failure;
+  bool stopped = false;
+  ForEach(list.get(), [&](lldpctl_atom_t* interface) {
+    const std::string name = Text(interface, lldpctl_k_interface_name);
+    if (failure || stopped || !pending.contains(name)) return;
+    Result<LocalPort> port = ReadPort(conn.get(), socket, path, interface, name);
+    if (!port) {
+      failure = port.error();
+      return;
+    }
+    stopped = !port->error.empty();
+    pending.erase(name);
+    view.ports.emplace(name, std::move(*port));
+  });
+  if (failure) return *failure;
+  return stopped;
 }
 
 }  // namespace
@@ -202,27 +248,15 @@ Result<LldpdView> QueryLldpd(const LldpdQuery& query, const std::vector<std::str
     return MakeError(ELIBACC, fmt::format("liblldpctl (package lldpd) not loadable: {}", missing));
   RouteLibraryLog();
   const std::string path = query.socket_path.empty() ? DefaultLldpdSocket() : query.socket_path;
-  Socket socket;
-  if (Result<void> connected = Connect(socket, path, query.timeout); !connected)
-    return connected.error();
-  Conn conn(Lib().new_conn(SendCallback, ReceiveCallback, &socket));
-  if (!conn) return MakeError(ENOMEM, fmt::format("lldpd socket {}: lldpctl_new failed", path));
-  Atom list(Lib().get_interfaces(conn.get()));
-  if (!list) return QueryError(conn.get(), socket, path, "list interfaces");
-  const std::set<std::string> wanted(interfaces.begin(), interfaces.end());
+  std::set<std::string> pending(interfaces.begin(), interfaces.end());
   LldpdView view;
-  std::optional<Error> failure;
-  ForEach(list.get(), [&](lldpctl_atom_t* interface) {
-    const std::string name = Text(interface, lldpctl_k_interface_name);
-    if (failure || !wanted.contains(name)) return;
-    Result<LocalPort> port = ReadPort(conn.get(), socket, path, interface, name);
-    if (port)
-      view.ports.emplace(name, std::move(*port));
-    else
-      failure = port.error();
-  });
-  if (failure) return *failure;
-  return view;
+  // Every pass reads at least one port, so a port lldpd cannot answer for costs one connection
+  // more, never a loop.
+  for (;;) {
+    Result<bool> stopped = ReadPorts(path, query.timeout, pending, view);
+    if (!stopped) return stopped.error();
+    if (!*stopped) return view;
+  }
 }
 
 }  // namespace roceqos::lldp

@@ -34,6 +34,9 @@ struct Neighbor {
 struct LocalPort {
   uint64_t frames_received = 0;     // lldpctl_k_rx_cnt
   std::vector<Neighbor> neighbors;  // as lldpd lists them; usually one on a switch port
+  /// Why lldpd's answer for this port could not be read (lldpctl_get_port failed while the
+  /// connection stayed usable); empty when it was read. The other ports are read regardless.
+  std::string error;
 
   bool operator==(const LocalPort&) const = default;
 };

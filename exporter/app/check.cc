@@ -316,13 +316,35 @@ std::string_view AbsenceText(LldpAbsence absence) {
   }
 }
 
-std::vector<CheckItem> UnverifiedSwitchItems(LldpAbsence absence) {
+// lldpd's own words when only this port's answer failed, else the reason's text.
+std::string AbsenceDetail(const LldpState& lldp, std::string_view netdev, LldpAbsence absence) {
+  if (lldp.view)
+    if (auto port = lldp.view->ports.find(std::string(netdev));
+        port != lldp.view->ports.end() && !port->second.error.empty())
+      return port->second.error;
+  return std::string(AbsenceText(absence));
+}
+
+std::vector<CheckItem> UnverifiedSwitchItems(std::string detail) {
   std::vector<CheckItem> items{
-      {"switch", FieldStatus::kAbsent, "an LLDP neighbour", std::string(AbsenceText(absence)), ""}};
+      {"switch", FieldStatus::kAbsent, "an LLDP neighbour", std::move(detail), ""}};
   for (const auto& field : kSwitchFieldNames)
     items.push_back(
         {fmt::format("switch {}", field.name), FieldStatus::kAbsent, "-", "no LLDP neighbour", ""});
   return items;
+}
+
+// The switch port the netdev is cabled to. A second neighbour on one port (a hub, a second LLDP
+// agent, a misconfigured switch) is a fault of the cabling: only the first is compared.
+CheckItem NeighborItem(const LldpState& lldp, std::string_view netdev,
+                       const lldp::Neighbor& first) {
+  const size_t count = LldpNeighborCount(lldp, netdev);
+  if (count <= 1)
+    return {"switch", FieldStatus::kInSync, "an LLDP neighbour", DescribeNeighbor(first), ""};
+  return {"switch", FieldStatus::kDrift, "one LLDP neighbour",
+          fmt::format("{} neighbours; compared: {}", count, DescribeNeighbor(first)),
+          "several LLDP agents on one RoCE port: a hub, a second agent or a misconfigured switch; "
+          "the switch checks below read only the first (lldpcli show neighbors)"};
 }
 
 // Every selected netdev's lldpd answer, once (RunCheck's LldpLookup).
@@ -347,10 +369,9 @@ std::vector<CheckItem> SwitchChecklist(const LldpState& lldp, const Device& devi
       LldpNeighborAbsence(lldp, device.name, device.oper_state == OperState::kUp);
   if (absence == LldpAbsence::kLldpdNotInstalled || absence == LldpAbsence::kLldpdNotRunning)
     return {};
-  if (absence) return UnverifiedSwitchItems(*absence);
+  if (absence) return UnverifiedSwitchItems(AbsenceDetail(lldp, device.name, *absence));
   const lldp::Neighbor& neighbor = *FindLldpNeighbor(lldp, device.name);
-  std::vector<CheckItem> items{
-      {"switch", FieldStatus::kInSync, "an LLDP neighbour", DescribeNeighbor(neighbor), ""}};
+  std::vector<CheckItem> items{NeighborItem(lldp, device.name, neighbor)};
   for (const SwitchVerdict& v : CompareWithSwitch(observed, neighbor))
     items.push_back({fmt::format("switch {}", SwitchFieldName(v.field)), v.status, v.switch_side,
                      v.host, v.why});

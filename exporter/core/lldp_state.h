@@ -39,6 +39,14 @@ constexpr std::string_view LldpAbsenceName(LldpAbsence absence) {
   return NameOf(kLldpAbsenceNames, absence);
 }
 
+/// Faults of lldpd's answer for one port, counted against that netdev only: the label values of
+/// roce_lldp_port_errors_total.
+inline constexpr std::string_view kLldpPortUnreadable = "port_unreadable";
+inline constexpr std::string_view kLldpMalformedTlv = "malformed_tlv";
+inline constexpr std::string_view kLldpMalformedAppEntry = "malformed_app_entry";
+inline constexpr std::string_view kLldpPortErrorReasons[] = {kLldpPortUnreadable, kLldpMalformedTlv,
+                                                             kLldpMalformedAppEntry};
+
 struct LldpState {
   /// lldpd's answer of the last round; nullopt when the round failed (then `failure` says why).
   std::optional<lldp::LldpdView> view;
@@ -48,12 +56,19 @@ struct LldpState {
   /// Failed rounds by LldpAbsence name (the first four reasons) plus "malformed_tlv" (802.1Qaz
   /// TLVs left out, counted in every round that finds them); every reason is there from the start.
   std::map<std::string, uint64_t> errors;
+  /// Per netdev lldpd handles (among the selected): every kLldpPortErrorReasons name and its count
+  /// since the netdev was first handled: ports whose answer failed, TLVs and APP entries skipped.
+  std::map<std::string, std::map<std::string, uint64_t, std::less<>>, std::less<>> port_errors;
   double interval_seconds = 0;  // --lldp.interval
   int64_t read_at_unix = 0;     // wall clock of the last round, for the neighbour's age
 };
 
-/// The neighbour lldpd reports on `netdev` (the first when several), or null.
+/// The neighbour lldpd reports on `netdev` (the first when several: the one compared and shown;
+/// LldpNeighborCount says how many there are), or null.
 const lldp::Neighbor* FindLldpNeighbor(const LldpState& state, std::string_view netdev);
+
+/// How many neighbours lldpd lists on `netdev` (0 without an answer for it).
+size_t LldpNeighborCount(const LldpState& state, std::string_view netdev);
 
 /// Why `netdev` has no neighbour; nullopt when it has one. `link_up`: its operstate is up.
 std::optional<LldpAbsence> LldpNeighborAbsence(const LldpState& state, std::string_view netdev,

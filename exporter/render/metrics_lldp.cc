@@ -17,6 +17,8 @@ namespace {
 struct LldpFamilies {
   FamilyBuilder present{FindMetric("roce_lldp_neighbor_present")};
   FamilyBuilder absent_reason{FindMetric("roce_lldp_neighbor_absent_reason")};
+  FamilyBuilder neighbors{FindMetric("roce_lldp_neighbors")};
+  FamilyBuilder port_errors{FindMetric("roce_lldp_port_errors_total")};
   FamilyBuilder info{FindMetric("roce_lldp_neighbor_info")};
   FamilyBuilder age{FindMetric("roce_lldp_neighbor_age_seconds")};
   FamilyBuilder ttl{FindMetric("roce_lldp_neighbor_ttl_seconds")};
@@ -32,9 +34,9 @@ struct LldpFamilies {
   FamilyBuilder mismatch{FindMetric("roce_qos_switch_mismatch")};
 
   void AppendTo(MetricSink& out) {
-    for (FamilyBuilder* family :
-         {&present, &absent_reason, &info, &age, &ttl, &frames, &pfc_enabled, &pfc_willing,
-          &pfc_cap, &dscp_prio, &prio_tc, &ets_bandwidth, &ets_tsa, &max_frame, &mismatch})
+    for (FamilyBuilder* family : {&present, &absent_reason, &neighbors, &port_errors, &info, &age,
+                                  &ttl, &frames, &pfc_enabled, &pfc_willing, &pfc_cap, &dscp_prio,
+                                  &prio_tc, &ets_bandwidth, &ets_tsa, &max_frame, &mismatch})
       family->AppendTo(out);
   }
 };
@@ -85,13 +87,20 @@ void AddMismatch(LldpFamilies& f, std::string_view netdev, const DeviceSnapshot&
   }
 }
 
+void AddPort(LldpFamilies& f, const LldpState& state, std::string_view netdev) {
+  if (auto errors = state.port_errors.find(netdev); errors != state.port_errors.end())
+    for (const auto& [reason, count] : errors->second)
+      f.port_errors.Add({netdev, reason}, static_cast<double>(count));
+  if (!state.view) return;
+  auto port = state.view->ports.find(std::string(netdev));
+  if (port == state.view->ports.end() || !port->second.error.empty()) return;  // unknown, not 0
+  f.frames.Add({netdev}, static_cast<double>(port->second.frames_received));
+  f.neighbors.Add({netdev}, static_cast<double>(port->second.neighbors.size()));
+}
+
 void AddDevice(LldpFamilies& f, const LldpState& state, const DeviceSnapshot& snap) {
   const std::string& netdev = snap.device->name;
-  if (state.view) {
-    auto port = state.view->ports.find(netdev);
-    if (port != state.view->ports.end())
-      f.frames.Add({netdev}, static_cast<double>(port->second.frames_received));
-  }
+  AddPort(f, state, netdev);
   const lldp::Neighbor* neighbor = FindLldpNeighbor(state, netdev);
   f.present.Add({netdev}, neighbor != nullptr ? 1 : 0);
   if (neighbor == nullptr) {

@@ -2,16 +2,16 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <ctime>
 #include <set>
+#include <utility>
 
 #include "base/log_event.h"
 
 namespace roceqos {
 namespace {
-
-constexpr std::string_view kMalformedTlv = "malformed_tlv";
 
 std::string_view FixFor(LldpAbsence failure) {
   switch (failure) {
@@ -57,7 +57,7 @@ LldpPoller::LldpPoller(LldpPollerOptions options, Netdevs netdevs, Query query)
           }) {
   for (const auto& reason : kLldpAbsenceNames)
     if (reason.value <= LldpAbsence::kLldpdError) errors_[std::string(reason.name)] = 0;
-  errors_[std::string(kMalformedTlv)] = 0;
+  errors_[std::string(kLldpMalformedTlv)] = 0;
 }
 
 LldpPoller::~LldpPoller() { Stop(); }
@@ -74,7 +74,7 @@ void LldpPoller::PollOnce() {
   ++queries_;
   std::optional<LldpAbsence> failure;
   if (answer) {
-    NoteMalformed(*answer);
+    NotePortFaults(*answer, netdevs);
     state->view = std::move(*answer);
   } else {
     failure = LldpQueryFailure(answer.error());
@@ -85,19 +85,51 @@ void LldpPoller::PollOnce() {
   NoteReachable(failure, failure ? state->failure_message : std::string());
   state->queries = queries_;
   state->errors = errors_;
+  state->port_errors = port_errors_;
   latest_.Store(std::move(state));
 }
 
-void LldpPoller::NoteMalformed(const lldp::LldpdView& view) {
+namespace {
+
+size_t SkippedAppEntries(const lldp::Neighbor& neighbor) {
+  const auto& app = neighbor.dcbx.application_priority;
+  return app ? app->skipped.size() : 0;
+}
+
+// The first fault of the port's answer, for the log; empty when it has none.
+std::pair<std::string_view, std::string> FirstPortFault(const lldp::LocalPort& port) {
+  if (!port.error.empty()) return {kLldpPortUnreadable, port.error};
+  for (const lldp::Neighbor& neighbor : port.neighbors) {
+    if (!neighbor.tlv_errors.empty()) return {kLldpMalformedTlv, neighbor.tlv_errors.front()};
+    if (SkippedAppEntries(neighbor) != 0)
+      return {kLldpMalformedAppEntry, neighbor.dcbx.application_priority->skipped.front()};
+  }
+  return {};
+}
+
+}  // namespace
+
+void LldpPoller::NotePortFaults(const lldp::LldpdView& view,
+                                const std::vector<std::string>& netdevs) {
+  // A netdev that left the selection takes its counts with it (no stale series, bounded memory).
+  std::erase_if(port_errors_, [&](const auto& entry) {
+    return std::find(netdevs.begin(), netdevs.end(), entry.first) == netdevs.end();
+  });
   for (const auto& [netdev, port] : view.ports) {
+    auto& counts = port_errors_[netdev];
+    for (std::string_view reason : kLldpPortErrorReasons) counts.try_emplace(std::string(reason));
+    counts[std::string(kLldpPortUnreadable)] += port.error.empty() ? 0 : 1;
     for (const lldp::Neighbor& neighbor : port.neighbors) {
-      errors_[std::string(kMalformedTlv)] += neighbor.tlv_errors.size();
-      const std::string key = "lldp tlv " + netdev;
-      if (neighbor.tlv_errors.empty())
-        fault_log_.Ok(key);
-      else
-        fault_log_.Fault(key, kMalformedTlv, neighbor.tlv_errors.front());
+      counts[std::string(kLldpMalformedTlv)] += neighbor.tlv_errors.size();
+      errors_[std::string(kLldpMalformedTlv)] += neighbor.tlv_errors.size();
+      counts[std::string(kLldpMalformedAppEntry)] += SkippedAppEntries(neighbor);
     }
+    const std::string key = "lldp port " + netdev;
+    const auto [reason, message] = FirstPortFault(port);
+    if (reason.empty())
+      fault_log_.Ok(key);
+    else
+      fault_log_.Fault(key, reason, message);
   }
 }
 

@@ -53,7 +53,9 @@ class LldpPoller {
   /// Logs when lldpd becomes unreachable (with the fix) and when it answers again: once per
   /// transition, not per round.
   void NoteReachable(const std::optional<LldpAbsence>& failure, const std::string& message);
-  void NoteMalformed(const lldp::LldpdView& view);
+  /// Counts each port's faults (an unreadable port, malformed TLVs, skipped APP entries) against
+  /// that netdev and logs them once per transition.
+  void NotePortFaults(const lldp::LldpdView& view, const std::vector<std::string>& netdevs);
 
   LldpPollerOptions options_;
   Netdevs netdevs_;
@@ -61,6 +63,7 @@ class LldpPoller {
   FaultLog fault_log_;
   uint64_t queries_ = 0;
   std::map<std::string, uint64_t> errors_;
+  decltype(LldpState::port_errors) port_errors_;
   std::optional<LldpAbsence> last_failure_;
   Published<LldpState> latest_;
   PeriodicThread thread_;  // last: stopped before the members its rounds use are destroyed

@@ -31,8 +31,10 @@ inline lldp::Neighbor Leaf() {
   n.chassis_id = "0c:29:aa:bb:cc:01";
   n.max_frame_size = 9216;
   n.dcbx.pfc_configuration = Pfc(0x08);
-  n.dcbx.application_priority = lldp::ApplicationPriority{
-      {DcbApp{IEEE_8021QAZ_APP_SEL_DSCP, 3, 26}, DcbApp{IEEE_8021QAZ_APP_SEL_DGRAM, 3, 4791}}};
+  n.dcbx.application_priority =
+      lldp::ApplicationPriority{.entries = {DcbApp{IEEE_8021QAZ_APP_SEL_DSCP, 3, 26},
+                                            DcbApp{IEEE_8021QAZ_APP_SEL_DGRAM, 3, 4791}},
+                                .skipped = {}};
   return n;
 }
 

@@ -1,5 +1,6 @@
 #include "collectors/lldp/dot1qaz.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <linux/dcbnl.h>
 
@@ -149,16 +150,28 @@ TEST(Dot1QazApplicationPriority, RejectsPartialEntries) {
             "x: 802.1 Application Priority TLV with 5 bytes of OUI info, not 1 + a multiple of 3");
 }
 
-TEST(Dot1QazApplicationPriority, RejectsReservedSelectorsAndDscpBeyond63) {
+TEST(Dot1QazApplicationPriority, SkipsReservedSelectorsAndKeepsTheOtherEntries) {
+  // Entry 0 DSCP 26 -> 3 and entry 2 DSCP 48 -> 6 are valid; entry 1 has a reserved selector.
   for (std::string_view head : {"60", "66", "67"}) {
-    auto app =
-        DecodeApplicationPriority(Hex(std::string("0065001a") + std::string(head) + "001a"), "x");
-    ASSERT_FALSE(app) << head;
-    EXPECT_NE(app.error().message.find("x: APP entry 1 has reserved selector"), std::string::npos);
+    auto app = DecodeApplicationPriority(
+        Hex(std::string("0065001a") + std::string(head) + "001a" + "c50030"), "x");
+    ASSERT_TRUE(app) << head << ": " << app.error().message;
+    EXPECT_EQ(app->DscpPriorities(26), (std::vector<uint8_t>{3})) << head;
+    EXPECT_EQ(app->DscpPriorities(48), (std::vector<uint8_t>{6})) << head;
+    ASSERT_EQ(app->entries.size(), 2u) << head;
+    ASSERT_EQ(app->skipped.size(), 1u) << head;
+    EXPECT_EQ(app->skipped[0], fmt::format("x: APP entry 1 has reserved selector {}",
+                                           std::stoi(std::string(head), nullptr, 16) & 7));
   }
-  auto dscp = DecodeApplicationPriority(Hex("00650040"), "x");
-  ASSERT_FALSE(dscp);
-  EXPECT_EQ(dscp.error().message, "x: APP entry 0 maps DSCP 64, beyond 63");
+}
+
+TEST(Dot1QazApplicationPriority, SkipsADscpBeyond63) {
+  auto app = DecodeApplicationPriority(Hex("00650040"
+                                           "65001a"),
+                                       "x");
+  ASSERT_TRUE(app) << app.error().message;
+  EXPECT_EQ(app->entries, (std::vector<DcbApp>{{IEEE_8021QAZ_APP_SEL_DSCP, 3, 26}}));
+  EXPECT_EQ(app->skipped, (std::vector<std::string>{"x: APP entry 0 maps DSCP 64, beyond 63"}));
 }
 
 TEST(Dot1QazApplicationPriority, BoundsTheTableAtTheLongestTlv) {
@@ -202,9 +215,21 @@ TEST(Dot1QazAddCustomTlv, RejectsASecondTlvOfOneSubtypeAndKeepsTheFirst) {
   EXPECT_EQ(again.error().message,
             "lldp eth0: second 802.1 PFC Configuration TLV from one neighbour");
   EXPECT_EQ(state.pfc_configuration->enabled_mask, 0x18);
-  auto bad = AddCustomTlv(state, kOui, 12, Hex("0067001a"), "lldp eth0");
+  auto bad = AddCustomTlv(state, kOui, 12, Hex("0065001a63"), "lldp eth0");
   ASSERT_FALSE(bad);
   EXPECT_FALSE(state.application_priority);
+}
+
+TEST(Dot1QazAddCustomTlv, KeepsTheValidEntriesOfAnAppTlvWithOneBadEntry) {
+  Dot1QazState state;
+  ASSERT_TRUE(AddCustomTlv(state, kOui, 12,
+                           Hex("0067001a"
+                               "65001a"),
+                           "lldp eth0"));
+  ASSERT_TRUE(state.application_priority);
+  EXPECT_EQ(state.application_priority->DscpPriorities(26), (std::vector<uint8_t>{3}));
+  EXPECT_EQ(state.application_priority->skipped,
+            (std::vector<std::string>{"lldp eth0: APP entry 0 has reserved selector 7"}));
 }
 
 // The custom TLVs real lldpd 1.0.16 handed over through liblldpctl (provenance in the file).

@@ -676,6 +676,34 @@ TEST(CheckSwitch, NoNeighbourIsUnverifiedNeverDrift) {
       << r.out;
 }
 
+TEST(CheckSwitch, ASecondNeighbourIsDriftAndTheFirstIsCompared) {
+  FakeReader reader;
+  reader.AddGoodNic("ens1f0np0", "mlx5_0");
+  reader.AddGoodNic("ens1f1np1", "mlx5_1");
+  LldpState two = LeafFor("ens1f0np0", 0x08);
+  lldp::Neighbor hub;
+  hub.system_name = "hub07";
+  hub.port_id = "p1";
+  two.view->ports["ens1f0np0"].neighbors.push_back(hub);
+  CheckRun r = CheckWithLldp(reader, two);
+  EXPECT_EQ(r.code, kCheckDrift) << r.out;
+  EXPECT_NE(r.out.find("2 neighbours; compared: leaf01 Ethernet12"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("several LLDP agents on one RoCE port"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("hub07"), std::string::npos) << r.out;  // only the first is compared
+}
+
+TEST(CheckSwitch, AnUnreadablePortShowsLldpdsErrorForThatPortOnly) {
+  FakeReader reader;
+  reader.AddGoodNic("ens1f0np0", "mlx5_0");
+  reader.AddGoodNic("ens1f1np1", "mlx5_1");
+  LldpState state = LeafFor("ens1f0np0", 0x08);
+  state.view->ports["ens1f1np1"].error = "lldpd socket /s: port ens1f1np1: Not found";
+  CheckRun r = CheckWithLldp(reader, state, true);
+  EXPECT_EQ(r.code, kCheckInSync) << r.out;
+  EXPECT_NE(r.out.find("lldpd socket /s: port ens1f1np1: Not found"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("leaf01 Ethernet12"), std::string::npos) << r.out;
+}
+
 TEST(CheckSwitch, NoLldpdOnTheNodeAddsNoItems) {
   FakeReader reader;
   reader.AddGoodNic("ens1f0np0", "mlx5_0");

@@ -43,6 +43,23 @@ TEST(LldpStateTest, AbsenceReasons) {
   EXPECT_EQ(LldpNeighborAbsence(state, "eth9", false), LldpAbsence::kLinkDown);
 }
 
+TEST(LldpStateTest, CountsEveryNeighbourOfAPort) {
+  const LldpState state = WithPorts();
+  EXPECT_EQ(LldpNeighborCount(state, "eth0"), 2u);
+  EXPECT_EQ(LldpNeighborCount(state, "eth1"), 0u);
+  EXPECT_EQ(LldpNeighborCount(state, "eth9"), 0u);
+  EXPECT_EQ(LldpNeighborCount(LldpState{}, "eth0"), 0u);
+}
+
+TEST(LldpStateTest, AnUnreadablePortIsThatPortsLldpdErrorAlone) {
+  LldpState state = WithPorts();
+  state.view->ports["eth2"].error = "lldpd socket /run/lldpd.socket: port eth2: not found";
+  EXPECT_EQ(LldpNeighborAbsence(state, "eth2", true), LldpAbsence::kLldpdError);
+  EXPECT_EQ(LldpNeighborAbsence(state, "eth2", false), LldpAbsence::kLinkDown);
+  EXPECT_EQ(LldpNeighborAbsence(state, "eth1", true), LldpAbsence::kNoFrame);
+  EXPECT_EQ(LldpNeighborAbsence(state, "eth0", true), std::nullopt);
+}
+
 TEST(LldpStateTest, AFailedQueryGivesItsReasonToEveryNetdev) {
   LldpState state;
   state.failure = LldpAbsence::kPermissionDenied;

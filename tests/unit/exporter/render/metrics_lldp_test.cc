@@ -58,7 +58,7 @@ Snapshot WithLldp() {
   port.frames_received = 42;
   port.neighbors.push_back(Leaf());
   state->view->ports["eth0"] = port;
-  state->view->ports["eth1"] = lldp::LocalPort{.frames_received = 0, .neighbors = {}};
+  state->view->ports["eth1"] = lldp::LocalPort{.frames_received = 0, .neighbors = {}, .error = {}};
   state->view->ports["gone"] = port;  // left the selection: never rendered
   state->read_at_unix = 1030;
   state->interval_seconds = 10;
@@ -124,6 +124,34 @@ TEST(MetricsLldpTest, NoNeighbourHasOnlyPresenceAndReason) {
   EXPECT_EQ(Count(f, "roce_lldp_neighbor_info"), 1u);
   EXPECT_EQ(Count(f, "roce_lldp_neighbor_present"), 3u);
   EXPECT_EQ(Count(f, "roce_lldp_switch_pfc_enabled"), 8u);
+}
+
+TEST(MetricsLldpTest, NeighbourCountsAndEachPortsErrors) {
+  Snapshot s = WithLldp();
+  auto state = std::make_shared<LldpState>(*s.lldp);
+  state->view->ports["eth0"].neighbors.push_back(lldp_test::Named("hub", "p1"));
+  state->view->ports["eth1"].error = "lldpd socket x: port eth1: not found";
+  state->port_errors["eth0"] = {{"port_unreadable", 0}, {"malformed_app_entry", 3}};
+  state->port_errors["eth1"] = {{"port_unreadable", 2}, {"malformed_app_entry", 0}};
+  state->port_errors["gone"] = {{"port_unreadable", 9}};
+  s.lldp = state;
+  const Families f = RenderSnapshot(&s);
+  EXPECT_EQ(Value(f, "roce_lldp_neighbors", {{"netdev", "eth0"}}), 2);
+  // eth1's answer failed: how many neighbours it has is unknown, not 0; eth2 lldpd does not list.
+  EXPECT_EQ(Count(f, "roce_lldp_neighbors"), 1u);
+  EXPECT_EQ(
+      Value(f, "roce_lldp_neighbor_absent_reason", {{"netdev", "eth1"}, {"reason", "lldpd_error"}}),
+      1);
+  // The first neighbour is the one shown: one info series per netdev keeps the alerts' joins
+  // one-to-one.
+  EXPECT_EQ(Count(f, "roce_lldp_neighbor_info"), 1u);
+  EXPECT_EQ(Value(f, "roce_lldp_port_errors_total",
+                  {{"netdev", "eth0"}, {"reason", "malformed_app_entry"}}),
+            3);
+  EXPECT_EQ(
+      Value(f, "roce_lldp_port_errors_total", {{"netdev", "eth1"}, {"reason", "port_unreadable"}}),
+      2);
+  EXPECT_EQ(Count(f, "roce_lldp_port_errors_total"), 4u);  // "gone" is not in the snapshot
 }
 
 TEST(MetricsLldpTest, AFailedQueryGivesEveryNetdevItsReason) {

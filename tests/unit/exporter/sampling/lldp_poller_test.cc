@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <functional>
+#include <map>
 
 #include "tests/unit/support/lldp_neighbors.h"
 
@@ -80,6 +83,51 @@ TEST(LldpPollerTest, MalformedTlvsAreCounted) {
   poller.PollOnce();
   poller.PollOnce();
   EXPECT_EQ(poller.Latest()->errors.at("malformed_tlv"), 4u);
+}
+
+// Answers with `view`'s ports among the netdevs asked about, as lldpd does.
+struct ScriptedLldpd {
+  lldp::LldpdView view;
+  Result<lldp::LldpdView> operator()(const lldp::LldpdQuery&,
+                                     const std::vector<std::string>& netdevs) const {
+    lldp::LldpdView answer;
+    for (const auto& [name, port] : view.ports)
+      if (std::find(netdevs.begin(), netdevs.end(), name) != netdevs.end())
+        answer.ports[name] = port;
+    return answer;
+  }
+};
+
+TEST(LldpPollerTest, EachPortsFaultsAreCountedAgainstThatPortOnly) {
+  lldp::LldpdView view = OneNeighbor();
+  view.ports["eth1"].error = "port eth1: not found";
+  view.ports["eth2"].neighbors.push_back(Named("leaf02", "Ethernet2"));
+  auto& app = view.ports["eth2"].neighbors[0].dcbx.application_priority.emplace();
+  app.skipped = {"APP entry 1 has reserved selector 0", "APP entry 2 maps DSCP 64, beyond 63"};
+  view.ports["eth2"].neighbors[0].tlv_errors = {"bad PFC"};
+  std::vector<std::string> selected{"eth0", "eth1", "eth2"};
+  LldpPoller poller(
+      {}, [&] { return selected; }, ScriptedLldpd{view});
+  poller.PollOnce();
+  poller.PollOnce();
+  const auto state = poller.Latest();
+  EXPECT_EQ(state->port_errors.at("eth0"),
+            (std::map<std::string, uint64_t, std::less<>>{
+                {"malformed_app_entry", 0}, {"malformed_tlv", 0}, {"port_unreadable", 0}}));
+  EXPECT_EQ(state->port_errors.at("eth1").at("port_unreadable"), 2u);
+  EXPECT_EQ(state->port_errors.at("eth1").at("malformed_app_entry"), 0u);
+  EXPECT_EQ(state->port_errors.at("eth2").at("port_unreadable"), 0u);
+  EXPECT_EQ(state->port_errors.at("eth2").at("malformed_app_entry"), 4u);
+  EXPECT_EQ(state->port_errors.at("eth2").at("malformed_tlv"), 2u);
+  EXPECT_EQ(state->errors.at("malformed_tlv"), 2u);
+  // The round itself succeeded: no query error.
+  EXPECT_EQ(state->errors.at("lldpd_error"), 0u);
+  EXPECT_TRUE(state->view);
+
+  selected = {"eth0"};  // eth1 and eth2 leave the selection: their counts go with them
+  poller.PollOnce();
+  EXPECT_EQ(poller.Latest()->port_errors.size(), 1u);
+  EXPECT_TRUE(poller.Latest()->port_errors.contains("eth0"));
 }
 
 TEST(LldpPollerTest, ErrnoToReason) {
