@@ -156,7 +156,8 @@ check_process() {
     fail "$variant: the exporter runs as $(grep -E '^(Uid|Gid):' "/proc/$pid/status" | paste -sd' '), expected $uid:$gid"
   local groups want_groups
   groups=$(awk '/^Groups:/ {for (i = 2; i <= NF; i++) print $i}' "/proc/$pid/status" | sort -n | paste -sd' ')
-  want_groups=$(jq -r "$path.groups | sort | map(tostring) | join(\" \")" "$plan")
+  # The runtime lists the primary gid among the supplementary groups, as containerd does.
+  want_groups=$(jq -r "[$path.gid] + $path.groups | unique | map(tostring) | join(\" \")" "$plan")
   [[ "$groups" == "$want_groups" ]] && pass "$variant: supplementary groups exactly: ${want_groups:-none}" ||
     fail "$variant: supplementary groups '$groups', the manifest has '$want_groups'"
   caps=$(cap_names "$(awk '/^CapEff:/ {print $2}' "/proc/$pid/status")")
