@@ -22,7 +22,9 @@ class BoundSocket {
     addr.sun_family = AF_UNIX;
     std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
     EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0) << path;
-    if (listen) EXPECT_EQ(::listen(fd_, 1), 0);
+    if (listen) {
+      EXPECT_EQ(::listen(fd_, 1), 0);
+    }
   }
   ~BoundSocket() { ::close(fd_); }
   BoundSocket(const BoundSocket&) = delete;
