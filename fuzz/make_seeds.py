@@ -101,7 +101,12 @@ def text_seeds():
             'proc_status': 'Name:\troce\nVmSize:\t  183256 kB\nVmRSS:\t    9444 kB\n',
             'proc_limits': 'Max open files            1024                 524288               '
                            'files     \n',
-            'proc_btime': 'cpu  1 2 3\nbtime 1764288000\n'}.items():
+            'proc_btime': 'cpu  1 2 3\nbtime 1764288000\n',
+            # /proc/net/unix lines (lldp/control_socket): lldpd's listener, an unbound socket
+            'proc_net_unix': '000000009ef3e1f5: 00000002 00000000 00010000 0001 01 23785 '
+                             '/run/lldpd.socket\n',
+            'proc_net_unix_anon': '0000000043f305aa: 00000003 00000000 00000000 0001 03  '
+                                  '1126\n'}.items():
         put('sysfs_fuzz', name, text.encode())
     shutil.copy(ROOT / 'deploy/kubernetes/base/policy.yaml', CORPUS / 'policy_fuzz' / 'seed-default')
     # CNP marking and every DCQCN parameter key (dcqcn_params)

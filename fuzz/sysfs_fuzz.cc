@@ -1,9 +1,10 @@
 // Parsers of sysfs / configfs / debugfs / procfs file contents (host.cc, dcqcn_params.cc,
-// process_stats.cc, pci_function.cc).
+// process_stats.cc, pci_function.cc, lldp/control_socket.cc's /proc/net/unix lines).
 #include <string_view>
 
 #include "collectors/dcqcn_params.h"
 #include "collectors/host.h"
+#include "collectors/lldp/control_socket.h"
 #include "collectors/pci_function.h"
 #include "collectors/process_stats.h"
 
@@ -20,5 +21,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)roceqos::ParseIfindex(content);
   (void)roceqos::IsPciAddress(content);  // names read from sysfs listings and identities
   (void)roceqos::IsNetdevName(content);
+  (void)roceqos::lldp::ParseUnixSocketLine(content);
   return 0;
 }

@@ -415,6 +415,10 @@ void AddLldpFlags(CLI::App& app, Config& config, FlagText& text) {
       ->capture_default_str();
   app.add_option("--lldp.socket", config.lldp_socket,
                  "lldpd's control socket (default: liblldpctl's, /run/lldpd.socket on Debian)");
+  app.add_flag("--lldp.unhealthy-on-stale-socket", config.lldp_unhealthy_on_stale_socket,
+               "/-/healthy fails while lldpd listens on a new socket at --lldp.socket and this "
+               "process holds the old one (a container's mount of the socket file after an lldpd "
+               "restart), so a liveness probe restarts it; Kubernetes components/lldp sets it");
 }
 
 void AddDeriveFlags(CLI::App& app, FlagText& text) {

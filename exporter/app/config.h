@@ -60,6 +60,8 @@ struct Config {
   /// --lldp.interval: lldpd query cadence, on its own thread; 0 = off
   std::chrono::nanoseconds lldp_interval = std::chrono::seconds(10);
   std::string lldp_socket;  // --lldp.socket; empty: liblldpctl's default
+  /// --lldp.unhealthy-on-stale-socket: /-/healthy fails while the socket is a replaced one
+  bool lldp_unhealthy_on_stale_socket = false;
   /// --storm.threshold, --storm.detection-time, --storm.restoration-time, --derive.windows
   DeriveConfig derive;
   /// --replay: a capture bundle to answer every kernel read from (exporter/app/capture.h)

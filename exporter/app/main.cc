@@ -47,7 +47,8 @@ std::vector<HttpRoute> MakeRoutes(const Config& config, const Sampler& sampler,
   return Routes(
       RouteOptions{.telemetry_path = config.telemetry_path,
                    .enable_lifecycle = config.enable_lifecycle,
-                   .health_max_sample_age = config.health_max_sample_age},
+                   .health_max_sample_age = config.health_max_sample_age,
+                   .unhealthy_on_stale_lldpd_socket = config.lldp_unhealthy_on_stale_socket},
       cache, [&sampler] { return sampler.Latest(); }, [&qos] { return qos.ReloadPolicy(); });
 }
 

@@ -20,6 +20,7 @@ namespace roceqos {
 enum class LldpAbsence : uint8_t {
   kLldpdNotInstalled,  // liblldpctl.so.4 cannot be loaded: the lldpd package is not installed
   kLldpdNotRunning,    // no socket, or nobody listening on it
+  kLldpdSocketStale,   // lldpd restarted: it listens on a new socket, this process holds the old
   kPermissionDenied,   // the socket refused the process: not in lldpd's group (_lldpd)
   kLldpdError,         // a timeout or an answer liblldpctl could not decode
   kNotManaged,         // lldpd runs but does not handle this interface (its -I pattern, a type)
@@ -29,6 +30,7 @@ enum class LldpAbsence : uint8_t {
 inline constexpr EnumName<LldpAbsence> kLldpAbsenceNames[] = {
     {LldpAbsence::kLldpdNotInstalled, "lldpd_not_installed"},
     {LldpAbsence::kLldpdNotRunning, "lldpd_not_running"},
+    {LldpAbsence::kLldpdSocketStale, "lldpd_socket_stale"},
     {LldpAbsence::kPermissionDenied, "permission_denied"},
     {LldpAbsence::kLldpdError, "lldpd_error"},
     {LldpAbsence::kNotManaged, "not_managed"},
@@ -53,8 +55,9 @@ struct LldpState {
   LldpAbsence failure = LldpAbsence::kLldpdError;
   std::string failure_message;
   uint64_t queries = 0;  // rounds since start
-  /// Failed rounds by LldpAbsence name (the first four reasons) plus "malformed_tlv" (802.1Qaz
-  /// TLVs left out, counted in every round that finds them); every reason is there from the start.
+  /// Failed rounds by LldpAbsence name (the reasons up to kLldpdError) plus "malformed_tlv"
+  /// (802.1Qaz TLVs left out, counted in every round that finds them); every reason is there from
+  /// the start.
   std::map<std::string, uint64_t> errors;
   /// Per netdev lldpd handles (among the selected): every kLldpPortErrorReasons name and its count
   /// since the netdev was first handled: ports whose answer failed, TLVs and APP entries skipped.

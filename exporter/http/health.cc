@@ -40,4 +40,11 @@ HealthVerdict JudgeHealth(std::chrono::nanoseconds max_sample_age,
                       FormatDuration(age), FormatDuration(max_sample_age))};
 }
 
+HealthVerdict JudgeLldpSocket(const LldpState* lldp) {
+  if (lldp == nullptr || lldp->view || lldp->failure != LldpAbsence::kLldpdSocketStale) return {};
+  return {false, fmt::format("lldpd's control socket was replaced (lldpd restarted) and this "
+                             "process holds the old one: a restart mounts the new one ({})",
+                             lldp->failure_message)};
+}
+
 }  // namespace roceqos

@@ -10,6 +10,8 @@
 #include <optional>
 #include <string>
 
+#include "exporter/core/lldp_state.h"
+
 namespace roceqos {
 
 /// Never under this: a pass may legitimately hold the sampler for seconds (remediation's budget
@@ -41,5 +43,13 @@ HealthVerdict JudgeHealth(std::chrono::nanoseconds max_sample_age,
                           std::optional<std::chrono::steady_clock::time_point> last_sample,
                           std::chrono::steady_clock::time_point started,
                           std::chrono::steady_clock::time_point now);
+
+/// With --lldp.unhealthy-on-stale-socket: unhealthy while the LLDP poller's latest round (`lldp`,
+/// null before the first or with LLDP off) found lldpd's socket replaced (kLldpdSocketStale). A
+/// pod that mounts the socket file reads lldpd again only once the container is restarted, which
+/// the kubelet does when the liveness probe fails. A stopped lldpd (no socket listening at the
+/// path) is never unhealthy: a restart would not reach it, and the PFC metrics must not be lost
+/// to restarts over lldpd.
+HealthVerdict JudgeLldpSocket(const LldpState* lldp);
 
 }  // namespace roceqos

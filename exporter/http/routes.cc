@@ -60,16 +60,20 @@ std::vector<HttpRoute> Routes(const RouteOptions& options, ExpositionCache& cach
                       return ServeMetrics(request, cache);
                     }});
   // 503 with the reason once the sampler stopped publishing (health.h): the liveness probe's
-  // counterpart of the systemd watchdog.
+  // counterpart of the systemd watchdog. With --lldp.unhealthy-on-stale-socket also while the
+  // mounted lldpd socket is a replaced one, which only a restart of the container renews.
   routes.push_back({"/-/healthy",
                     {"GET"},
-                    [max_age = options.health_max_sample_age, latest,
+                    [max_age = options.health_max_sample_age,
+                     stale_lldpd = options.unhealthy_on_stale_lldpd_socket, latest,
                      started = std::chrono::steady_clock::now()](const HttpRequest&) {
                       std::shared_ptr<const Snapshot> snapshot = latest();
                       HealthVerdict verdict = JudgeHealth(
                           max_age,
                           snapshot ? std::optional(snapshot->taken_at_steady) : std::nullopt,
                           started, std::chrono::steady_clock::now());
+                      if (verdict.healthy && stale_lldpd && snapshot)
+                        verdict = JudgeLldpSocket(snapshot->lldp.get());
                       return verdict.healthy ? Text(200, "OK\n") : Text(503, verdict.reason + "\n");
                     }});
   routes.push_back({"/-/ready", {"GET"}, [latest](const HttpRequest&) {

@@ -23,6 +23,9 @@ struct RouteOptions {
   bool enable_lifecycle = false;            // --web.enable-lifecycle: POST /-/reload allowed
   /// --web.health-max-sample-age: /-/healthy fails once the latest snapshot is older (health.h).
   std::chrono::nanoseconds health_max_sample_age = std::chrono::seconds(30);
+  /// --lldp.unhealthy-on-stale-socket: /-/healthy also fails while lldpd's socket is a replaced
+  /// one (health.h JudgeLldpSocket).
+  bool unhealthy_on_stale_lldpd_socket = false;
 };
 
 /// The routes; `cache` must outlive them. `latest` returns the latest published snapshot (null

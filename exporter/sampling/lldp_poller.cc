@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "base/log_event.h"
+#include "collectors/lldp/control_socket.h"
 
 namespace roceqos {
 namespace {
@@ -23,6 +24,10 @@ std::string_view FixFor(LldpAbsence failure) {
              "lldp.conf; Kubernetes: deploy/kubernetes/components/lldp)";
     case LldpAbsence::kLldpdNotRunning:
       return "start lldpd (systemctl enable --now lldpd) or point --lldp.socket at its socket";
+    case LldpAbsence::kLldpdSocketStale:
+      return "restart the exporter, so that it mounts lldpd's new socket (Kubernetes: "
+             "components/lldp sets --lldp.unhealthy-on-stale-socket, so the liveness probe "
+             "does)";
     default:
       return "check lldpd (lldpcli show neighbors)";
   }
@@ -46,10 +51,15 @@ LldpAbsence LldpQueryFailure(const Error& error) {
   }
 }
 
-LldpPoller::LldpPoller(LldpPollerOptions options, Netdevs netdevs, Query query)
+LldpPoller::LldpPoller(LldpPollerOptions options, Netdevs netdevs, Query query,
+                       SocketReplaced socket_replaced)
     : options_(std::move(options)),
       netdevs_(std::move(netdevs)),
       query_(query ? std::move(query) : Query(lldp::QueryLldpd)),
+      socket_replaced_(socket_replaced ? std::move(socket_replaced)
+                                       : SocketReplaced([](const std::string& path) {
+                                           return lldp::SocketReplaced(path);
+                                         })),
       thread_(
           "roceqos-lldp", options_.interval, [this] { PollOnce(); },
           [this](const std::exception& e) {
@@ -77,7 +87,7 @@ void LldpPoller::PollOnce() {
     NotePortFaults(*answer, netdevs);
     state->view = std::move(*answer);
   } else {
-    failure = LldpQueryFailure(answer.error());
+    failure = ClassifyFailure(answer.error());
     state->failure = *failure;
     state->failure_message = answer.error().message;
     ++errors_[std::string(LldpAbsenceName(*failure))];
@@ -87,6 +97,15 @@ void LldpPoller::PollOnce() {
   state->errors = errors_;
   state->port_errors = port_errors_;
   latest_.Store(std::move(state));
+}
+
+LldpAbsence LldpPoller::ClassifyFailure(const Error& error) const {
+  const LldpAbsence failure = LldpQueryFailure(error);
+  // Only a refused connect can be a replaced socket: ENOENT means the path itself is gone.
+  if (error.errnum != ECONNREFUSED) return failure;
+  const std::string& path =
+      options_.query.socket_path.empty() ? lldp::DefaultLldpdSocket() : options_.query.socket_path;
+  return socket_replaced_(path) ? LldpAbsence::kLldpdSocketStale : failure;
 }
 
 namespace {

@@ -34,9 +34,14 @@ class LldpPoller {
   using Netdevs = std::function<std::vector<std::string>()>;
   using Query = std::function<Result<lldp::LldpdView>(const lldp::LldpdQuery&,
                                                       const std::vector<std::string>&)>;
+  /// Whether the socket at a path that refused the connection was replaced by a restarted lldpd
+  /// (collectors/lldp/control_socket.h).
+  using SocketReplaced = std::function<bool(const std::string& socket_path)>;
 
-  /// `query` defaults to lldp::QueryLldpd; tests pass their own.
-  LldpPoller(LldpPollerOptions options, Netdevs netdevs, Query query = {});
+  /// `query` defaults to lldp::QueryLldpd, `socket_replaced` to lldp::SocketReplaced; tests pass
+  /// their own.
+  LldpPoller(LldpPollerOptions options, Netdevs netdevs, Query query = {},
+             SocketReplaced socket_replaced = {});
   ~LldpPoller();
   LldpPoller(const LldpPoller&) = delete;
   LldpPoller& operator=(const LldpPoller&) = delete;
@@ -56,10 +61,14 @@ class LldpPoller {
   /// Counts each port's faults (an unreadable port, malformed TLVs, skipped APP entries) against
   /// that netdev and logs them once per transition.
   void NotePortFaults(const lldp::LldpdView& view, const std::vector<std::string>& netdevs);
+  /// The reason of a failed round: LldpQueryFailure, or kLldpdSocketStale when the refused
+  /// socket was replaced.
+  LldpAbsence ClassifyFailure(const Error& error) const;
 
   LldpPollerOptions options_;
   Netdevs netdevs_;
   Query query_;
+  SocketReplaced socket_replaced_;
   FaultLog fault_log_;
   uint64_t queries_ = 0;
   std::map<std::string, uint64_t> errors_;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the exporter container exactly as deploy/kubernetes renders it, for the base alone and with
-# components/lean, components/enforce and components/optics (each a site overlay of base + that
-# component, as docs/deployment.md has them):
+# components/lean, components/enforce, components/optics and components/lldp (each a site overlay
+# of base + that component, as docs/deployment.md has them; lldp with the site's _lldpd gid patch):
 # the image built by tests/checks/container-image.sh (never pulled), the rendered args, user,
 # capabilities, no-new-privileges, read-only root, memory limit and seccomp, its volumeMounts
 # (hostPath = a bind mount of a stand-in directory of the "node", configMap = its rendered data,
@@ -11,14 +11,20 @@
 # refuses any field it does not model. Then, per variant:
 #  - initContainers exit 0 (enforce: the driver sentinel exists on the node);
 #  - the startup/readiness probe's URL answers 200 (/-/ready), the liveness probe's (/-/healthy) too;
-#  - the process runs with the uid/gid and the only capabilities the manifest gives, no new
-#    privileges, a read-only root, and exactly the manifest's writable mounts;
+#  - the process runs with the uid/gid, supplementary groups and the only capabilities the manifest
+#    gives, no new privileges, a read-only root, and exactly the manifest's writable mounts;
 #  - no API token reaches the exporter (kubelet's automatic token mount is modelled: a manifest
 #    that leaves automountServiceAccountToken on would put one at its path);
 #  - enforce: the lock is held on the node's /var/lib/roce-qos-exporter (flock -n fails there), a
 #    second instance started the same way reports roce_qos_remediation_enforce_held_elsewhere 1,
 #    the state file appears in the node's /var/lib/roce-qos-exporter, and the lock is free once
 #    the first stops;
+#  - lldp: Debian's lldpd runs on the "node" (its network namespace, its /run the node tree's, so
+#    the socket is bound at /run/lldpd.socket as on a node) and the exporter reads it; lldpd stopped
+#    for good reads lldpd_not_running and leaves /-/healthy 200 (no restart loop over lldpd); lldpd
+#    started again reads lldpd_socket_stale and fails /-/healthy; the container restarted as the
+#    kubelet does after a failed liveness probe (the same container stopped and started: runc binds
+#    the path anew) reads the new lldpd and is healthy;
 #  - each exits 0 on SIGTERM within terminationGracePeriodSeconds.
 # The "node" is a directory tree and a fresh network namespace per instance, so nothing on this
 # host is written and no port of another test is taken. A mount under /sys whose directory this
@@ -47,6 +53,7 @@ ready_timeout=${KUBERNETES_CONTAINER_READY_TIMEOUT:-60}
 work=$(mktemp -d)
 containers=()
 namespaces=()
+lldpd_pid=""
 
 # podman on the storage buildah built the image into. runc, the runtime containerd uses by
 # default (crun cannot run here: it refuses a hybrid cgroup v1/v2 host); cgroupfs, as no systemd
@@ -59,6 +66,7 @@ pm() {
 }
 cleanup() {
   local c n
+  [[ -z "$lldpd_pid" ]] || { kill "$lldpd_pid" 2>/dev/null; wait "$lldpd_pid" 2>/dev/null; } || true
   for c in "${containers[@]}"; do pm rm -f -t 0 "$c" >/dev/null 2>&1 || true; done
   for n in "${namespaces[@]}"; do ip netns del "$n" 2>/dev/null || true; done
   rm -rf "$work"
@@ -146,6 +154,12 @@ check_process() {
     "$(awk '/^Gid:/ {print $2,$3,$4,$5}' "/proc/$pid/status")" == "$gid $gid $gid $gid" ]] &&
     pass "$variant: the exporter runs as uid $uid gid $gid" ||
     fail "$variant: the exporter runs as $(grep -E '^(Uid|Gid):' "/proc/$pid/status" | paste -sd' '), expected $uid:$gid"
+  local groups want_groups
+  groups=$(awk '/^Groups:/ {for (i = 2; i <= NF; i++) print $i}' "/proc/$pid/status" | sort -n | paste -sd' ')
+  # The runtime lists the primary gid among the supplementary groups, as containerd does.
+  want_groups=$(jq -r "[$path.gid] + $path.groups | unique | map(tostring) | join(\" \")" "$plan")
+  [[ "$groups" == "$want_groups" ]] && pass "$variant: supplementary groups exactly: ${want_groups:-none}" ||
+    fail "$variant: supplementary groups '$groups', the manifest has '$want_groups'"
   caps=$(cap_names "$(awk '/^CapEff:/ {print $2}' "/proc/$pid/status")")
   want_caps=$(jq -r "$path.caps | sort | join(\",\")" "$plan")
   [[ "$caps" == "$want_caps" ]] && pass "$variant: effective capabilities exactly: ${want_caps:-none}" ||
@@ -198,6 +212,13 @@ run_variant() {
   mkdir -p "$node"/{sys/devices,sys/kernel/config,run/mellanox/drivers,proc/sys/net/ipv4}
   : >"$node/run/mellanox/drivers/.driver-ready"
   echo 1 >"$node/proc/sys/net/ipv4/tcp_ecn"
+  ns=""
+  if [[ "$variant" == lldp ]]; then
+    # lldpd before the pod: kubelet checks the hostPath's type Socket when the pod starts.
+    new_netns
+    ns=$netns
+    start_node_lldpd "$node" "$ns" || return
+  fi
   if ! python3 "$root/tests/checks/k8s/pod_to_podman.py" "$work/$variant.yaml" --host-root "$node" \
     --work "$work/$variant" --image-map "$manifest_image=$local_image" --image-user "$image_user" \
     --host-sysfs /sys >"$plan" 2>"$work/$variant.plan.err"; then
@@ -212,8 +233,10 @@ run_variant() {
   local dropped
   dropped=$(jq -r '.containers[0].dropped_mounts[]?' "$plan")
   [[ -z "$dropped" ]] || echo "NOTE: $variant: not mounted on this host: $dropped" >&2
-  new_netns
-  ns=$netns
+  if [[ -z "$ns" ]]; then
+    new_netns
+    ns=$netns
+  fi
 
   local i n_init init
   n_init=$(jq '.init | length' "$plan")
@@ -258,6 +281,9 @@ run_variant() {
 
   if [[ "$variant" == enforce ]]; then
     check_enforce "$plan" "$node" "$name" "$ns" "${url_ready%/-/ready}/metrics" "$grace"
+  elif [[ "$variant" == lldp ]]; then
+    check_lldpd_restart "$node" "$name" "$ns" "${url_ready%/-/ready}/metrics" "$url_healthy"
+    stop "$name" "$grace"
   else
     stop "$name" "$grace"
   fi
@@ -306,16 +332,114 @@ check_enforce() {
     fail "enforce: the lock is still held after both instances stopped"
 }
 
+# start_node_lldpd NODE NETNS: Debian's lldpd in the node's network namespace, in a mount namespace
+# whose /run is the node tree's run/, so it binds its control socket at /run/lldpd.socket (the
+# path /proc/net/unix shows, as on a node) and privilege-separates into /run/lldpd. -r: it sends
+# nothing. Sets lldpd_pid (ip netns exec, unshare and sh exec: $! is lldpd itself).
+start_node_lldpd() {
+  local node=$1 ns=$2
+  mkdir -p "$node/run/lldpd"
+  ip netns exec "$ns" unshare --mount --propagation private sh -c \
+    'mount --bind "$1" /run && exec lldpd -d -r -u /run/lldpd.socket' sh "$node/run" \
+    >>"$work/lldpd.log" 2>&1 &
+  lldpd_pid=$!
+  wait_for 20 "lldpd's socket on the node" test -S "$node/run/lldpd.socket" ||
+    { fail "lldp: lldpd did not start: $(tail -3 "$work/lldpd.log")"; return 1; }
+}
+# stop_node_lldpd: SIGTERM, as systemctl stop does; lldpd unlinks its socket on the way out.
+stop_node_lldpd() {
+  kill "$lldpd_pid" 2>/dev/null || true
+  wait "$lldpd_pid" 2>/dev/null || true
+  lldpd_pid=""
+}
+
+# lldp_errors NETNS METRICS_URL REASON: roce_exporter_lldp_query_errors_total of that reason.
+lldp_errors() { metric "$1" "$2" "roce_exporter_lldp_query_errors_total{reason=\"$3\"}"; }
+# lldp_read NETNS METRICS_URL: the exporter has queried lldpd and every query was answered.
+lldp_read() {
+  local queries
+  queries=$(metric "$1" "$2" roce_exporter_lldp_queries_total)
+  [[ "${queries:-0}" -ge 1 ]] || return 1
+  ip netns exec "$1" curl -sf --max-time 2 "$2" |
+    awk '/^roce_exporter_lldp_query_errors_total\{reason="(lldpd|permission)/ && $2 != 0 {bad = 1}
+         END {exit bad}'
+}
+# lldp_rises NETNS METRICS_URL REASON: waits (one --lldp.interval, 10 s, at most 25 s) until the
+# count of REASON rises above what it is now.
+lldp_rises() {
+  local before
+  before=$(lldp_errors "$1" "$2" "$3")
+  wait_for 25 "a round with reason $3" lldp_above "$1" "$2" "$3" "${before:-0}"
+}
+lldp_above() {
+  local n
+  n=$(lldp_errors "$1" "$2" "$3")
+  ((${n:-0} > $4))
+}
+
+# check_lldpd_restart NODE NAME NETNS METRICS_URL HEALTHY_URL: the exporter reads the node's
+# lldpd; stopped for good it is not_running and healthy; restarted it is stale and unhealthy until
+# the container is restarted the kubelet's way, which then reads the new lldpd.
+check_lldpd_restart() {
+  local node=$1 name=$2 ns=$3 metrics=$4 healthy=$5 started=$SECONDS why
+  if wait_for 25 "a first answered lldpd query" lldp_read "$ns" "$metrics"; then
+    pass "lldp: the exporter reads the node's lldpd through the mounted socket (as uid 65534, group _lldpd)"
+  else
+    fail "lldp: the exporter does not read lldpd: $(ip netns exec "$ns" curl -sf "$metrics" | grep '^roce_exporter_lldp')"
+    logs "$name"
+    return
+  fi
+  stop_node_lldpd
+  [[ ! -e "$node/run/lldpd.socket" ]] && pass "lldp: lldpd stopped unlinks its socket on the node" ||
+    fail "lldp: lldpd left $(stat -c %F "$node/run/lldpd.socket") at its socket path"
+  if lldp_rises "$ns" "$metrics" lldpd_not_running; then
+    [[ "$(http "$ns" "$healthy")" == 200 ]] &&
+      pass "lldp: lldpd stopped for good reads lldpd_not_running and /-/healthy stays 200" ||
+      fail "lldp: lldpd stopped for good fails $healthy: a restart could not reach lldpd"
+  else
+    fail "lldp: lldpd stopped: no round with reason lldpd_not_running"
+  fi
+  start_node_lldpd "$node" "$ns" || return
+  if lldp_rises "$ns" "$metrics" lldpd_socket_stale; then
+    pass "lldp: lldpd restarted: the exporter reads lldpd_socket_stale"
+  else
+    fail "lldp: lldpd restarted: no round with reason lldpd_socket_stale: $(ip netns exec "$ns" curl -sf "$metrics" | grep '^roce_exporter_lldp_query_errors')"
+  fi
+  [[ "$(http "$ns" "$healthy")" == 503 ]] &&
+    pass "lldp: /-/healthy fails while the socket is stale ($(ip netns exec "$ns" curl -s --max-time 2 "$healthy" | cut -c1-60)...)" ||
+    fail "lldp: $healthy answers $(http "$ns" "$healthy") while the socket is stale"
+  # What the kubelet does once the liveness probe failed: the same container, stopped and started.
+  pm restart -t 5 "$name" >/dev/null 2>"$work/$name.restart.err" ||
+    { fail "lldp: podman restart: $(tail -3 "$work/$name.restart.err")"; return; }
+  pids[$name]=""
+  if why=$(wait_status "$name" "$ns" "$healthy" 200) &&
+    wait_for 25 "an answered lldpd query after the restart" lldp_read "$ns" "$metrics"; then
+    pass "lldp: the restarted container reads the new lldpd and is healthy ($((SECONDS - started)) s for the lldpd sequence)"
+  else
+    fail "lldp: after the restart: ${why:-lldpd not read}"
+    logs "$name"
+  fi
+}
+
 # Each variant is a site overlay of base + one component, with deploy/ linked beside it as a
 # site repository has it (kustomize refuses absolute paths to bases and components).
 ln -s "$(cd "$k8s_dir/../.." && pwd)/deploy" "$work/deploy"
-for variant in base lean enforce optics; do
+lldpd_gid=$(getent group _lldpd | cut -d: -f3 || true)
+variants=(base lean enforce optics)
+if command -v lldpd >/dev/null && [[ -n "$lldpd_gid" ]]; then
+  variants+=(lldp)
+else
+  fail "lldp: no lldpd or no group _lldpd here (scripts/install-deps installs lldpd)"
+fi
+for variant in "${variants[@]}"; do
   started=$SECONDS
   mkdir -p "$work/site-$variant"
   {
     printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n'
     printf 'resources:\n- ../deploy/kubernetes/base\n'
     [[ "$variant" == base ]] || printf 'components:\n- ../deploy/kubernetes/components/%s\n' "$variant"
+    # The site's one-line patch of examples/site: the gid of _lldpd on this "node".
+    [[ "$variant" != lldp ]] || printf 'patches:\n- target: {kind: DaemonSet, name: roce-qos-exporter}\n  patch: |-\n    - {op: replace, path: /spec/template/spec/securityContext/supplementalGroups, value: [%s]}\n' "$lldpd_gid"
   } >"$work/site-$variant/kustomization.yaml"
   run_variant "$variant" "$work/site-$variant"
   echo "kubernetes-container: $variant took $((SECONDS - started)) s"

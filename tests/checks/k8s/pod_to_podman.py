@@ -6,7 +6,9 @@ It plays kubelet's part for the volumes: a hostPath is a directory or file under
 stand-in for the node's filesystem; DirectoryOrCreate is created there with mode 0755, Directory
 and File must already exist, as kubelet demands), a configMap is its rendered data written to
 files and bound read-only, an emptyDir is a tmpfs, a projected volume (service account token,
-configMap, downwardAPI) is stand-in files bound read-only. Where the pod (or else its
+configMap, downwardAPI) is stand-in files bound read-only. A hostPath of type Socket must be a
+socket there (kubelet checks it when the pod starts; a container restart binds whatever the path
+names then). Where the pod (or else its
 ServiceAccount) does not set automountServiceAccountToken: false, every container gets kubelet's
 token mount, /var/run/secrets/kubernetes.io/serviceaccount, with stand-in files. Every field of the pod spec, container and
 security context is either translated, deliberately ignored (listed below, with why) or refused:
@@ -15,13 +17,14 @@ a manifest change the harness does not model fails the check instead of being ru
 Prints JSON: {"host_network": bool, "grace_seconds": int, "containers": [...], "init": [...],
 "skipped": [names of containers whose image is not built here], "token_automount": bool},
 each container {"name", "image", "run": [podman run arguments, without --name and --network],
-"uid", "gid", "caps": [...], "probes": {"startup"|"readiness"|"liveness": {"host", "port",
-"path", "scheme"}}, "writable_mounts": [...]}.
+"uid", "gid", "groups": [supplementary gids], "caps": [...], "probes": {"startup"|"readiness"|
+"liveness": {"host", "port", "path", "scheme"}}, "writable_mounts": [...]}.
 """
 
 import argparse
 import json
 import os
+import stat
 import sys
 
 import yaml
@@ -38,7 +41,8 @@ POD_HANDLED = {
     "hostNetwork", "hostPID", "hostIPC", "securityContext", "containers", "initContainers",
     "volumes", "terminationGracePeriodSeconds",
 }
-POD_SECURITY = {"runAsNonRoot", "runAsUser", "runAsGroup", "seccompProfile"}
+POD_SECURITY = {"runAsNonRoot", "runAsUser", "runAsGroup", "seccompProfile",
+                "supplementalGroups"}
 # Container fields: requests only schedule; ports are the node's under hostNetwork; the pull
 # policy cannot matter, the image is local (--pull=never); probes are returned for the caller.
 CONTAINER_IGNORED = {"imagePullPolicy", "ports", "terminationMessagePath",
@@ -99,6 +103,10 @@ def prepare_volumes(spec, configmaps, host_root, work):
                 if not os.path.isfile(src):
                     raise Unsupported(f"volume {name}: hostPath {path} (type File) does not "
                                       "exist on the node: kubelet would not start the pod")
+            elif kind == "Socket":
+                if not (os.path.exists(src) and stat.S_ISSOCK(os.stat(src).st_mode)):
+                    raise Unsupported(f"volume {name}: hostPath {path} (type Socket) is no socket "
+                                      "on the node: kubelet would not start the pod")
             else:
                 raise Unsupported(f"volume {name}: hostPath type {kind!r} not modelled")
             volumes[name] = ("bind", src)
@@ -217,6 +225,10 @@ def container_plan(c, spec, volumes, image_map, image_user, init, host_sysfs, to
                           "start it (CreateContainerConfigError)")
     if "runAsUser" in eff or "runAsGroup" in eff:
         run.append(f"--user={uid}:{gid}")
+    # The pod's supplementalGroups join every container's process (runc: process.user.
+    # additionalGids), as the kubelet passes them.
+    groups = [int(g) for g in pod_sc.get("supplementalGroups", [])]
+    run += [f"--group-add={g}" for g in groups]
 
     # Capabilities, privilege, root filesystem, seccomp.
     caps = sc.get("capabilities", {})
@@ -299,7 +311,7 @@ def container_plan(c, spec, volumes, image_map, image_user, init, host_sysfs, to
     run.append(image_map[image])
     run += [str(a) for a in c.get("args", [])]
     return {
-        "name": name, "image": image, "run": run, "uid": uid, "gid": gid,
+        "name": name, "image": image, "run": run, "uid": uid, "gid": gid, "groups": groups,
         "caps": [x.upper() for x in caps.get("add", [])], "writable_mounts": writable,
         "dropped_mounts": dropped,
         "probes": {k: resolve_probe(c.get(k + "Probe"), ports)

@@ -98,5 +98,22 @@ TEST(Health, TheSamplersStampIsTheSteadyClockOfThePublish) {
       "the sampler has published no sample");
 }
 
+TEST(Health, AReplacedLldpdSocketIsUnhealthyAStoppedLldpdIsNot) {
+  EXPECT_TRUE(JudgeLldpSocket(nullptr).healthy) << "LLDP off or before its first round";
+  LldpState state;
+  state.view = lldp::LldpdView{};
+  EXPECT_TRUE(JudgeLldpSocket(&state).healthy);
+  state.view.reset();
+  for (LldpAbsence other : {LldpAbsence::kLldpdNotRunning, LldpAbsence::kLldpdNotInstalled,
+                            LldpAbsence::kPermissionDenied, LldpAbsence::kLldpdError}) {
+    state.failure = other;
+    EXPECT_TRUE(JudgeLldpSocket(&state).healthy) << LldpAbsenceName(other);
+  }
+  state.failure = LldpAbsence::kLldpdSocketStale;
+  state.failure_message = "connect /run/lldpd.socket: Connection refused";
+  ExpectUnhealthy(JudgeLldpSocket(&state), "lldpd's control socket was replaced");
+  EXPECT_THAT(JudgeLldpSocket(&state).reason, HasSubstr("Connection refused"));
+}
+
 }  // namespace
 }  // namespace roceqos

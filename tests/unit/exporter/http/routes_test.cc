@@ -126,6 +126,26 @@ TEST_F(RoutesTest, HealthyUntilTheLatestSnapshotIsTooOld) {
   EXPECT_THAT(r.Body(), HasSubstr("--web.health-max-sample-age"));
 }
 
+TEST_F(RoutesTest, AStaleLldpdSocketFailsHealthOnlyWithItsFlag) {
+  const auto with_flag = Make(RouteOptions{.unhealthy_on_stale_lldpd_socket = true});
+  const auto without = Make();
+  auto lldp = std::make_shared<LldpState>();
+  lldp->failure = LldpAbsence::kLldpdSocketStale;
+  auto s = std::make_shared<Snapshot>();
+  s->sequence = 1;
+  s->taken_at_steady = std::chrono::steady_clock::now();
+  s->lldp = lldp;
+  latest_ = s;
+  const HttpResponse r = Call(with_flag, "/-/healthy");
+  EXPECT_EQ(r.status, 503);
+  EXPECT_THAT(r.Body(), HasSubstr("lldpd's control socket was replaced"));
+  EXPECT_EQ(Call(without, "/-/healthy").status, 200) << "systemd: the path is never stale";
+  auto answering = std::make_shared<LldpState>();
+  answering->view = lldp::LldpdView{};
+  s->lldp = answering;
+  EXPECT_EQ(Call(with_flag, "/-/healthy").status, 200) << "once lldpd answers again";
+}
+
 TEST_F(RoutesTest, TheLandingPageLinksTheTelemetryPath) {
   const HttpResponse r = Call(Make(RouteOptions{.telemetry_path = "/custom"}), "/");
   EXPECT_EQ(r.status, 200);

@@ -47,8 +47,8 @@ TEST(LldpPollerTest, PublishesTheAnswerForTheSelectedNetdevs) {
   EXPECT_EQ(state->interval_seconds, 7);
   EXPECT_GT(state->read_at_unix, 0);
   // Every reason is there from the start, at 0.
-  for (std::string_view reason : {"lldpd_not_installed", "lldpd_not_running", "permission_denied",
-                                  "lldpd_error", "malformed_tlv"})
+  for (std::string_view reason : {"lldpd_not_installed", "lldpd_not_running", "lldpd_socket_stale",
+                                  "permission_denied", "lldpd_error", "malformed_tlv"})
     EXPECT_EQ(state->errors.at(std::string(reason)), 0u) << reason;
   EXPECT_FALSE(state->errors.contains("no_frame"));
 }
@@ -70,6 +70,38 @@ TEST(LldpPollerTest, AFailedQueryNamesItsReasonAndCountsIt) {
   EXPECT_EQ(poller.Latest()->errors.at("lldpd_not_running"), 1u);
   EXPECT_EQ(poller.Latest()->errors.at("permission_denied"), 1u);
   EXPECT_EQ(poller.Latest()->queries, 2u);
+}
+
+TEST(LldpPollerTest, ARefusedConnectOnAReplacedSocketIsStale) {
+  int errnum = ECONNREFUSED;
+  bool replaced = true;
+  std::vector<std::string> checked;
+  LldpPoller poller(
+      {.query = {.socket_path = "/run/lldpd.socket"}},
+      [] { return std::vector<std::string>{"eth0"}; },
+      [&](const lldp::LldpdQuery&, const std::vector<std::string>&) -> Result<lldp::LldpdView> {
+        return MakeError(errnum, "connect /run/lldpd.socket: Connection refused");
+      },
+      [&](const std::string& path) {
+        checked.push_back(path);
+        return replaced;
+      });
+  poller.PollOnce();
+  EXPECT_EQ(poller.Latest()->failure, LldpAbsence::kLldpdSocketStale);
+  EXPECT_EQ(poller.Latest()->errors.at("lldpd_socket_stale"), 1u);
+  EXPECT_EQ(checked, (std::vector<std::string>{"/run/lldpd.socket"}));
+  // lldpd stopped for good: nobody listens at the path, the old socket is simply dead.
+  replaced = false;
+  poller.PollOnce();
+  EXPECT_EQ(poller.Latest()->failure, LldpAbsence::kLldpdNotRunning);
+  // No socket at the path at all: not a replaced one, and not asked.
+  errnum = ENOENT;
+  replaced = true;
+  poller.PollOnce();
+  EXPECT_EQ(poller.Latest()->failure, LldpAbsence::kLldpdNotRunning);
+  EXPECT_EQ(checked.size(), 2u);
+  EXPECT_EQ(poller.Latest()->errors.at("lldpd_not_running"), 2u);
+  EXPECT_EQ(poller.Latest()->errors.at("lldpd_socket_stale"), 1u);
 }
 
 TEST(LldpPollerTest, MalformedTlvsAreCounted) {
