@@ -1,11 +1,12 @@
 // Parsers of sysfs / configfs / debugfs / procfs file contents (host.cc, dcqcn_params.cc,
-// process_stats.cc, pci_function.cc).
+// process_stats.cc, pci_function.cc, roce_gids.cc).
 #include <string_view>
 
 #include "collectors/dcqcn_params.h"
 #include "collectors/host.h"
 #include "collectors/pci_function.h"
 #include "collectors/process_stats.h"
+#include "collectors/roce_gids.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view content(reinterpret_cast<const char*>(data), size);
@@ -20,5 +21,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)roceqos::ParseIfindex(content);
   (void)roceqos::IsPciAddress(content);  // names read from sysfs listings and identities
   (void)roceqos::IsNetdevName(content);
+  (void)roceqos::ParseGidText(content);
+  (void)roceqos::ParseGidType(content);
+  (void)roceqos::IsRdmaDeviceName(content);
   return 0;
 }

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <ctime>
 #include <set>
@@ -76,6 +77,7 @@ void LldpPoller::PollOnce() {
   if (answer) {
     NoteMalformed(*answer);
     state->view = std::move(*answer);
+    ReadRoceGids(*state);
   } else {
     failure = LldpQueryFailure(answer.error());
     state->failure = *failure;
@@ -99,6 +101,20 @@ void LldpPoller::NoteMalformed(const lldp::LldpdView& view) {
         fault_log_.Fault(key, kMalformedTlv, neighbor.tlv_errors.front());
     }
   }
+}
+
+// The GID table is read here, not at discovery or in the sample: it matters only against a
+// neighbour's Maximum Frame Size, so only those netdevs are read, once per --lldp.interval, on
+// this thread (sysfs reads, one per table entry, never charged to the counter sampler's budget).
+void LldpPoller::ReadRoceGids(LldpState& state) const {
+  if (!read_gids_ || !state.view) return;
+  std::vector<std::string> netdevs;
+  for (const auto& [netdev, port] : state.view->ports) {
+    if (std::any_of(port.neighbors.begin(), port.neighbors.end(),
+                    [](const lldp::Neighbor& n) { return n.max_frame_size.has_value(); }))
+      netdevs.push_back(netdev);
+  }
+  if (!netdevs.empty()) state.roce_gids = read_gids_(netdevs);
 }
 
 void LldpPoller::NoteReachable(const std::optional<LldpAbsence>& failure,

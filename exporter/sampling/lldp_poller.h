@@ -14,6 +14,7 @@
 
 #include "base/published.h"
 #include "collectors/lldp/lldpd_client.h"
+#include "collectors/roce_gids.h"
 #include "exporter/core/fault_log.h"
 #include "exporter/core/lldp_state.h"
 #include "exporter/core/periodic_thread.h"
@@ -35,11 +36,20 @@ class LldpPoller {
   using Query = std::function<Result<lldp::LldpdView>(const lldp::LldpdQuery&,
                                                       const std::vector<std::string>&)>;
 
+  /// The RoCE GIDs of the given netdevs (collectors/roce_gids.h), by netdev; one left out is
+  /// unknown. Called on the poller thread.
+  using RoceGidReader =
+      std::function<std::map<std::string, NetdevRoceGids>(const std::vector<std::string>& netdevs)>;
+
   /// `query` defaults to lldp::QueryLldpd; tests pass their own.
   LldpPoller(LldpPollerOptions options, Netdevs netdevs, Query query = {});
   ~LldpPoller();
   LldpPoller(const LldpPoller&) = delete;
   LldpPoller& operator=(const LldpPoller&) = delete;
+
+  /// Before Start(). Without a reader LldpState::roce_gids stays empty: GIDs unknown, and the
+  /// frame-size check counts a VLAN tag.
+  void SetRoceGidReader(RoceGidReader reader) { read_gids_ = std::move(reader); }
 
   /// Asks once and publishes. Not concurrently with itself or a running thread.
   void PollOnce();
@@ -54,10 +64,12 @@ class LldpPoller {
   /// transition, not per round.
   void NoteReachable(const std::optional<LldpAbsence>& failure, const std::string& message);
   void NoteMalformed(const lldp::LldpdView& view);
+  void ReadRoceGids(LldpState& state) const;
 
   LldpPollerOptions options_;
   Netdevs netdevs_;
   Query query_;
+  RoceGidReader read_gids_;
   FaultLog fault_log_;
   uint64_t queries_ = 0;
   std::map<std::string, uint64_t> errors_;
