@@ -68,14 +68,21 @@ struct Device {
   /// IFLA_CARRIER_CHANGES: carrier up/down transitions since the netdev was created (2.6.37+).
   std::optional<uint32_t> carrier_changes;
   int32_t master_ifindex = 0;  // IFLA_MASTER (0 = none)
-  std::string master;          // name of IFLA_MASTER, resolved from the same dump
-  std::string kind;            // IFLA_LINKINFO/IFLA_INFO_KIND ("bond", "veth", ... or empty)
-  std::string slave_kind;      // IFLA_LINKINFO/IFLA_INFO_SLAVE_KIND ("bond" on bond members)
-  std::string driver;          // ETHTOOL_GDRVINFO driver ("mlx5_core", "veth", ...)
-  std::string bus_info;        // ETHTOOL_GDRVINFO bus_info (PCI address for PCI devices)
-  std::string pci_address;     // basename of /sys/class/net/<if>/device when it is a PCI device
-  uint32_t pci_vendor = 0;     // /sys/class/net/<if>/device/vendor (0x15b3 = Mellanox)
-  bool is_vf = false;          // /sys/class/net/<if>/device/physfn exists
+  /// IFLA_LINK: the lower device of a VLAN (or a veth's peer); 0 when none, or when it is in
+  /// another netns (IFLA_LINK_NETNSID present).
+  int32_t link_ifindex = 0;
+  /// The VLAN netdevs (IFLA_INFO_KIND "vlan") whose frames leave tagged through this netdev:
+  /// those whose IFLA_LINK is this netdev and, on a bond member, those on its bond. Resolved from
+  /// the same dump, so only VLANs in this netns.
+  std::vector<std::string> vlan_uppers;
+  std::string master;       // name of IFLA_MASTER, resolved from the same dump
+  std::string kind;         // IFLA_LINKINFO/IFLA_INFO_KIND ("bond", "veth", ... or empty)
+  std::string slave_kind;   // IFLA_LINKINFO/IFLA_INFO_SLAVE_KIND ("bond" on bond members)
+  std::string driver;       // ETHTOOL_GDRVINFO driver ("mlx5_core", "veth", ...)
+  std::string bus_info;     // ETHTOOL_GDRVINFO bus_info (PCI address for PCI devices)
+  std::string pci_address;  // basename of /sys/class/net/<if>/device when it is a PCI device
+  uint32_t pci_vendor = 0;  // /sys/class/net/<if>/device/vendor (0x15b3 = Mellanox)
+  bool is_vf = false;       // /sys/class/net/<if>/device/physfn exists
   DeviceRole role = DeviceRole::kOther;
   std::vector<RdmaPort> rdma_ports;  // ports bound to this netdev (or to its bond, for LAG)
   /// False when the RDMA port listing failed and no kept list (kRdmaPortsKeep) stands in for it:

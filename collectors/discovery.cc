@@ -38,9 +38,11 @@ constexpr uint32_t kMellanoxVendor = 0x15b3;
 constexpr int kDumpAttempts = 3;  // NLM_F_DUMP_INTR: links changed during the dump
 
 // rtnl_fill_ifinfo (net/core/rtnetlink.c).
-constexpr auto kLinkPolicy = MakePolicy<IFLA_CARRIER_CHANGES + 1>({
+constexpr auto kLinkPolicy = MakePolicy<IFLA_LINK_NETNSID + 1>({
     {IFLA_IFNAME, attr::Required(attr::NonEmptyString("IFLA_IFNAME", IFNAMSIZ))},
     {IFLA_MTU, attr::U32("IFLA_MTU")},
+    {IFLA_LINK, attr::U32("IFLA_LINK")},
+    {IFLA_LINK_NETNSID, attr::U32("IFLA_LINK_NETNSID")},
     {IFLA_MASTER, attr::U32("IFLA_MASTER")},
     {IFLA_OPERSTATE, attr::U8("IFLA_OPERSTATE")},
     {IFLA_LINKINFO, attr::Nested("IFLA_LINKINFO")},
@@ -148,6 +150,10 @@ Result<Device> ParseLinkReply(netlink::Bytes body) {
   device.mtu = attrs->U32(IFLA_MTU).value_or(0);
   device.carrier_changes = attrs->U32(IFLA_CARRIER_CHANGES);  // u32, link flaps since creation
   device.master_ifindex = static_cast<int32_t>(attrs->U32(IFLA_MASTER).value_or(0));
+  // IFLA_LINK names the lower device (a VLAN's real device) by its ifindex in the netns that
+  // IFLA_LINK_NETNSID names when present: an ifindex of another netns is no device of this dump.
+  if (!attrs->Has(IFLA_LINK_NETNSID))
+    device.link_ifindex = static_cast<int32_t>(attrs->U32(IFLA_LINK).value_or(0));
   device.oper_state = static_cast<OperState>(
       attrs->U8(IFLA_OPERSTATE).value_or(IF_OPER_UNKNOWN));  // IFLA_OPERSTATE
   if (attrs->Has(IFLA_LINKINFO)) {
@@ -179,6 +185,26 @@ void ReadSysfsInfo(std::string_view sysfs_root, Device& device) {
   }
 }
 
+// A VLAN netdev (IFLA_INFO_KIND "vlan", 802.1Q or 802.1ad) sends its frames tagged through its
+// lower device (IFLA_LINK); a VLAN on a bond sends them through the bond's members. Masters are
+// resolved first: a member's bond must be known here.
+namespace {
+template <typename Find>
+void AttachVlanUppers(std::vector<Device>& devices, Find find) {
+  for (Device& device : devices) device.vlan_uppers.clear();
+  for (const Device& upper : devices) {
+    if (upper.kind != "vlan" || upper.link_ifindex == 0) continue;
+    if (Device* lower = find(upper.link_ifindex)) lower->vlan_uppers.push_back(upper.name);
+  }
+  for (Device& device : devices) {
+    if (device.slave_kind != "bond" || device.master_ifindex == 0) continue;
+    if (const Device* bond = find(device.master_ifindex))
+      device.vlan_uppers.insert(device.vlan_uppers.end(), bond->vlan_uppers.begin(),
+                                bond->vlan_uppers.end());
+  }
+}
+}  // namespace
+
 Inventory AssembleInventory(std::vector<Device> devices, std::vector<RdmaPort> ports,
                             bool rdma_netlink_available) {
   std::unordered_map<int32_t, size_t> by_ifindex;
@@ -193,6 +219,7 @@ Inventory AssembleInventory(std::vector<Device> devices, std::vector<RdmaPort> p
     if (device.master_ifindex == 0) continue;
     if (const Device* master = find(device.master_ifindex)) device.master = master->name;
   }
+  AttachVlanUppers(devices, find);
   for (const RdmaPort& port : ports) {
     Device* netdev = port.netdev_index != 0 ? find(port.netdev_index) : nullptr;
     if (netdev == nullptr) continue;  // netdev in another netns, or none bound

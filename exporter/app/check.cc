@@ -10,6 +10,7 @@
 #include "base/utf8.h"
 #include "collectors/ethtool.h"
 #include "collectors/rdma.h"
+#include "collectors/roce_gids.h"
 #include "exporter/qos/roce_port.h"
 #include "exporter/qos/switch_compare.h"
 #include "exporter/sampling/device_selector.h"
@@ -372,7 +373,8 @@ std::vector<CheckItem> SwitchChecklist(const LldpState& lldp, const Device& devi
   if (absence) return UnverifiedSwitchItems(AbsenceDetail(lldp, device.name, *absence));
   const lldp::Neighbor& neighbor = *FindLldpNeighbor(lldp, device.name);
   std::vector<CheckItem> items{NeighborItem(lldp, device.name, neighbor)};
-  for (const SwitchVerdict& v : CompareWithSwitch(observed, neighbor))
+  const FrameDecision frame = DecideFrameTagging(observed, device, RoceGidsOf(lldp, device.name));
+  for (const SwitchVerdict& v : CompareWithSwitch(observed, neighbor, frame))
     items.push_back({fmt::format("switch {}", SwitchFieldName(v.field)), v.status, v.switch_side,
                      v.host, v.why});
   return items;
@@ -488,11 +490,25 @@ std::string NothingSelected(const CheckSelection& selection, size_t candidates) 
       how, candidates, candidates == 1 ? "" : "s");
 }
 
-void AddSwitchItems(const LldpLookup& lookup, std::vector<CheckDevice>& devices) {
+// The RoCE GIDs decide whether the frame-size item counts a VLAN tag: read, as the daemon's LLDP
+// round does, for each netdev whose neighbour advertises a Maximum Frame Size, unless the
+// lookup already gave them.
+void AddRoceGids(const std::string& sysfs_root, const std::vector<CheckDevice>& devices,
+                 LldpState& state) {
+  for (const CheckDevice& d : devices) {
+    const lldp::Neighbor* neighbor = FindLldpNeighbor(state, d.device.name);
+    if (neighbor == nullptr || !neighbor->max_frame_size) continue;
+    state.roce_gids.try_emplace(d.device.name, ReadNetdevRoceGids(sysfs_root, d.device.rdma_ports));
+  }
+}
+
+void AddSwitchItems(const LldpLookup& lookup, const std::string& sysfs_root,
+                    std::vector<CheckDevice>& devices) {
   std::vector<std::string> netdevs;
   netdevs.reserve(devices.size());
   for (const CheckDevice& d : devices) netdevs.push_back(d.device.name);
-  const LldpState state = lookup(netdevs);
+  LldpState state = lookup(netdevs);
+  AddRoceGids(sysfs_root, devices, state);
   for (CheckDevice& d : devices) d.switch_items = SwitchChecklist(state, d.device, d.observed);
 }
 
@@ -550,7 +566,7 @@ int CheckWithPolicy(const CheckOptions& options, const PolicySet& policy,
     read.push_back(CheckDevice{device, ReadObservedQos(reader, device, tcp_ecn), {}, {}});
     if (traffic && TrafficDecides(policy, read.back())) read.back().traffic = traffic(device);
   }
-  if (lldp) AddSwitchItems(lldp, read);
+  if (lldp) AddSwitchItems(lldp, options.paths.sysfs, read);
   if (options.json) return RenderCheckJson(policy, read, out);
   return RenderCheckReport(policy, read, options.color, out);
 }

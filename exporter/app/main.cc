@@ -3,14 +3,17 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <exception>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <system_error>
 
 #include "base/log_event.h"
+#include "collectors/roce_gids.h"
 #include "exporter/app/capture.h"
 #include "exporter/app/cli.h"
 #include "exporter/app/enforcer_lock.h"
@@ -185,6 +188,21 @@ std::function<std::vector<std::string>()> SelectedNetdevs(Sampler& sampler) {
   };
 }
 
+// The RoCE GID tables of the asked netdevs, through the RDMA ports the last sample's devices
+// are bound to; a netdev that left the selection is left out (unknown).
+LldpPoller::RoceGidReader SelectedRoceGids(Sampler& sampler, std::string sysfs_root) {
+  return [&sampler, sysfs_root = std::move(sysfs_root)](const std::vector<std::string>& netdevs) {
+    std::map<std::string, NetdevRoceGids> gids;
+    std::shared_ptr<const Snapshot> latest = sampler.Latest();
+    if (!latest) return gids;
+    for (const DeviceSnapshot& d : latest->devices) {
+      if (d.device && std::find(netdevs.begin(), netdevs.end(), d.device->name) != netdevs.end())
+        gids.emplace(d.device->name, ReadNetdevRoceGids(sysfs_root, d.device->rdma_ports));
+    }
+    return gids;
+  };
+}
+
 Pollers MakePollers(const Config& config, Sampler& sampler) {
   Pollers pollers;
   if (!config.replay_path.empty()) return pollers;
@@ -199,6 +217,7 @@ Pollers MakePollers(const Config& config, Sampler& sampler) {
         LldpPollerOptions{.interval = config.lldp_interval,
                           .query = {.socket_path = config.lldp_socket}},
         SelectedNetdevs(sampler));
+    pollers.lldp->SetRoceGidReader(SelectedRoceGids(sampler, QosHostPaths(config).sysfs));
   }
   sampler.SetAttachHook([t = pollers.transceivers.get(), l = pollers.lldp.get()](Snapshot& draft) {
     if (t) draft.transceivers = t->Latest();

@@ -10,9 +10,11 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/enum_names.h"
 #include "collectors/lldp/neighbor.h"
+#include "collectors/roce_gids.h"
 
 namespace roceqos {
 
@@ -64,6 +66,10 @@ struct LldpState {
   std::map<std::string, std::map<std::string, uint64_t, std::less<>>, std::less<>> port_errors;
   double interval_seconds = 0;  // --lldp.interval
   int64_t read_at_unix = 0;     // wall clock of the last round, for the neighbour's age
+  /// The RoCE GIDs of each netdev whose neighbour advertises a Maximum Frame Size, read in the
+  /// same round (LldpPoller::SetRoceGidReader); the frame-size check decides from them whether
+  /// the frames carry a VLAN tag. A netdev missing here was not read: its GIDs are unknown.
+  std::map<std::string, Observed<std::vector<RoceGid>>> roce_gids;
 };
 
 /// The neighbour lldpd reports on `netdev` (the first when several: the one compared and shown;

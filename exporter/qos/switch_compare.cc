@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 
@@ -74,23 +75,87 @@ SwitchVerdict CompareDscp(const ObservedQos& host, const lldp::Neighbor& neighbo
                  "in a lossy queue on one side");
 }
 
-SwitchVerdict CompareMtu(const ObservedQos& host, const lldp::Neighbor& neighbor) {
+SwitchVerdict CompareMtu(const ObservedQos& host, const lldp::Neighbor& neighbor,
+                         const FrameDecision& frame_kind) {
   if (!neighbor.max_frame_size)
     return Unverified(SwitchField::kMtu, "-", "no Maximum Frame Size TLV");
   const std::string theirs = fmt::format("{}", *neighbor.max_frame_size);
   if (!host.mtu.ok()) return Unverified(SwitchField::kMtu, "not readable", theirs);
-  const uint32_t frame = host.mtu.value + kFrameOverheadBytes;
-  return Verdict(SwitchField::kMtu, frame <= *neighbor.max_frame_size,
-                 fmt::format("{} (frame {})", host.mtu.value, frame), theirs,
+  const uint32_t frame = host.mtu.value + frame_kind.OverheadBytes();
+  const std::string ours =
+      frame_kind.Tagged()
+          ? fmt::format("{} (tagged frame {}: {})", host.mtu.value, frame, frame_kind.Text())
+          : fmt::format("{} (untagged frame {})", host.mtu.value, frame);
+  return Verdict(SwitchField::kMtu, frame <= *neighbor.max_frame_size, ours, theirs,
                  "frames the NIC sends at its MTU are longer than the switch port accepts: they "
                  "are dropped, and RDMA stalls on retransmissions");
 }
 
+// The netdevs a RoCE GID of this device may sit on without a tag: the device, its bond (RoCE
+// LAG adds the GIDs to the bond) and the netdevs its RDMA ports are bound to.
+bool OwnNetdev(const Device& device, std::string_view netdev) {
+  if (netdev == device.name || (!device.master.empty() && netdev == device.master)) return true;
+  return std::any_of(device.rdma_ports.begin(), device.rdma_ports.end(),
+                     [&](const RdmaPort& port) { return port.netdev == netdev; });
+}
+
+std::optional<FrameDecision> TaggedByTrust(const ObservedQos& host) {
+  if (!host.dcb.ok())
+    return FrameDecision{FrameTagging::kTrustUnknown,
+                         host.dcb.absent() ? "no DCB" : "DCB not readable"};
+  if (host.dcb.value.Trust() == TrustMode::kPcp) return FrameDecision{FrameTagging::kTrustPcp, ""};
+  return std::nullopt;
+}
+
+std::optional<FrameDecision> TaggedByGids(const Device& device, const NetdevRoceGids& gids) {
+  if (!gids.ok())
+    return FrameDecision{FrameTagging::kGidsUnknown, gids.failed() ? gids.error : "no GID table"};
+  for (const RoceGid& gid : gids.value)
+    if (!OwnNetdev(device, gid.netdev))
+      return FrameDecision{FrameTagging::kGidOnNetdev, gid.netdev};
+  return std::nullopt;
+}
+
 }  // namespace
 
+std::string FrameDecision::Text() const {
+  switch (tagging) {
+    case FrameTagging::kUntagged:
+      return "untagged";
+    case FrameTagging::kTrustPcp:
+      return "trust pcp";
+    case FrameTagging::kTrustUnknown:
+      return fmt::format("trust unknown, {}", detail);
+    case FrameTagging::kVlanUpper:
+      return fmt::format("VLAN {}", detail);
+    case FrameTagging::kGidOnNetdev:
+      return fmt::format("RoCE GID on {}", detail);
+    case FrameTagging::kGidsUnknown:
+      return fmt::format("RoCE GIDs unknown, {}", detail);
+  }
+  return std::string(FrameTaggingName(tagging));
+}
+
+FrameDecision DecideFrameTagging(const ObservedQos& host, const Device& device,
+                                 const NetdevRoceGids& gids) {
+  if (auto by_trust = TaggedByTrust(host)) return *by_trust;
+  if (!device.vlan_uppers.empty())
+    return FrameDecision{FrameTagging::kVlanUpper, device.vlan_uppers.front()};
+  if (auto by_gids = TaggedByGids(device, gids)) return *by_gids;
+  return FrameDecision{FrameTagging::kUntagged, ""};
+}
+
+NetdevRoceGids RoceGidsOf(const LldpState& state, std::string_view netdev) {
+  auto it = state.roce_gids.find(std::string(netdev));
+  if (it == state.roce_gids.end()) return NetdevRoceGids::Failed("not read in the LLDP round");
+  return it->second;
+}
+
 std::vector<SwitchVerdict> CompareWithSwitch(const ObservedQos& host,
-                                             const lldp::Neighbor& neighbor) {
-  return {ComparePfc(host, neighbor), CompareDscp(host, neighbor), CompareMtu(host, neighbor)};
+                                             const lldp::Neighbor& neighbor,
+                                             const FrameDecision& frame) {
+  return {ComparePfc(host, neighbor), CompareDscp(host, neighbor),
+          CompareMtu(host, neighbor, frame)};
 }
 
 std::string DescribeNeighbor(const lldp::Neighbor& neighbor) {

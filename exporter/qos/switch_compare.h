@@ -11,7 +11,10 @@
 #include <vector>
 
 #include "base/enum_names.h"
+#include "collectors/device.h"
 #include "collectors/lldp/neighbor.h"
+#include "collectors/roce_gids.h"
+#include "exporter/core/lldp_state.h"
 #include "exporter/qos/drift.h"
 
 namespace roceqos {
@@ -26,10 +29,56 @@ constexpr std::string_view SwitchFieldName(SwitchField field) {
   return NameOf(kSwitchFieldNames, field);
 }
 
-/// Bytes a frame carries beyond the IP MTU on a RoCE port: Ethernet header (14), one 802.1Q tag
-/// (4, RoCE on a VLAN is common and the switch's limit must cover it) and the FCS (4). The 802.3
-/// Maximum Frame Size counts all of them (IEEE Std 802.3 clause 79.3.4).
-inline constexpr uint32_t kFrameOverheadBytes = 22;
+/// Bytes a frame carries beyond the IP MTU: Ethernet header (14) and FCS (4), plus one 802.1Q tag
+/// (4) when the port sends tagged frames. The 802.3 Maximum Frame Size counts all of them (IEEE
+/// Std 802.3 clause 79.3.4).
+inline constexpr uint32_t kUntaggedFrameOverheadBytes = 18;
+inline constexpr uint32_t kTaggedFrameOverheadBytes = 22;
+
+/// Whether the netdev's RoCE frames carry an 802.1Q tag, and what says so: the `tagging` label of
+/// roce_qos_switch_frame_overhead_bytes. Untagged only when the host knows every reason is absent.
+enum class FrameTagging : uint8_t {
+  kUntagged,      // DSCP trust, no VLAN netdev on it, every RoCE GID on its own netdev
+  kTrustPcp,      // PCP trust: the priority travels in the tag
+  kTrustUnknown,  // the trust mode is not readable (no DCB, or it failed)
+  kVlanUpper,     // a VLAN netdev sends through it (Device::vlan_uppers)
+  kGidOnNetdev,   // a RoCE GID of its RDMA port is on another netdev (a VLAN, or another netns)
+  kGidsUnknown,   // its RDMA port's GID table was not read or not readable
+};
+inline constexpr EnumName<FrameTagging> kFrameTaggingNames[] = {
+    {FrameTagging::kUntagged, "untagged"},          {FrameTagging::kTrustPcp, "trust_pcp"},
+    {FrameTagging::kTrustUnknown, "trust_unknown"}, {FrameTagging::kVlanUpper, "vlan_upper"},
+    {FrameTagging::kGidOnNetdev, "gid_netdev"},     {FrameTagging::kGidsUnknown, "gids_unknown"},
+};
+constexpr std::string_view FrameTaggingName(FrameTagging tagging) {
+  return NameOf(kFrameTaggingNames, tagging);
+}
+
+struct FrameDecision {
+  FrameTagging tagging = FrameTagging::kTrustUnknown;
+  std::string detail;  // the netdev behind kVlanUpper / kGidOnNetdev, or why a fact is unknown
+
+  bool Tagged() const { return tagging != FrameTagging::kUntagged; }
+  uint32_t OverheadBytes() const {
+    return Tagged() ? kTaggedFrameOverheadBytes : kUntaggedFrameOverheadBytes;
+  }
+  /// "untagged", "tagged: trust pcp", "tagged: VLAN ens1f0np0.100", ...
+  std::string Text() const;
+};
+
+/// Whether `device` sends its RoCE frames tagged. Uncertainty counts the tag: a Maximum Frame
+/// Size 4 bytes short drops every full-size tagged frame, a false alarm costs a look.
+///  - trust: PCP, or not readable (`host.dcb`), is tagged;
+///  - a VLAN netdev on it, or on its bond (`device.vlan_uppers`), is tagged;
+///  - a RoCE GID on a netdev other than the device, its bond or its RDMA ports' netdevs is tagged
+///    (a VLAN here or one in another netns; sysfs names it, not its netns); a GID table not read
+///    (`gids` failed or absent) is tagged.
+FrameDecision DecideFrameTagging(const ObservedQos& host, const Device& device,
+                                 const NetdevRoceGids& gids);
+
+/// The GIDs the LLDP round read for `netdev`; failed ("not read in the LLDP round") when it
+/// read none.
+NetdevRoceGids RoceGidsOf(const LldpState& state, std::string_view netdev);
 
 /// One comparison. kInSync: they agree; kDrift: they differ; kAbsent: not comparable (the
 /// switch did not advertise the TLV, or the host side is not readable), with the reason in
@@ -37,14 +86,15 @@ inline constexpr uint32_t kFrameOverheadBytes = 22;
 struct SwitchVerdict {
   SwitchField field;
   FieldStatus status = FieldStatus::kAbsent;
-  std::string host;         // the NIC's value, e.g. "[3]", "9000 (frame 9022)"
+  std::string host;         // the NIC's value, e.g. "[3]", "9000 (untagged frame 9018)"
   std::string switch_side;  // the switch's advertised value, e.g. "[3, 4]", "9216"
   std::string why;          // what a mismatch breaks (empty unless kDrift)
 };
 
-/// Every SwitchField, in kSwitchFieldNames order.
+/// Every SwitchField, in kSwitchFieldNames order. `frame` says which overhead the MTU gets.
 std::vector<SwitchVerdict> CompareWithSwitch(const ObservedQos& host,
-                                             const lldp::Neighbor& neighbor);
+                                             const lldp::Neighbor& neighbor,
+                                             const FrameDecision& frame);
 
 /// "leaf01 Ethernet12 (chassis 0c:29:aa:bb:cc:01)": the cabling line a person documents.
 std::string DescribeNeighbor(const lldp::Neighbor& neighbor);

@@ -32,11 +32,13 @@ struct LldpFamilies {
   FamilyBuilder ets_tsa{FindMetric("roce_lldp_switch_ets_tsa")};
   FamilyBuilder max_frame{FindMetric("roce_lldp_switch_max_frame_size_bytes")};
   FamilyBuilder mismatch{FindMetric("roce_qos_switch_mismatch")};
+  FamilyBuilder frame_overhead{FindMetric("roce_qos_switch_frame_overhead_bytes")};
 
   void AppendTo(MetricSink& out) {
-    for (FamilyBuilder* family : {&present, &absent_reason, &neighbors, &port_errors, &info, &age,
-                                  &ttl, &frames, &pfc_enabled, &pfc_willing, &pfc_cap, &dscp_prio,
-                                  &prio_tc, &ets_bandwidth, &ets_tsa, &max_frame, &mismatch})
+    for (FamilyBuilder* family :
+         {&present, &absent_reason, &neighbors, &port_errors, &info, &age, &ttl, &frames,
+          &pfc_enabled, &pfc_willing, &pfc_cap, &dscp_prio, &prio_tc, &ets_bandwidth, &ets_tsa,
+          &max_frame, &mismatch, &frame_overhead})
       family->AppendTo(out);
   }
 };
@@ -78,12 +80,16 @@ void AddNeighbor(LldpFamilies& f, std::string_view netdev, const lldp::Neighbor&
 }
 
 void AddMismatch(LldpFamilies& f, std::string_view netdev, const DeviceSnapshot& snap,
-                 const lldp::Neighbor& neighbor) {
+                 const LldpState& state, const lldp::Neighbor& neighbor) {
   if (!snap.qos) return;  // no QoS stage: nothing of the host to compare
-  for (const SwitchVerdict& verdict : CompareWithSwitch(snap.qos->observed, neighbor)) {
+  const FrameDecision frame =
+      DecideFrameTagging(snap.qos->observed, *snap.device, RoceGidsOf(state, netdev));
+  for (const SwitchVerdict& verdict : CompareWithSwitch(snap.qos->observed, neighbor, frame)) {
     if (verdict.status != FieldStatus::kInSync && verdict.status != FieldStatus::kDrift) continue;
     f.mismatch.Add({netdev, SwitchFieldName(verdict.field)},
                    verdict.status == FieldStatus::kDrift ? 1 : 0);
+    if (verdict.field == SwitchField::kMtu)
+      f.frame_overhead.Add({netdev, FrameTaggingName(frame.tagging)}, frame.OverheadBytes());
   }
 }
 
@@ -110,7 +116,7 @@ void AddDevice(LldpFamilies& f, const LldpState& state, const DeviceSnapshot& sn
     return;
   }
   AddNeighbor(f, netdev, *neighbor, state.read_at_unix);
-  AddMismatch(f, netdev, snap, *neighbor);
+  AddMismatch(f, netdev, snap, state, *neighbor);
 }
 
 void AddSelf(const LldpState& state, MetricSink& out) {

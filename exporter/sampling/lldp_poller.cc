@@ -86,6 +86,7 @@ void LldpPoller::PollOnce() {
   if (answer) {
     NotePortFaults(*answer, netdevs);
     state->view = std::move(*answer);
+    ReadRoceGids(*state);
   } else {
     failure = ClassifyFailure(answer.error());
     state->failure = *failure;
@@ -150,6 +151,20 @@ void LldpPoller::NotePortFaults(const lldp::LldpdView& view,
     else
       fault_log_.Fault(key, reason, message);
   }
+}
+
+// The GID table is read here, not at discovery or in the sample: it matters only against a
+// neighbour's Maximum Frame Size, so only those netdevs are read, once per --lldp.interval, on
+// this thread (sysfs reads, one per table entry, never charged to the counter sampler's budget).
+void LldpPoller::ReadRoceGids(LldpState& state) const {
+  if (!read_gids_ || !state.view) return;
+  std::vector<std::string> netdevs;
+  for (const auto& [netdev, port] : state.view->ports) {
+    if (std::any_of(port.neighbors.begin(), port.neighbors.end(),
+                    [](const lldp::Neighbor& n) { return n.max_frame_size.has_value(); }))
+      netdevs.push_back(netdev);
+  }
+  if (!netdevs.empty()) state.roce_gids = read_gids_(netdevs);
 }
 
 void LldpPoller::NoteReachable(const std::optional<LldpAbsence>& failure,

@@ -14,6 +14,7 @@
 
 #include "base/published.h"
 #include "collectors/lldp/lldpd_client.h"
+#include "collectors/roce_gids.h"
 #include "exporter/core/fault_log.h"
 #include "exporter/core/lldp_state.h"
 #include "exporter/core/periodic_thread.h"
@@ -38,6 +39,11 @@ class LldpPoller {
   /// (collectors/lldp/control_socket.h).
   using SocketReplaced = std::function<bool(const std::string& socket_path)>;
 
+  /// The RoCE GIDs of the given netdevs (collectors/roce_gids.h), by netdev; one left out is
+  /// unknown. Called on the poller thread.
+  using RoceGidReader =
+      std::function<std::map<std::string, NetdevRoceGids>(const std::vector<std::string>& netdevs)>;
+
   /// `query` defaults to lldp::QueryLldpd, `socket_replaced` to lldp::SocketReplaced; tests pass
   /// their own.
   LldpPoller(LldpPollerOptions options, Netdevs netdevs, Query query = {},
@@ -45,6 +51,10 @@ class LldpPoller {
   ~LldpPoller();
   LldpPoller(const LldpPoller&) = delete;
   LldpPoller& operator=(const LldpPoller&) = delete;
+
+  /// Before Start(). Without a reader LldpState::roce_gids stays empty: GIDs unknown, and the
+  /// frame-size check counts a VLAN tag.
+  void SetRoceGidReader(RoceGidReader reader) { read_gids_ = std::move(reader); }
 
   /// Asks once and publishes. Not concurrently with itself or a running thread.
   void PollOnce();
@@ -64,11 +74,13 @@ class LldpPoller {
   /// The reason of a failed round: LldpQueryFailure, or kLldpdSocketStale when the refused
   /// socket was replaced.
   LldpAbsence ClassifyFailure(const Error& error) const;
+  void ReadRoceGids(LldpState& state) const;
 
   LldpPollerOptions options_;
   Netdevs netdevs_;
   Query query_;
   SocketReplaced socket_replaced_;
+  RoceGidReader read_gids_;
   FaultLog fault_log_;
   uint64_t queries_ = 0;
   std::map<std::string, uint64_t> errors_;

@@ -5,6 +5,7 @@
 # lldpd receiving it on the exporter's side, and the exporter reading lldpd through liblldpctl:
 #  - the neighbour and everything it advertises reach /metrics; `check` prints the cabling line;
 #  - MTU 1500 fits the switch's 9216-byte frames (mismatch 0), MTU 9216 does not (mismatch 1);
+#    a veth has no DCB, so the check counts a VLAN tag (overhead 22, tagging trust_unknown);
 #  - a switch whose system name holds the byte 0xff and whose port description holds a surrogate
 #    (bytes that are not UTF-8) still gives a body `promtool check metrics` accepts: each
 #    ill-formed sequence is U+FFFD in the label values, and `check --json` is valid UTF-8 JSON;
@@ -111,6 +112,9 @@ expect 'roce_lldp_switch_prio_tc{netdev="rql0",prio="4"}' 4 "switch priority 4 -
 expect 'roce_lldp_switch_ets_bandwidth_ratio{netdev="rql0",tc="0"}' 0.5 "switch TC 0 bandwidth"
 expect 'roce_lldp_switch_max_frame_size_bytes{netdev="rql0"}' 9216 "switch max frame size"
 expect 'roce_qos_switch_mismatch{netdev="rql0",field="mtu"}' 0 "MTU 1500 (frame 1522) fits 9216"
+# A veth has no DCB, so no trust mode says its frames are untagged: the check counts the tag.
+expect 'roce_qos_switch_frame_overhead_bytes{netdev="rql0",tagging="trust_unknown"}' 22 \
+  "no DCB: the frame-size check counts a VLAN tag (22 bytes, trust_unknown)"
 frames=$(value 'roce_lldp_frames_received_total{netdev="rql0"}')
 [[ "${frames:-0}" -ge 1 ]] && pass "lldpd counted $frames frame(s)" || fail "frames received ${frames:-absent}"
 # A veth has no DCB: PFC and DSCP cannot be compared, so they have no series (not 0, not 1).
@@ -124,7 +128,8 @@ wait_for 20 "mtu mismatch" has 'roce_qos_switch_mismatch{netdev="rql0",field="mt
 report=$(in_ns "$exe" check --netdev rql0 --lldp.socket="$sock" 2>&1 || true)
 grep -q "switch .*leaf01 Ethernet12 (chassis 0c:29:aa:bb:cc:01)" <<<"$report" &&
   grep -q "switch mtu.*DRIFT" <<<"$report" &&
-  pass "check: the cabling line and the mtu mismatch" || fail "check report: $report"
+  grep -q "9216 (tagged frame 9238: trust unknown, no DCB)" <<<"$report" &&
+  pass "check: the cabling line and the mtu mismatch with its overhead" || fail "check report: $report"
 
 # A switch that sends bytes that are not UTF-8: "leaf" 0xff "1" as its system name, "Eth", the
 # surrogate U+D800 (ED A0 80) and "net1" as the port description. lldpd passes them on as they

@@ -8,6 +8,9 @@
 #  * switch PFC {3,4} against the NIC's {3}: roce_qos_switch_mismatch{field="pfc"} 1, well within
 #    the frame's TTL; the switch changes to {3}: 0;
 #  * MFS 9216: host MTU 9000 fits (mtu 0), host MTU 9216 does not (mtu 1);
+#  * MFS 9018: host MTU 9000 fits untagged (DSCP trust, no VLAN, the port's GIDs on $sim: overhead
+#    18, tagging untagged); a VLAN netdev on $sim counts the tag (22, vlan_upper): mtu 1; the VLAN
+#    removed: mtu 0;
 #  * TTL expiry: present 0 (no_frame) and no neighbour, switch or mismatch series left for the netdev;
 #  * fw_lldp on: the frame never reaches lldpd, present stays 0 with reason no_frame;
 #  * a selected netdev lldpd does not handle (lldpd -I names only the first port): not_managed;
@@ -26,9 +29,9 @@ simnic_conform_default_policy "$sim" "$ibdev"
 ip link set dev "$sim" mtu 9000 || fail "mtu 9000"
 
 ets="$(lldp_ets_cfg 0 0 8 0,0,0,3,0,0,0,0 50,0,0,50,0,0,0,0 2,0,0,2,0,0,0,0)"
-frame() { # TTL PFC_PRIOS
+frame() { # TTL PFC_PRIOS [MFS, 9216]
   lldp_frame "$sw_mac" leaf1 Ethernet1/1 "$1" "$(lldp_port_descr "to-host1-$sim")" \
-    "$(lldp_mfs 9216)" "$(lldp_pfc 0 0 8 "$2")" "$(lldp_app 3:5:26)" "$ets"
+    "$(lldp_mfs "${3:-9216}")" "$(lldp_pfc 0 0 8 "$2")" "$(lldp_app 3:5:26)" "$ets"
 }
 inject() { simnic_rx "$sim" "$1" || fail "rx_frame refused: $(sed -n 's/^# last_error //p' "$SIMNIC_DEBUGFS/$sim/ctl")"; }
 # is VALUE NAME [label=value...]: one scrape shows the series with VALUE.
@@ -95,6 +98,20 @@ expect 15 1 roce_qos_switch_mismatch netdev="$sim" field=mtu
 ip link set dev "$sim" mtu 9000 || fail "mtu 9000"
 expect 15 0 roce_qos_switch_mismatch netdev="$sim" field=mtu
 
+log "MFS 9018: untagged frames (DSCP trust, no VLAN) of MTU 9000 fit; a VLAN on $sim counts the tag"
+inject "$(frame 120 3 9018)"
+expect 15 9018 roce_lldp_switch_max_frame_size_bytes netdev="$sim"
+expect 15 18 roce_qos_switch_frame_overhead_bytes netdev="$sim" tagging=untagged
+expect 5 0 roce_qos_switch_mismatch netdev="$sim" field=mtu
+ip link add link "$sim" name vl100 type vlan id 100 || fail "a VLAN on $sim"
+expect 15 22 roce_qos_switch_frame_overhead_bytes netdev="$sim" tagging=vlan_upper
+expect 5 1 roce_qos_switch_mismatch netdev="$sim" field=mtu
+ip link del vl100 || fail "delete the VLAN"
+expect 15 0 roce_qos_switch_mismatch netdev="$sim" field=mtu
+expect 5 18 roce_qos_switch_frame_overhead_bytes netdev="$sim" tagging=untagged
+inject "$(frame 120 3)"
+expect 15 9216 roce_lldp_switch_max_frame_size_bytes netdev="$sim"
+
 log "TTL 4: the neighbour expires and leaves no stale series"
 # Only ~30 s after TTL-120 frames: the neighbour leaving means this frame's TTL 4 ran out. (Its TTL
 # gauge is not polled for 4: the window is shorter than a loaded TCG guest can be sure to catch.)
@@ -105,7 +122,8 @@ scrape m.txt
 for f in roce_lldp_neighbor_info roce_lldp_neighbor_age_seconds roce_lldp_neighbor_ttl_seconds \
   roce_lldp_switch_pfc_enabled roce_lldp_switch_pfc_willing roce_lldp_switch_pfc_capability \
   roce_lldp_switch_dscp_prio roce_lldp_switch_prio_tc roce_lldp_switch_ets_bandwidth_ratio \
-  roce_lldp_switch_ets_tsa roce_lldp_switch_max_frame_size_bytes roce_qos_switch_mismatch; do
+  roce_lldp_switch_ets_tsa roce_lldp_switch_max_frame_size_bytes roce_qos_switch_mismatch \
+  roce_qos_switch_frame_overhead_bytes; do
   assert_eq 0 "$(series_of m.txt "$f")" "$f series of $sim after the neighbour expired"
 done
 

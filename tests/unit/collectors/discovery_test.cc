@@ -57,6 +57,8 @@ struct LinkSpec {
   std::string kind;
   std::string slave_kind;
   std::optional<uint32_t> carrier_changes;
+  uint32_t link = 0;                     // IFLA_LINK
+  std::optional<uint32_t> link_netnsid;  // IFLA_LINK_NETNSID (s32 on the wire)
 };
 
 /// An RTM_NEWLINK body (ifinfomsg + attributes) as rtnl_fill_ifinfo lays it out.
@@ -70,6 +72,8 @@ Buffer LinkBody(const LinkSpec& spec) {
   msg.PutU32(IFLA_MTU, spec.mtu);
   if (spec.operstate) msg.PutU8(IFLA_OPERSTATE, *spec.operstate);
   if (spec.master != 0) msg.PutU32(IFLA_MASTER, spec.master);
+  if (spec.link != 0) msg.PutU32(IFLA_LINK, spec.link);
+  if (spec.link_netnsid) msg.PutU32(IFLA_LINK_NETNSID, *spec.link_netnsid);
   msg.PutU32(IFLA_GROUP, 0);  // not in our policy: ignored
   if (spec.carrier_changes) msg.PutU32(IFLA_CARRIER_CHANGES, *spec.carrier_changes);
   if (!spec.kind.empty() || !spec.slave_kind.empty()) {
@@ -317,6 +321,25 @@ TEST(AssembleInventory, AnUnknownMasterLeavesTheNameEmpty) {
   EXPECT_EQ(inventory.devices[0].master, "");
   EXPECT_EQ(inventory.devices[0].master_ifindex, 77);
   EXPECT_FALSE(inventory.rdma_netlink_available);
+}
+
+TEST(AssembleInventory, AVlanIsAnUpperOfItsLinkAndOfTheBondsMembers) {
+  std::vector<Device> devices = LagHost();  // eth01, eth02 in bond0 (ifindex 10)
+  devices.push_back(Link({.ifindex = 20, .name = "bond0.100", .kind = "vlan", .link = 10}));
+  devices.push_back(Link({.ifindex = 21, .name = "eth01.7", .kind = "vlan", .link = 8}));
+  // Not VLANs, though IFLA_LINK names a lower device: a macvlan and a veth's peer.
+  devices.push_back(Link({.ifindex = 22, .name = "mv0", .kind = "macvlan", .link = 9}));
+  devices.push_back(Link({.ifindex = 23, .name = "veth0", .kind = "veth", .link = 9}));
+  // A VLAN whose lower device is in another netns: ifindex 9 there is not eth02 here.
+  devices.push_back(
+      Link({.ifindex = 24, .name = "vlan.far", .kind = "vlan", .link = 9, .link_netnsid = 0}));
+  Inventory inventory = AssembleInventory(devices, {}, true);
+  EXPECT_THAT(Find(inventory, "bond0")->vlan_uppers, ElementsAre("bond0.100"));
+  EXPECT_THAT(Find(inventory, "eth01")->vlan_uppers, ElementsAre("eth01.7", "bond0.100"));
+  EXPECT_THAT(Find(inventory, "eth02")->vlan_uppers, ElementsAre("bond0.100"));
+  EXPECT_TRUE(Find(inventory, "bond0.100")->vlan_uppers.empty());
+  EXPECT_EQ(Find(inventory, "vlan.far")->link_ifindex, 0);
+  EXPECT_EQ(Find(inventory, "mv0")->link_ifindex, 9);
 }
 
 TEST(ClassifyRole, FollowsBondThenVfThenPci) {
@@ -720,6 +743,35 @@ TEST_F(DiscoveryInNetns, AttachesAnRdmaPortToTheNetdevItNames) {
   EXPECT_TRUE(SelectedByDefault(*vtA));
   EXPECT_TRUE(Find(*inventory, "br0")->rdma_ports.empty());  // a bridge is not a RoCE LAG
   EXPECT_FALSE(SelectedByDefault(*Find(*inventory, "vtB")));
+}
+
+TEST_F(DiscoveryInNetns, AMacvlanOrAVethPeerIsNoVlanUpper) {
+  // The kernel sends IFLA_LINK for both; only IFLA_INFO_KIND tells them from a VLAN.
+  ASSERT_TRUE(netns_->Ip("link add link vtD name mv0 type macvlan"));
+  bool kernel_rdma = false;
+  Result<Inventory> inventory = DiscoverInside(std::nullopt, &kernel_rdma);
+  ASSERT_TRUE(inventory) << inventory.error().message;
+  const Device* vtD = Find(*inventory, "vtD");
+  const Device* mv0 = Find(*inventory, "mv0");
+  ASSERT_TRUE(vtD && mv0);
+  EXPECT_EQ(mv0->link_ifindex, vtD->ifindex);
+  EXPECT_EQ(Find(*inventory, "vtA")->link_ifindex, Find(*inventory, "vtB")->ifindex);
+  for (const Device& device : inventory->devices)
+    EXPECT_TRUE(device.vlan_uppers.empty()) << device.name;
+}
+
+TEST_F(DiscoveryInNetns, AVlanLinkIsAnUpperOfItsRealDevice) {
+  // Needs the 8021q module (VLAN links); a kernel without it has no VLAN to count.
+  if (!netns_->Ip("link add link vtB name vtB.100 type vlan id 100"))
+    GTEST_SKIP() << "this kernel cannot create a VLAN link (no 8021q)";
+  ASSERT_TRUE(netns_->Ip("link add link vtB.100 name vtB.100.7 type vlan id 7"));
+  bool kernel_rdma = false;
+  Result<Inventory> inventory = DiscoverInside(std::nullopt, &kernel_rdma);
+  ASSERT_TRUE(inventory) << inventory.error().message;
+  EXPECT_THAT(Find(*inventory, "vtB")->vlan_uppers, ElementsAre("vtB.100"));
+  EXPECT_THAT(Find(*inventory, "vtB.100")->vlan_uppers, ElementsAre("vtB.100.7"));
+  EXPECT_TRUE(Find(*inventory, "vtA")->vlan_uppers.empty());
+  EXPECT_EQ(Find(*inventory, "vtB.100")->kind, "vlan");
 }
 
 }  // namespace

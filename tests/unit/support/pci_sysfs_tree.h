@@ -60,6 +60,32 @@ class PciSysfsTree {
   static void Rdma(const std::filesystem::path& function, const std::string& name) {
     std::filesystem::create_directories(function / "infiniband" / name);
   }
+  /// Port `port` of RDMA device `name` under the function, linked from class/infiniband/<name>,
+  /// with a GID table of `size` zero entries (empty, as the kernel shows unused ones).
+  std::filesystem::path RdmaPortGids(const std::filesystem::path& function, const std::string& name,
+                                     int port, int size) {
+    const std::filesystem::path device = function / "infiniband" / name;
+    const std::filesystem::path dir = device / "ports" / std::to_string(port);
+    std::filesystem::create_directories(dir / "gids");
+    std::filesystem::create_directories(dir / "gid_attrs/types");
+    std::filesystem::create_directories(dir / "gid_attrs/ndevs");
+    for (int i = 0; i < size; ++i)
+      std::ofstream(dir / "gids" / std::to_string(i))
+          << "0000:0000:0000:0000:0000:0000:0000:0000\n";
+    if (!std::filesystem::exists(root_ / "class/infiniband" / name)) {
+      std::filesystem::create_directories(root_ / "class/infiniband");
+      std::filesystem::create_directory_symlink(device, root_ / "class/infiniband" / name);
+    }
+    return dir;
+  }
+  /// Fills entry `index` of a port made by RdmaPortGids, as the kernel's show functions print it.
+  static void GidEntry(const std::filesystem::path& port_dir, int index, const std::string& gid,
+                       const std::string& type, const std::string& ndev) {
+    const std::string i = std::to_string(index);
+    std::ofstream(port_dir / "gids" / i) << gid << "\n";
+    std::ofstream(port_dir / "gid_attrs/types" / i) << type << "\n";
+    std::ofstream(port_dir / "gid_attrs/ndevs" / i) << ndev << "\n";
+  }
 
  private:
   std::filesystem::path root_;

@@ -109,6 +109,53 @@ TEST(MetricsLldpTest, MismatchPerComparableField) {
   EXPECT_EQ(Count(f, "roce_qos_switch_mismatch"), 3u);
 }
 
+// eth0's switch port advertises 9018 (by default): MTU 9000 fits untagged frames only.
+Snapshot WithMfs9018(std::optional<NetdevRoceGids> gids, std::vector<std::string> vlans = {},
+                     std::optional<uint32_t> mfs = 9018) {
+  Snapshot s = WithLldp();
+  auto state = std::make_shared<LldpState>(*s.lldp);
+  state->view->ports["eth0"].neighbors[0].max_frame_size = mfs;
+  if (gids) state->roce_gids["eth0"] = *gids;
+  s.lldp = state;
+  auto device = std::make_shared<roceqos::Device>(*s.devices[0].device);
+  device->vlan_uppers = std::move(vlans);
+  s.devices[0].device = device;
+  return s;
+}
+
+double Overhead(const Families& f, std::string_view tagging) {
+  return Value(f, "roce_qos_switch_frame_overhead_bytes",
+               {{"netdev", "eth0"}, {"tagging", std::string(tagging)}});
+}
+
+TEST(MetricsLldpTest, TheFrameOverheadFollowsWhatTheHostKnowsOfTheTag) {
+  // DSCP trust, the GIDs on eth0 itself: untagged, 9018 fits.
+  const NetdevRoceGids own = NetdevRoceGids::Ok(
+      {RoceGid{0, "fe80:0000:0000:0000:0000:0000:0000:0001", GidType::kRoceV2, "eth0"}});
+  Snapshot s = WithMfs9018(own);
+  Families f = RenderSnapshot(&s);
+  EXPECT_EQ(Overhead(f, "untagged"), 18);
+  EXPECT_EQ(Count(f, "roce_qos_switch_frame_overhead_bytes"), 1u);
+  EXPECT_EQ(Value(f, "roce_qos_switch_mismatch", {{"netdev", "eth0"}, {"field", "mtu"}}), 0);
+
+  // A VLAN on eth0: tagged, 9022 > 9018.
+  s = WithMfs9018(own, {"eth0.100"});
+  f = RenderSnapshot(&s);
+  EXPECT_EQ(Overhead(f, "vlan_upper"), 22);
+  EXPECT_EQ(Value(f, "roce_qos_switch_mismatch", {{"netdev", "eth0"}, {"field", "mtu"}}), 1);
+
+  // The LLDP round read no GIDs for eth0: unknown counts the tag.
+  s = WithMfs9018(std::nullopt);
+  f = RenderSnapshot(&s);
+  EXPECT_EQ(Overhead(f, "gids_unknown"), 22);
+  EXPECT_EQ(Value(f, "roce_qos_switch_mismatch", {{"netdev", "eth0"}, {"field", "mtu"}}), 1);
+
+  // No Maximum Frame Size TLV: no mtu verdict, no overhead series.
+  s = WithMfs9018(own, {}, std::nullopt);
+  f = RenderSnapshot(&s);
+  EXPECT_EQ(Count(f, "roce_qos_switch_frame_overhead_bytes"), 0u);
+}
+
 TEST(MetricsLldpTest, NoNeighbourHasOnlyPresenceAndReason) {
   const Snapshot s = WithLldp();
   const Families f = RenderSnapshot(&s);

@@ -53,6 +53,41 @@ TEST(LldpPollerTest, PublishesTheAnswerForTheSelectedNetdevs) {
   EXPECT_FALSE(state->errors.contains("no_frame"));
 }
 
+TEST(LldpPollerTest, ReadsTheGidsOfNetdevsWhoseNeighbourAdvertisesAFrameSizeOnly) {
+  lldp::LldpdView view = OneNeighbor();  // eth0: leaf01 without a Maximum Frame Size TLV
+  view.ports["eth1"].neighbors.push_back(lldp_test::Leaf());  // MFS 9216
+  view.ports["eth2"];                                         // no neighbour
+  std::vector<std::vector<std::string>> reads;
+  LldpPoller poller(
+      {},
+      [] {
+        return std::vector<std::string>{"eth0", "eth1", "eth2"};
+      },
+      [&](const lldp::LldpdQuery&, const std::vector<std::string>&) -> Result<lldp::LldpdView> {
+        return view;
+      });
+  poller.PollOnce();
+  EXPECT_TRUE(poller.Latest()->roce_gids.empty());  // no reader: GIDs unknown
+  poller.SetRoceGidReader([&](const std::vector<std::string>& netdevs) {
+    reads.push_back(netdevs);
+    std::map<std::string, NetdevRoceGids> gids;
+    gids["eth1"] = NetdevRoceGids::Ok(
+        {RoceGid{1, "fe80:0000:0000:0000:0000:0000:0000:0001", GidType::kRoceV2, "eth1.100"}});
+    return gids;
+  });
+  poller.PollOnce();
+  ASSERT_EQ(reads.size(), 1u);
+  EXPECT_EQ(reads[0], std::vector<std::string>{"eth1"});
+  const auto state = poller.Latest();
+  ASSERT_EQ(state->roce_gids.size(), 1u);
+  EXPECT_EQ(state->roce_gids.at("eth1").value.at(0).netdev, "eth1.100");
+
+  view.ports["eth1"].neighbors.clear();  // nothing to compare a frame size with: nothing read
+  poller.PollOnce();
+  EXPECT_EQ(reads.size(), 1u);
+  EXPECT_TRUE(poller.Latest()->roce_gids.empty());
+}
+
 TEST(LldpPollerTest, AFailedQueryNamesItsReasonAndCountsIt) {
   int errnum = ENOENT;
   LldpPoller poller(
