@@ -5,12 +5,15 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
+#include <syslog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string_view>
 
@@ -61,9 +64,16 @@ ssize_t ReceiveCallback(lldpctl_conn_t* /*conn*/, const uint8_t* data, size_t le
   return LLDPCTL_ERR_CALLBACK_FAILURE;
 }
 
+// The first warning liblldpctl logged during this thread's query: its error codes say only
+// "Error while serializing or unserializing data", its warning names the structure that did not
+// fit ("data to deserialize is too small (440) for structure lldpd_hardware").
+thread_local std::string first_library_warning;
+
 // liblldpctl logs to stderr unless told otherwise; its messages go to the exporter's log.
-void ForwardLog(int /*severity*/, const char* message) {
-  spdlog::debug("liblldpctl: {}", message != nullptr ? message : "");
+void ForwardLog(int severity, const char* message) {
+  const std::string_view text = message != nullptr ? message : "";
+  if (severity <= LOG_WARNING && first_library_warning.empty()) first_library_warning = text;
+  spdlog::debug("liblldpctl: {}", text);
 }
 
 void RouteLibraryLog() {
@@ -89,13 +99,29 @@ Result<void> Connect(Socket& socket, const std::string& path, std::chrono::milli
   return {};
 }
 
-// A failed liblldpctl call: the socket's errno when the failure was ours, else lldpd's protocol.
+// An answer this liblldpctl cannot read: EPROTO, which the poller reports as lldpd_incompatible.
+Error Incompatible(std::string_view path, std::string_view what, std::string_view detail) {
+  return MakeError(EPROTO, fmt::format("lldpd socket {}: {}: liblldpctl {} cannot read lldpd's "
+                                       "answer ({}): lldpd is of another version or build than "
+                                       "this library (docs/lldp.md \"lldpd of another version\")",
+                                       path, what, LoadedLldpctlFile(), detail));
+}
+
+// A failed liblldpctl call: the socket's errno when the failure was ours; lldpd's answer that
+// the library could not decode (a wrong message type, a structure of another size: lldpd
+// marshals its structures as they are in memory, src/marshal.c, and the protocol has no version,
+// src/ctl.h hmsg_type); else lldpd's protocol.
 Error QueryError(lldpctl_conn_t* conn, const Socket& socket, std::string_view path,
                  std::string_view what) {
   const lldpctl_error_t code = Lib().last_error(conn);
   if (code == LLDPCTL_ERR_CALLBACK_FAILURE && socket.errnum != 0)
     return MakeError(socket.errnum,
                      fmt::format("lldpd socket {}: {}: {}", path, what, strerror(socket.errnum)));
+  if (code == LLDPCTL_ERR_SERIALIZATION) {
+    std::string detail = Lib().strerror(code);
+    if (!first_library_warning.empty()) detail += ": " + first_library_warning;
+    return Incompatible(path, what, detail);
+  }
   return MakeError(0, fmt::format("lldpd socket {}: {}: {}", path, what, Lib().strerror(code)));
 }
 
@@ -188,7 +214,31 @@ Result<LocalPort> ReadPort(lldpctl_conn_t* conn, const Socket& socket, std::stri
   return local;
 }
 
+// An answer that decoded but cannot come from a healthy lldpd of the library's version: it lists
+// only kernel interfaces, so every name is a netdev name. A structure of another layout read
+// into this library's would give names that are not.
+Result<void> CheckInterfaceNames(lldpctl_atom_t* list, std::string_view path) {
+  std::optional<std::string> bad;
+  ForEach(list, [&](lldpctl_atom_t* interface) {
+    const char* name = Lib().atom_get_str(interface, lldpctl_k_interface_name);
+    if (!bad && !PlausibleInterfaceName(name != nullptr ? name : ""))
+      bad = ValidUtf8(name != nullptr ? name : "");
+  });
+  if (!bad) return {};
+  return Incompatible(path, "list interfaces",
+                      fmt::format("an interface named '{}', not a netdev name", *bad));
+}
+
 }  // namespace
+
+bool PlausibleInterfaceName(std::string_view name) {
+  // dev_valid_name() in net/core/dev.c: 1 to IFNAMSIZ - 1 bytes, not "." or "..", no '/', ':'
+  // or isspace() byte. Exactly the kernel's rule, so a healthy lldpd's list always passes.
+  constexpr size_t kIfNameSize = 16;  // IFNAMSIZ, <linux/if.h>
+  if (name.empty() || name.size() >= kIfNameSize || name == "." || name == "..") return false;
+  return std::ranges::none_of(
+      name, [](char c) { return c == '/' || c == ':' || c == ' ' || (c >= '\t' && c <= '\r'); });
+}
 
 std::string DefaultLldpdSocket() {
   const LldpctlApi* lib = LoadLldpctl(nullptr);
@@ -201,6 +251,7 @@ Result<LldpdView> QueryLldpd(const LldpdQuery& query, const std::vector<std::str
   if (LoadLldpctl(&missing) == nullptr)
     return MakeError(ELIBACC, fmt::format("liblldpctl (package lldpd) not loadable: {}", missing));
   RouteLibraryLog();
+  first_library_warning.clear();
   const std::string path = query.socket_path.empty() ? DefaultLldpdSocket() : query.socket_path;
   Socket socket;
   if (Result<void> connected = Connect(socket, path, query.timeout); !connected)
@@ -209,6 +260,7 @@ Result<LldpdView> QueryLldpd(const LldpdQuery& query, const std::vector<std::str
   if (!conn) return MakeError(ENOMEM, fmt::format("lldpd socket {}: lldpctl_new failed", path));
   Atom list(Lib().get_interfaces(conn.get()));
   if (!list) return QueryError(conn.get(), socket, path, "list interfaces");
+  if (Result<void> names = CheckInterfaceNames(list.get(), path); !names) return names.error();
   const std::set<std::string> wanted(interfaces.begin(), interfaces.end());
   LldpdView view;
   std::optional<Error> failure;

@@ -415,6 +415,10 @@ void AddLldpFlags(CLI::App& app, Config& config, FlagText& text) {
       ->capture_default_str();
   app.add_option("--lldp.socket", config.lldp_socket,
                  "lldpd's control socket (default: liblldpctl's, /run/lldpd.socket on Debian)");
+  app.add_option("--lldp.library", config.lldp_library,
+                 "liblldpctl to load instead of liblldpctl.so.4 from the library path: the host "
+                 "lldpd's own, whose answers it always reads (docs/lldp.md \"lldpd of another "
+                 "version\")");
 }
 
 void AddDeriveFlags(CLI::App& app, FlagText& text) {

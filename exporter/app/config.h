@@ -59,7 +59,8 @@ struct Config {
   bool transceiver_serial = false;  // --transceiver.serial: serial number on roce_transceiver_info
   /// --lldp.interval: lldpd query cadence, on its own thread; 0 = off
   std::chrono::nanoseconds lldp_interval = std::chrono::seconds(10);
-  std::string lldp_socket;  // --lldp.socket; empty: liblldpctl's default
+  std::string lldp_socket;   // --lldp.socket; empty: liblldpctl's default
+  std::string lldp_library;  // --lldp.library; empty: liblldpctl.so.4 from the library path
   /// --storm.threshold, --storm.detection-time, --storm.restoration-time, --derive.windows
   DeriveConfig derive;
   /// --replay: a capture bundle to answer every kernel read from (exporter/app/capture.h)

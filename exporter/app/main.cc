@@ -11,6 +11,7 @@
 #include <system_error>
 
 #include "base/log_event.h"
+#include "collectors/lldp/liblldpctl.h"
 #include "exporter/app/capture.h"
 #include "exporter/app/cli.h"
 #include "exporter/app/enforcer_lock.h"
@@ -327,6 +328,8 @@ int main(int argc, char** argv) {
       std::cerr << "roce_qos_exporter: " << logging.error().message << "\n";
       return kExitUsage;
     }
+    // Before anything loads liblldpctl (the LLDP poller, check's switch items).
+    if (!cli.config.lldp_library.empty()) lldp::UseLldpctlLibrary(cli.config.lldp_library);
     if (!cli.config.replay_path.empty()) {
       if (int replay = StartReplayFrom(cli.config, std::cerr); replay != 0) return replay;
     }

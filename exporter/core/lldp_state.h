@@ -21,15 +21,19 @@ enum class LldpAbsence : uint8_t {
   kLldpdNotInstalled,  // liblldpctl.so.4 cannot be loaded: the lldpd package is not installed
   kLldpdNotRunning,    // no socket, or nobody listening on it
   kPermissionDenied,   // the socket refused the process: not in lldpd's group (_lldpd)
-  kLldpdError,         // a timeout or an answer liblldpctl could not decode
-  kNotManaged,         // lldpd runs but does not handle this interface (its -I pattern, a type)
-  kLinkDown,           // the netdev's operstate is not up
-  kNoFrame,            // link up, lldpd handles it, no LLDP frame: on mlx5 usually firmware LLDP
+  // lldpd answers, but the loaded liblldpctl cannot decode the answer (LLDPCTL_ERR_SERIALIZATION)
+  // or the decoded answer is impossible: lldpd is of another version or build than the library.
+  kLldpdIncompatible,
+  kLldpdError,  // a timeout or another failure of the query
+  kNotManaged,  // lldpd runs but does not handle this interface (its -I pattern, a type)
+  kLinkDown,    // the netdev's operstate is not up
+  kNoFrame,     // link up, lldpd handles it, no LLDP frame: on mlx5 usually firmware LLDP
 };
 inline constexpr EnumName<LldpAbsence> kLldpAbsenceNames[] = {
     {LldpAbsence::kLldpdNotInstalled, "lldpd_not_installed"},
     {LldpAbsence::kLldpdNotRunning, "lldpd_not_running"},
     {LldpAbsence::kPermissionDenied, "permission_denied"},
+    {LldpAbsence::kLldpdIncompatible, "lldpd_incompatible"},
     {LldpAbsence::kLldpdError, "lldpd_error"},
     {LldpAbsence::kNotManaged, "not_managed"},
     {LldpAbsence::kLinkDown, "link_down"},
@@ -45,11 +49,12 @@ struct LldpState {
   LldpAbsence failure = LldpAbsence::kLldpdError;
   std::string failure_message;
   uint64_t queries = 0;  // rounds since start
-  /// Failed rounds by LldpAbsence name (the first four reasons) plus "malformed_tlv" (802.1Qaz
+  /// Failed rounds by LldpAbsence name (the first five reasons) plus "malformed_tlv" (802.1Qaz
   /// TLVs left out, counted in every round that finds them); every reason is there from the start.
   std::map<std::string, uint64_t> errors;
   double interval_seconds = 0;  // --lldp.interval
   int64_t read_at_unix = 0;     // wall clock of the last round, for the neighbour's age
+  std::string library;          // the liblldpctl file loaded (LoadedLldpctlFile); empty: none
 };
 
 /// The neighbour lldpd reports on `netdev` (the first when several), or null.

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "base/log_event.h"
+#include "collectors/lldp/liblldpctl.h"
 
 namespace roceqos {
 namespace {
@@ -23,6 +24,10 @@ std::string_view FixFor(LldpAbsence failure) {
              "lldp.conf; Kubernetes: deploy/kubernetes/components/lldp)";
     case LldpAbsence::kLldpdNotRunning:
       return "start lldpd (systemctl enable --now lldpd) or point --lldp.socket at its socket";
+    case LldpAbsence::kLldpdIncompatible:
+      return "give the exporter the host lldpd's own liblldpctl (--lldp.library), or run the "
+             "lldpd release the exporter's library comes from (docs/runbooks/"
+             "RoceQosLldpdIncompatible.md)";
     default:
       return "check lldpd (lldpcli show neighbors)";
   }
@@ -41,6 +46,8 @@ LldpAbsence LldpQueryFailure(const Error& error) {
     case EACCES:
     case EPERM:
       return LldpAbsence::kPermissionDenied;
+    case EPROTO:
+      return LldpAbsence::kLldpdIncompatible;
     default:
       return LldpAbsence::kLldpdError;
   }
@@ -71,6 +78,7 @@ void LldpPoller::PollOnce() {
   std::vector<std::string> netdevs = netdevs_ ? netdevs_() : std::vector<std::string>{};
   Result<lldp::LldpdView> answer = query_(options_.query, netdevs);
   state->read_at_unix = std::time(nullptr);
+  state->library = lldp::LoadedLldpctlFile();
   ++queries_;
   std::optional<LldpAbsence> failure;
   if (answer) {
