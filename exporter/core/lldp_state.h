@@ -21,13 +21,11 @@ enum class LldpAbsence : uint8_t {
   kLldpdNotInstalled,  // liblldpctl.so.4 cannot be loaded: the lldpd package is not installed
   kLldpdNotRunning,    // no socket, or nobody listening on it
   kPermissionDenied,   // the socket refused the process: not in lldpd's group (_lldpd)
-  // lldpd answers, but the loaded liblldpctl cannot decode the answer (LLDPCTL_ERR_SERIALIZATION)
-  // or the decoded answer is impossible: lldpd is of another version or build than the library.
-  kLldpdIncompatible,
-  kLldpdError,  // a timeout or another failure of the query
-  kNotManaged,  // lldpd runs but does not handle this interface (its -I pattern, a type)
-  kLinkDown,    // the netdev's operstate is not up
-  kNoFrame,     // link up, lldpd handles it, no LLDP frame: on mlx5 usually firmware LLDP
+  kLldpdIncompatible,  // an answer liblldpctl cannot decode: lldpd of another version or build
+  kLldpdError,         // a timeout or another failure of the query
+  kNotManaged,         // lldpd runs but does not handle this interface (its -I pattern, a type)
+  kLinkDown,           // the netdev's operstate is not up
+  kNoFrame,            // link up, lldpd handles it, no LLDP frame: on mlx5 usually firmware LLDP
 };
 inline constexpr EnumName<LldpAbsence> kLldpAbsenceNames[] = {
     {LldpAbsence::kLldpdNotInstalled, "lldpd_not_installed"},
