@@ -35,4 +35,14 @@ struct LldpctlApi {
 /// liblldpctl.so.4 or one of its symbols is missing; `why` then says which.
 const LldpctlApi* LoadLldpctl(std::string* why);
 
+/// Loads `path` instead of liblldpctl.so.4 from the dynamic linker's search path, e.g. the host
+/// lldpd's own library mounted into a container (--lldp.library). Only before the first
+/// LoadLldpctl; false (and nothing changes) after it.
+bool UseLldpctlLibrary(std::string path);
+
+/// The file the loaded library came from, links resolved (Debian 12's 1.0.16:
+/// /usr/lib/x86_64-linux-gnu/liblldpctl.so.4.9.1; Debian 11's 1.0.11 has liblldpctl.so.4.9.0,
+/// the same SONAME); empty when none is loaded. It does not load the library.
+std::string LoadedLldpctlFile();
+
 }  // namespace roceqos::lldp

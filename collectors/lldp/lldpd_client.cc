@@ -5,14 +5,18 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
+#include <syslog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string_view>
+#include <utility>
 
 #include "base/utf8.h"
 #include "collectors/lldp/liblldpctl.h"
@@ -61,9 +65,16 @@ ssize_t ReceiveCallback(lldpctl_conn_t* /*conn*/, const uint8_t* data, size_t le
   return LLDPCTL_ERR_CALLBACK_FAILURE;
 }
 
+// The first warning liblldpctl logged during this thread's query: its error codes say only
+// "Error while serializing or unserializing data", its warning names the structure that did not
+// fit ("data to deserialize is too small (440) for structure lldpd_hardware").
+thread_local std::string first_library_warning;
+
 // liblldpctl logs to stderr unless told otherwise; its messages go to the exporter's log.
-void ForwardLog(int /*severity*/, const char* message) {
-  spdlog::debug("liblldpctl: {}", message != nullptr ? message : "");
+void ForwardLog(int severity, const char* message) {
+  const std::string_view text = message != nullptr ? message : "";
+  if (severity <= LOG_WARNING && first_library_warning.empty()) first_library_warning = text;
+  spdlog::debug("liblldpctl: {}", text);
 }
 
 void RouteLibraryLog() {
@@ -89,13 +100,36 @@ Result<void> Connect(Socket& socket, const std::string& path, std::chrono::milli
   return {};
 }
 
-// A failed liblldpctl call: the socket's errno when the failure was ours, else lldpd's protocol.
+// An answer this liblldpctl cannot read: EPROTO, which the poller reports as lldpd_incompatible.
+Error Incompatible(std::string_view path, std::string_view what, std::string_view detail) {
+  return MakeError(EPROTO, fmt::format("lldpd socket {}: {}: liblldpctl {} cannot read lldpd's "
+                                       "answer ({}): lldpd is of another version or build than "
+                                       "this library (docs/lldp.md \"lldpd of another version\")",
+                                       path, what, LoadedLldpctlFile(), detail));
+}
+
+// A failed liblldpctl call: the socket's errno when the failure was ours; errnum 0 when lldpd
+// declined the request; EPROTO for an answer the library could not decode (a message type it
+// does not expect, a structure of another size: lldpd marshals its structures as they are in
+// memory, src/marshal.c, and the protocol has no version, src/ctl.h hmsg_type); else errnum 0.
 Error QueryError(lldpctl_conn_t* conn, const Socket& socket, std::string_view path,
                  std::string_view what) {
   const lldpctl_error_t code = Lib().last_error(conn);
   if (code == LLDPCTL_ERR_CALLBACK_FAILURE && socket.errnum != 0)
     return MakeError(socket.errnum,
                      fmt::format("lldpd socket {}: {}: {}", path, what, strerror(socket.errnum)));
+  if (code == LLDPCTL_ERR_SERIALIZATION) {
+    std::string warning = std::exchange(first_library_warning, {});
+    // lldpd answers a request it cannot serve (an interface gone since the listing) with an
+    // empty NONE message (src/daemon/client.c), which liblldpctl reports as a message of type 0
+    // where it expected another; NONE is 0 in every release. Only that is lldpd's refusal.
+    if (warning.find("received: 0)") != std::string::npos)
+      return MakeError(0,
+                       fmt::format("lldpd socket {}: {}: lldpd declined the request", path, what));
+    std::string detail = Lib().strerror(code);
+    if (!warning.empty()) detail += ": " + warning;
+    return Incompatible(path, what, detail);
+  }
   return MakeError(0, fmt::format("lldpd socket {}: {}: {}", path, what, Lib().strerror(code)));
 }
 
@@ -175,11 +209,14 @@ Neighbor ReadNeighbor(lldpctl_atom_t* remote, std::string_view interface) {
   return neighbor;
 }
 
-// A failure of the connection itself (our socket's errno, or lldpd hung up) rather than of one
-// answer: asking about the next port would fail the same way, each after a timeout.
-bool ConnectionFailed(lldpctl_conn_t* conn, const Socket& socket) {
+// A failure that is not this port's alone: the connection itself (our socket's errno, or lldpd
+// hung up), where asking about the next port would fail the same way, each after a timeout; or
+// an answer this library cannot decode (EPROTO), which every port of an lldpd of another
+// version gives.
+bool FailsTheRound(lldpctl_conn_t* conn, const Socket& socket, const Error& error) {
   const lldpctl_error_t code = Lib().last_error(conn);
-  return code == LLDPCTL_ERR_EOF || (code == LLDPCTL_ERR_CALLBACK_FAILURE && socket.errnum != 0);
+  return error.errnum == EPROTO || code == LLDPCTL_ERR_EOF ||
+         (code == LLDPCTL_ERR_CALLBACK_FAILURE && socket.errnum != 0);
 }
 
 // An Error only when the connection failed; a port lldpd could not answer for is a LocalPort with
@@ -190,7 +227,7 @@ Result<LocalPort> ReadPort(lldpctl_conn_t* conn, const Socket& socket, std::stri
   Atom port(Lib().get_port(interface));
   if (!port) {
     Error error = QueryError(conn, socket, path, fmt::format("port {}", name));
-    if (ConnectionFailed(conn, socket)) return error;
+    if (FailsTheRound(conn, socket, error)) return error;
     LocalPort unreadable;
     unreadable.error = std::move(error.message);
     return unreadable;
@@ -202,6 +239,21 @@ Result<LocalPort> ReadPort(lldpctl_conn_t* conn, const Socket& socket, std::stri
   ForEach(neighbors.get(),
           [&](lldpctl_atom_t* remote) { local.neighbors.push_back(ReadNeighbor(remote, name)); });
   return local;
+}
+
+// An answer that decoded but cannot come from a healthy lldpd of the library's version: it lists
+// only kernel interfaces, so every name is a netdev name. A structure of another layout read
+// into this library's would give names that are not.
+Result<void> CheckInterfaceNames(lldpctl_atom_t* list, std::string_view path) {
+  std::optional<std::string> bad;
+  ForEach(list, [&](lldpctl_atom_t* interface) {
+    const char* name = Lib().atom_get_str(interface, lldpctl_k_interface_name);
+    if (!bad && !PlausibleInterfaceName(name != nullptr ? name : ""))
+      bad = ValidUtf8(name != nullptr ? name : "");
+  });
+  if (!bad) return {};
+  return Incompatible(path, "list interfaces",
+                      fmt::format("an interface named '{}', not a netdev name", *bad));
 }
 
 // Reads the ports of `pending` lldpd handles into `view` on one connection, erasing each from
@@ -216,6 +268,7 @@ Result<bool> ReadPorts(const std::string& path, std::chrono::milliseconds timeou
   if (!conn) return MakeError(ENOMEM, fmt::format("lldpd socket {}: lldpctl_new failed", path));
   Atom list(Lib().get_interfaces(conn.get()));
   if (!list) return QueryError(conn.get(), socket, path, "list interfaces");
+  if (Result<void> names = CheckInterfaceNames(list.get(), path); !names) return names.error();
   std::optional<Error> failure;
   bool stopped = false;
   ForEach(list.get(), [&](lldpctl_atom_t* interface) {
@@ -236,6 +289,15 @@ Result<bool> ReadPorts(const std::string& path, std::chrono::milliseconds timeou
 
 }  // namespace
 
+bool PlausibleInterfaceName(std::string_view name) {
+  // dev_valid_name() in net/core/dev.c: 1 to IFNAMSIZ - 1 bytes, not "." or "..", no '/', ':'
+  // or isspace() byte. Exactly the kernel's rule, so a healthy lldpd's list always passes.
+  constexpr size_t kIfNameSize = 16;  // IFNAMSIZ, <linux/if.h>
+  if (name.empty() || name.size() >= kIfNameSize || name == "." || name == "..") return false;
+  return std::ranges::none_of(
+      name, [](char c) { return c == '/' || c == ':' || c == ' ' || (c >= '\t' && c <= '\r'); });
+}
+
 std::string DefaultLldpdSocket() {
   const LldpctlApi* lib = LoadLldpctl(nullptr);
   // Debian's lldpd default, for messages when the library is missing.
@@ -247,6 +309,7 @@ Result<LldpdView> QueryLldpd(const LldpdQuery& query, const std::vector<std::str
   if (LoadLldpctl(&missing) == nullptr)
     return MakeError(ELIBACC, fmt::format("liblldpctl (package lldpd) not loadable: {}", missing));
   RouteLibraryLog();
+  first_library_warning.clear();
   const std::string path = query.socket_path.empty() ? DefaultLldpdSocket() : query.socket_path;
   std::set<std::string> pending(interfaces.begin(), interfaces.end());
   LldpdView view;

@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/result.h"
@@ -29,7 +30,12 @@ std::string DefaultLldpdSocket();
 
 /// One round trip per interface lldpd handles among `interfaces` (plus one to list them). An
 /// Error when lldpd cannot be reached or answers garbage; its errnum says why (see above;
-/// ETIMEDOUT for a timeout, 0 for a protocol failure).
+/// ETIMEDOUT for a timeout; EPROTO for an answer the loaded liblldpctl cannot decode, or one no
+/// healthy lldpd gives, as from an lldpd of another version or build; 0 for another failure).
 Result<LldpdView> QueryLldpd(const LldpdQuery& query, const std::vector<std::string>& interfaces);
+
+/// Whether the kernel would accept `name` as a netdev name (dev_valid_name): what every name
+/// lldpd lists is, unless its answer was decoded with another layout.
+bool PlausibleInterfaceName(std::string_view name);
 
 }  // namespace roceqos::lldp

@@ -303,6 +303,9 @@ std::string_view AbsenceText(LldpAbsence absence) {
   switch (absence) {
     case LldpAbsence::kPermissionDenied:
       return "lldpd refused the query: this user is not in group _lldpd";
+    case LldpAbsence::kLldpdIncompatible:
+      return "lldpd's answer cannot be read by this liblldpctl: lldpd is of another version or "
+             "build (--lldp.library; docs/lldp.md)";
     case LldpAbsence::kLldpdError:
       return "lldpd did not answer in time or answered garbage";
     case LldpAbsence::kNotManaged:

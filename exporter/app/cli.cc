@@ -419,6 +419,10 @@ void AddLldpFlags(CLI::App& app, Config& config, FlagText& text) {
                "/-/healthy fails while lldpd listens on a new socket at --lldp.socket and this "
                "process holds the old one (a container's mount of the socket file after an lldpd "
                "restart), so a liveness probe restarts it; Kubernetes components/lldp sets it");
+  app.add_option("--lldp.library", config.lldp_library,
+                 "liblldpctl to load instead of liblldpctl.so.4 from the library path: the host "
+                 "lldpd's own, whose answers it always reads (docs/lldp.md \"lldpd of another "
+                 "version\")");
 }
 
 void AddDeriveFlags(CLI::App& app, FlagText& text) {

@@ -59,7 +59,8 @@ struct Config {
   bool transceiver_serial = false;  // --transceiver.serial: serial number on roce_transceiver_info
   /// --lldp.interval: lldpd query cadence, on its own thread; 0 = off
   std::chrono::nanoseconds lldp_interval = std::chrono::seconds(10);
-  std::string lldp_socket;  // --lldp.socket; empty: liblldpctl's default
+  std::string lldp_socket;   // --lldp.socket; empty: liblldpctl's default
+  std::string lldp_library;  // --lldp.library; empty: liblldpctl.so.4 from the library path
   /// --lldp.unhealthy-on-stale-socket: /-/healthy fails while the socket is a replaced one
   bool lldp_unhealthy_on_stale_socket = false;
   /// --storm.threshold, --storm.detection-time, --storm.restoration-time, --derive.windows

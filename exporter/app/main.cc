@@ -13,6 +13,7 @@
 #include <system_error>
 
 #include "base/log_event.h"
+#include "collectors/lldp/liblldpctl.h"
 #include "collectors/roce_gids.h"
 #include "exporter/app/capture.h"
 #include "exporter/app/cli.h"
@@ -347,6 +348,8 @@ int main(int argc, char** argv) {
       std::cerr << "roce_qos_exporter: " << logging.error().message << "\n";
       return kExitUsage;
     }
+    // Before anything loads liblldpctl (the LLDP poller, check's switch items).
+    if (!cli.config.lldp_library.empty()) lldp::UseLldpctlLibrary(cli.config.lldp_library);
     if (!cli.config.replay_path.empty()) {
       if (int replay = StartReplayFrom(cli.config, std::cerr); replay != 0) return replay;
     }

@@ -50,6 +50,7 @@ constexpr SharedFlag kCheckFlags[] = {
     {"--collector.device-exclude", "Regex of netdevs never to check"},
     {"--replay", "Check the node recorded in this capture bundle instead of this one"},
     {"--lldp.socket", "lldpd's control socket, for the switch items"},
+    {"--lldp.library", "liblldpctl to load instead of liblldpctl.so.4 (the host lldpd's own)"},
     {"--lldp.interval", "0: no switch items (lldpd is not asked)"},
     {"--qos.configfs-tos", "Read the RoCE ToS from rdma_cm configfs (creates the directory)"},
     {"--path.procfs", "procfs mount point (net.ipv4.tcp_ecn)"},

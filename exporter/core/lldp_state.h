@@ -24,7 +24,8 @@ enum class LldpAbsence : uint8_t {
   kLldpdNotRunning,    // no socket, or nobody listening on it
   kLldpdSocketStale,   // lldpd restarted: it listens on a new socket, this process holds the old
   kPermissionDenied,   // the socket refused the process: not in lldpd's group (_lldpd)
-  kLldpdError,         // a timeout or an answer liblldpctl could not decode
+  kLldpdIncompatible,  // an answer liblldpctl cannot decode: lldpd of another version or build
+  kLldpdError,         // a timeout or another failure of the query
   kNotManaged,         // lldpd runs but does not handle this interface (its -I pattern, a type)
   kLinkDown,           // the netdev's operstate is not up
   kNoFrame,            // link up, lldpd handles it, no LLDP frame: on mlx5 usually firmware LLDP
@@ -34,6 +35,7 @@ inline constexpr EnumName<LldpAbsence> kLldpAbsenceNames[] = {
     {LldpAbsence::kLldpdNotRunning, "lldpd_not_running"},
     {LldpAbsence::kLldpdSocketStale, "lldpd_socket_stale"},
     {LldpAbsence::kPermissionDenied, "permission_denied"},
+    {LldpAbsence::kLldpdIncompatible, "lldpd_incompatible"},
     {LldpAbsence::kLldpdError, "lldpd_error"},
     {LldpAbsence::kNotManaged, "not_managed"},
     {LldpAbsence::kLinkDown, "link_down"},
@@ -70,6 +72,7 @@ struct LldpState {
   /// same round (LldpPoller::SetRoceGidReader); the frame-size check decides from them whether
   /// the frames carry a VLAN tag. A netdev missing here was not read: its GIDs are unknown.
   std::map<std::string, Observed<std::vector<RoceGid>>> roce_gids;
+  std::string library;  // the liblldpctl file loaded (LoadedLldpctlFile); empty: none
 };
 
 /// The neighbour lldpd reports on `netdev` (the first when several: the one compared and shown;

@@ -180,7 +180,7 @@ inline constexpr MetricDef kMetricTable[] = {
    "1 when lldpd reports an LLDP neighbour on the netdev, 0 when not (roce_lldp_neighbor_absent_reason says why).",
    {"netdev"}, "lldp", "lldpd: lldpctl_k_port_neighbors"},
   {"roce_lldp_neighbor_absent_reason", MetricKind::kGauge,
-   "Why a netdev has no LLDP neighbour (lldpd_not_installed, lldpd_not_running, lldpd_socket_stale, permission_denied, lldpd_error, not_managed, link_down, no_frame); 1, only while roce_lldp_neighbor_present is 0.",
+   "Why a netdev has no LLDP neighbour (lldpd_not_installed, lldpd_not_running, lldpd_socket_stale, permission_denied, lldpd_incompatible, lldpd_error, not_managed, link_down, no_frame); 1, only while roce_lldp_neighbor_present is 0.",
    {"netdev", "reason"}, "lldp", "lldpd query result, IFLA_OPERSTATE"},
   {"roce_lldp_neighbors", MetricKind::kGauge,
    "LLDP neighbours lldpd lists on the netdev; more than 1 on a RoCE port (a hub, a second agent, a misconfigured switch) raises RoceQosLldpMultipleNeighbors, and only the first is shown and compared.",
@@ -240,6 +240,9 @@ inline constexpr MetricDef kMetricTable[] = {
   {"roce_exporter_lldp_query_errors_total", MetricKind::kCounter,
    "Failed lldpd queries by reason; reason malformed_tlv counts the malformed 802.1Qaz TLVs each query finds, so it keeps rising while a neighbour keeps sending one.",
    {"reason"}, "self", "LLDP poller"},
+  {"roce_exporter_lldp_library_info", MetricKind::kGauge,
+   "The liblldpctl the exporter loaded (file, links resolved: its name carries the library's version; --lldp.library); always 1, no series before it is loaded.",
+   {"file"}, "self", "dlinfo(RTLD_DI_LINKMAP) of the dlopen'ed liblldpctl"},
 
   // ---- Exporter self-metrics ---------------------------------------------------------------------
   {"roce_exporter_build_info", MetricKind::kGauge,

@@ -129,6 +129,11 @@ void AddSelf(const LldpState& state, MetricSink& out) {
   FamilyBuilder errors(FindMetric("roce_exporter_lldp_query_errors_total"));
   for (const auto& [reason, count] : state.errors) errors.Add({reason}, static_cast<double>(count));
   errors.AppendTo(out);
+  if (!state.library.empty()) {
+    FamilyBuilder library(FindMetric("roce_exporter_lldp_library_info"));
+    library.Add({state.library}, 1);
+    library.AppendTo(out);
+  }
 }
 
 }  // namespace

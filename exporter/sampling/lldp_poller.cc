@@ -10,6 +10,7 @@
 
 #include "base/log_event.h"
 #include "collectors/lldp/control_socket.h"
+#include "collectors/lldp/liblldpctl.h"
 
 namespace roceqos {
 namespace {
@@ -28,6 +29,10 @@ std::string_view FixFor(LldpAbsence failure) {
       return "restart the exporter, so that it mounts lldpd's new socket (Kubernetes: "
              "components/lldp sets --lldp.unhealthy-on-stale-socket, so the liveness probe "
              "does)";
+    case LldpAbsence::kLldpdIncompatible:
+      return "give the exporter the host lldpd's own liblldpctl (--lldp.library), or run the "
+             "lldpd release the exporter's library comes from (docs/runbooks/"
+             "RoceQosLldpdIncompatible.md)";
     default:
       return "check lldpd (lldpcli show neighbors)";
   }
@@ -46,6 +51,8 @@ LldpAbsence LldpQueryFailure(const Error& error) {
     case EACCES:
     case EPERM:
       return LldpAbsence::kPermissionDenied;
+    case EPROTO:
+      return LldpAbsence::kLldpdIncompatible;
     default:
       return LldpAbsence::kLldpdError;
   }
@@ -81,6 +88,7 @@ void LldpPoller::PollOnce() {
   std::vector<std::string> netdevs = netdevs_ ? netdevs_() : std::vector<std::string>{};
   Result<lldp::LldpdView> answer = query_(options_.query, netdevs);
   state->read_at_unix = std::time(nullptr);
+  state->library = lldp::LoadedLldpctlFile();
   ++queries_;
   std::optional<LldpAbsence> failure;
   if (answer) {

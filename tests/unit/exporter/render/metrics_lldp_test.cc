@@ -202,18 +202,20 @@ TEST(MetricsLldpTest, NeighbourCountsAndEachPortsErrors) {
 }
 
 TEST(MetricsLldpTest, AFailedQueryGivesEveryNetdevItsReason) {
-  Snapshot s = WithLldp();
-  auto failed = std::make_shared<LldpState>();
-  failed->failure = LldpAbsence::kPermissionDenied;
-  s.lldp = failed;
-  const Families f = RenderSnapshot(&s);
-  EXPECT_EQ(Count(f, "roce_lldp_neighbor_info"), 0u);
-  EXPECT_EQ(Count(f, "roce_qos_switch_mismatch"), 0u);
-  EXPECT_EQ(Count(f, "roce_lldp_frames_received_total"), 0u);
-  for (const char* netdev : {"eth0", "eth1", "eth2"})
-    EXPECT_EQ(Value(f, "roce_lldp_neighbor_absent_reason",
-                    {{"netdev", netdev}, {"reason", "permission_denied"}}),
-              1);
+  for (LldpAbsence reason : {LldpAbsence::kPermissionDenied, LldpAbsence::kLldpdIncompatible}) {
+    Snapshot s = WithLldp();
+    auto failed = std::make_shared<LldpState>();
+    failed->failure = reason;
+    s.lldp = failed;
+    const Families f = RenderSnapshot(&s);
+    EXPECT_EQ(Count(f, "roce_lldp_neighbor_info"), 0u);
+    EXPECT_EQ(Count(f, "roce_qos_switch_mismatch"), 0u);
+    EXPECT_EQ(Count(f, "roce_lldp_frames_received_total"), 0u);
+    for (const char* netdev : {"eth0", "eth1", "eth2"})
+      EXPECT_EQ(Value(f, "roce_lldp_neighbor_absent_reason",
+                      {{"netdev", netdev}, {"reason", std::string(LldpAbsenceName(reason))}}),
+                1);
+  }
 }
 
 TEST(MetricsLldpTest, SelfMetricsAndNothingWhenOff) {
@@ -222,6 +224,15 @@ TEST(MetricsLldpTest, SelfMetricsAndNothingWhenOff) {
   EXPECT_EQ(Value(f, "roce_exporter_lldp_interval_seconds", {}), 10);
   EXPECT_EQ(Value(f, "roce_exporter_lldp_queries_total", {}), 5);
   EXPECT_EQ(Value(f, "roce_exporter_lldp_query_errors_total", {{"reason", "lldpd_not_running"}}),
+            1);
+  EXPECT_EQ(Count(f, "roce_exporter_lldp_library_info"), 0u);  // the library never loaded
+
+  Snapshot loaded = WithLldp();
+  auto state = std::make_shared<LldpState>(*loaded.lldp);
+  state->library = "/usr/lib/x86_64-linux-gnu/liblldpctl.so.4.9.1";
+  loaded.lldp = state;
+  EXPECT_EQ(Value(RenderSnapshot(&loaded), "roce_exporter_lldp_library_info",
+                  {{"file", "/usr/lib/x86_64-linux-gnu/liblldpctl.so.4.9.1"}}),
             1);
 
   Snapshot off = WithLldp();

@@ -110,6 +110,7 @@ Snapshot RichSnapshot() {
   lldp->queries = 1;
   lldp->errors["lldpd_not_running"] = 1;
   lldp->interval_seconds = 10;
+  lldp->library = "/usr/lib/x86_64-linux-gnu/liblldpctl.so.4.9.1";
   s.lldp = std::move(lldp);
   return s;
 }

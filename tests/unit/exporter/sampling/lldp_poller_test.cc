@@ -47,8 +47,9 @@ TEST(LldpPollerTest, PublishesTheAnswerForTheSelectedNetdevs) {
   EXPECT_EQ(state->interval_seconds, 7);
   EXPECT_GT(state->read_at_unix, 0);
   // Every reason is there from the start, at 0.
-  for (std::string_view reason : {"lldpd_not_installed", "lldpd_not_running", "lldpd_socket_stale",
-                                  "permission_denied", "lldpd_error", "malformed_tlv"})
+  for (std::string_view reason :
+       {"lldpd_not_installed", "lldpd_not_running", "lldpd_socket_stale", "permission_denied",
+        "lldpd_incompatible", "lldpd_error", "malformed_tlv"})
     EXPECT_EQ(state->errors.at(std::string(reason)), 0u) << reason;
   EXPECT_FALSE(state->errors.contains("no_frame"));
 }
@@ -203,6 +204,23 @@ TEST(LldpPollerTest, ErrnoToReason) {
   EXPECT_EQ(LldpQueryFailure(MakeError(EPERM, "")), LldpAbsence::kPermissionDenied);
   EXPECT_EQ(LldpQueryFailure(MakeError(ETIMEDOUT, "")), LldpAbsence::kLldpdError);
   EXPECT_EQ(LldpQueryFailure(MakeError(0, "garbage")), LldpAbsence::kLldpdError);
+  EXPECT_EQ(LldpQueryFailure(MakeError(EPROTO, "")), LldpAbsence::kLldpdIncompatible);
+}
+
+// An lldpd of another version is its own reason, counted, never an empty view.
+TEST(LldpPollerTest, AnIncompatibleLldpdIsNamedAndCounted) {
+  LldpPoller poller(
+      {}, [] { return std::vector<std::string>{"eth0"}; },
+      [](const lldp::LldpdQuery&, const std::vector<std::string>&) -> Result<lldp::LldpdView> {
+        return MakeError(EPROTO, "port eth0: too small for structure lldpd_hardware");
+      });
+  poller.PollOnce();
+  const auto state = poller.Latest();
+  EXPECT_FALSE(state->view);
+  EXPECT_EQ(state->failure, LldpAbsence::kLldpdIncompatible);
+  EXPECT_EQ(LldpNeighborAbsence(*state, "eth0", true), LldpAbsence::kLldpdIncompatible);
+  EXPECT_EQ(state->errors.at("lldpd_incompatible"), 1u);
+  EXPECT_EQ(state->errors.at("lldpd_error"), 0u);
 }
 
 }  // namespace
