@@ -14,6 +14,7 @@
 # Usage: lldp.sh path/to/roce_qos_exporter
 set -euo pipefail
 source "$(dirname "$0")/../common.bash"
+source "$(dirname "$0")/lib/lldp_netns.bash"
 exe=${1:?usage: $0 path/to/roce_qos_exporter}
 fixture=$(cd "$(dirname "$0")/../fixtures/lldp" && pwd)/lldpd-1.0.16-custom-tlvs.txt
 require_tools curl ip lldpd python3 setpriv promtool
@@ -33,13 +34,8 @@ cleanup() {
   return 0
 }
 trap cleanup EXIT
-ip netns add "$ns" || skip "cannot create a network namespace here"
-ip netns add "$peer_ns"
-in_ns() { ip netns exec "$ns" "$@"; }
-in_ns ip link set lo up
-in_ns ip link add rql0 type veth peer name rql1 netns "$peer_ns"
-in_ns ip link set rql0 up
-ip netns exec "$peer_ns" ip link set rql1 up
+lldp_namespaces
+lldp_port rql
 
 # lldpd privilege-separates into a chroot its package normally creates at boot.
 mkdir -p /run/lldpd
@@ -80,15 +76,6 @@ ip netns exec "$ns" "$exe" --web.listen-address=127.0.0.1:9879 --collector.devic
   --sampler.period=100ms --lldp.interval=1s --lldp.socket="$sock" 2>"$work/exporter.log" &
 pid=$!  # ip netns exec execs the exporter: this is its pid
 
-scrape() { in_ns curl -sf "$url/metrics" -o "$work/body"; }
-has() { scrape && grep -qF "$1" "$work/body"; }
-lacks() { scrape && ! grep -qF "$1" "$work/body"; }
-value() { metric_value "$work/body" "$1"; }
-expect() {  # SERIES VALUE DESCRIPTION
-  local got
-  got=$(value "$1")
-  [[ "$got" == "$2" ]] && pass "$3 ($1 $got)" || fail "$3: $1 is '${got:-absent}', expected $2"
-}
 
 wait_for 20 "no neighbour yet" has 'roce_lldp_neighbor_absent_reason{netdev="rql0",reason="no_frame"} 1' &&
   pass "before any frame: present 0, reason no_frame" || fail "no no_frame reason before the first frame"

@@ -13,6 +13,7 @@
 # LLDP_SKEW_SUITE: another Debian suite's lldpd (default bullseye); the assertions are bullseye's.
 set -euo pipefail
 source "$(dirname "$0")/../common.bash"
+source "$(dirname "$0")/lib/lldp_netns.bash"
 exe=${1:?usage: $0 path/to/roce_qos_exporter}
 fixture=$(cd "$(dirname "$0")/../fixtures/lldp" && pwd)/lldpd-1.0.16-custom-tlvs.txt
 require_tools curl ip python3 tar
@@ -43,13 +44,8 @@ tar --numeric-owner -xf "$tarball" -C "$r"
 version=$(chroot "$r" dpkg-query -W -f='${Version}' lldpd)
 pass "Debian $suite root from $tarball: lldpd $version"
 
-ip netns add "$ns" || skip "cannot create a network namespace here"
-ip netns add "$peer_ns"
-in_ns() { ip netns exec "$ns" "$@"; }
-in_ns ip link set lo up
-in_ns ip link add rql0 type veth peer name rql1 netns "$peer_ns"
-in_ns ip link set rql0 up
-ip netns exec "$peer_ns" ip link set rql1 up
+lldp_namespaces
+lldp_port rql
 
 # lldpd of the other release, in its root: ip netns exec gives it a mount namespace with the
 # namespace's /sys, bound into the root with a /proc of its own (both gone with it). Its socket,
@@ -85,14 +81,6 @@ start_exporter() {  # [FLAG...]
 stop_exporter() {
   kill "$pid" && wait "$pid" 2>/dev/null || true
   pid=
-}
-scrape() { in_ns curl -sf "$url/metrics" -o "$work/body"; }
-has() { scrape && grep -qF "$1" "$work/body"; }
-value() { metric_value "$work/body" "$1"; }
-expect() {  # SERIES VALUE DESCRIPTION
-  local got
-  got=$(value "$1")
-  [[ "$got" == "$2" ]] && pass "$3 ($1 $got)" || fail "$3: $1 is '${got:-absent}', expected $2"
 }
 
 # 1. This machine's liblldpctl against lldpd of the other release.

@@ -11,9 +11,10 @@
 #    one is counted in roce_lldp_port_errors_total{reason="malformed_app_entry"}.
 #  - rqc0: two LLDP agents (two chassis) send on one port: roce_lldp_neighbors is 2, the first is
 #    the one shown, and `check` reports the second neighbour as drift.
-# Usage: lldp-partial.sh path/to/roce_qos_exporter
+# Usage: lldp_partial.sh path/to/roce_qos_exporter
 set -euo pipefail
 source "$(dirname "$0")/../common.bash"
+source "$(dirname "$0")/lib/lldp_netns.bash"
 exe=${1:?usage: $0 path/to/roce_qos_exporter}
 fixture=$(cd "$(dirname "$0")/../fixtures/lldp" && pwd)/lldpd-1.0.16-custom-tlvs.txt
 require_tools curl ip lldpd python3
@@ -38,15 +39,8 @@ cleanup() {
   return 0
 }
 trap cleanup EXIT
-ip netns add "$ns" || skip "cannot create a network namespace here"
-ip netns add "$peer_ns"
-in_ns() { ip netns exec "$ns" "$@"; }
-in_ns ip link set lo up
-for port in a b c; do
-  in_ns ip link add "rq${port}0" type veth peer name "rq${port}1" netns "$peer_ns"
-  in_ns ip link set "rq${port}0" up
-  ip netns exec "$peer_ns" ip link set "rq${port}1" up
-done
+lldp_namespaces
+for port in rqa rqb rqc; do lldp_port "$port"; done
 
 mkdir -p /run/lldpd  # lldpd's privilege-separation chroot, which its package creates at boot
 sock=$work/lldpd.socket
@@ -138,14 +132,6 @@ ip netns exec "$ns" "$exe" --web.listen-address=127.0.0.1:9879 \
   --lldp.socket="$proxy_sock" 2>"$work/exporter.log" &
 pid=$!  # ip netns exec execs the exporter: this is its pid
 
-scrape() { in_ns curl -sf "$url/metrics" -o "$work/body"; }
-has() { scrape && grep -qF "$1" "$work/body"; }
-value() { metric_value "$work/body" "$1"; }
-expect() {  # SERIES VALUE DESCRIPTION
-  local got
-  got=$(value "$1")
-  [[ "$got" == "$2" ]] && pass "$3 ($1 $got)" || fail "$3: $1 is '${got:-absent}', expected $2"
-}
 
 # lldpd receives on a port once it handles it: no_frame says it does.
 for port in rqa0 rqc0; do
@@ -206,4 +192,4 @@ report=$(in_ns "$exe" check --netdev rqa0 --lldp.socket="$proxy_sock" 2>&1 || tr
 grep -q "switch .*leaf01" <<<"$report" && pass "check rqa0: its neighbour, untouched" ||
   fail "check rqa0: $report"
 kill -0 "$pid" && pass "the exporter stays up" || fail "the exporter died"
-finish lldp-partial
+finish lldp_partial
