@@ -115,6 +115,18 @@ TEST_F(LldpdClientTest, AnotherMessageTypeIsIncompatible) {
       << answer.error().message;
 }
 
+// lldpd's own refusal of a request, an empty NONE message (0 in every release): lldpd declined,
+// not a version question. For one port it is that port's fault (tests/integration/lldp_partial.sh).
+TEST_F(LldpdClientTest, LldpdsEmptyRefusalIsNotIncompatible) {
+  FakeLldpd lldpd(Message(/*NONE*/ 0, {}));
+  Result<LldpdView> answer = Ask(lldpd);
+  ASSERT_FALSE(answer);
+  EXPECT_EQ(answer.error().errnum, 0) << answer.error().message;
+  EXPECT_NE(answer.error().message.find("list interfaces: lldpd declined the request"),
+            std::string::npos)
+      << answer.error().message;
+}
+
 // A connection lldpd drops without an answer is not a version question: it stays lldpd_error.
 TEST_F(LldpdClientTest, AClosedConnectionIsNotIncompatible) {
   FakeLldpd lldpd({});
