@@ -34,7 +34,7 @@ cleanup() {
   cleanup_exporter_test  # first: it reads the exit status
   local p
   for p in "$lldpd_pid" "$proxy_pid"; do
-    if [[ -n "$p" ]]; then kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; fi
+    if [[ -n "$p" ]]; then kill "$p" 2>/dev/null && { wait "$p" 2>/dev/null || true; }; fi
   done
   return 0
 }
