@@ -219,9 +219,9 @@ bool FailsTheRound(lldpctl_conn_t* conn, const Socket& socket, const Error& erro
          (code == LLDPCTL_ERR_CALLBACK_FAILURE && socket.errnum != 0);
 }
 
-// An Error only when the connection failed; a port lldpd could not answer for is a LocalPort with
-// its `error`, so one bad port never hides the others (an interface that vanished between the
-// listing and the query answers LLDPCTL_ERR_NOT_EXIST, for one).
+// An Error when the round fails (FailsTheRound); a port lldpd declined is a LocalPort with its
+// `error`, so one bad port never hides the others (lldpd declines an interface that vanished
+// between the listing and the query, for one).
 Result<LocalPort> ReadPort(lldpctl_conn_t* conn, const Socket& socket, std::string_view path,
                            lldpctl_atom_t* interface, std::string_view name) {
   Atom port(Lib().get_port(interface));
