@@ -27,3 +27,8 @@ expect() {  # SERIES VALUE DESCRIPTION, against the last scrape
   got=$(value "$1")
   [[ "$got" == "$2" ]] && pass "$3 ($1 $got)" || fail "$3: $1 is '${got:-absent}', expected $2"
 }
+expect_at_least() {  # SERIES MIN DESCRIPTION, against the last scrape (a counter that rose)
+  local got
+  got=$(value "$1")
+  [[ "${got:-0}" -ge "$2" ]] && pass "$3 ($1 $got)" || fail "$3: $1 is '${got:-absent}', expected >= $2"
+}
