@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "collectors/inbox_cc_params.h"
 #include "collectors/sysfs_file.h"
 
 namespace roceqos {
@@ -65,9 +66,12 @@ Result<uint64_t> ParseDcqcnParam(std::string_view content) {
   return value;
 }
 
-Observed<DcqcnParams> ReadDcqcnParams(std::string_view netdev, const std::string& sysfs) {
-  const fs::path ecn = fs::path(sysfs) / "class/net" / std::string(netdev) / "ecn";
-  if (!IsDirectory(ecn.string())) return Observed<DcqcnParams>::Absent();
+Observed<DcqcnParams> ReadDcqcnParams(std::string_view netdev, const HostPaths& paths) {
+  const fs::path ecn = fs::path(paths.sysfs) / "class/net" / std::string(netdev) / "ecn";
+  if (!IsDirectory(ecn.string())) {
+    std::optional<std::string> inbox = InboxCcParamsDir(paths, netdev);
+    return inbox ? ReadInboxCcParams(*inbox) : Observed<DcqcnParams>::Absent();
+  }
   DcqcnParams params;
   const bool rp = ReadRole(ecn / DcqcnRoleName(DcqcnRole::kReactionPoint), &params.reaction_point,
                            &params.errors);

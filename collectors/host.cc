@@ -18,6 +18,7 @@
 
 #include "collectors/capture/tape.h"
 #include "collectors/ethtool_ioctl.h"
+#include "collectors/inbox_cc_params.h"
 #include "collectors/sysfs_file.h"
 
 namespace roceqos {
@@ -166,10 +167,29 @@ Observed<uint8_t> RoceTosState::Effective() const {
   return Observed<uint8_t>::Absent();
 }
 
+namespace {
+
+Result<int> ParseDscp(std::string_view c) { return ParseSmallInt(c, 0, 63); }
+Result<int> ParsePrio(std::string_view c) { return ParseSmallInt(c, 0, kNumPriorities - 1); }
+
+// The inbox driver has no per-priority enable (firmware configuration), only the CNP marking
+// among the fields of DcqcnState: np_cnp_dscp and np_cnp_prio (docs/kernel-interfaces.md §7.4).
+DcqcnState ReadInboxCnpMarking(const HostPaths& paths, std::string_view netdev) {
+  DcqcnState state;
+  std::optional<std::string> dir = InboxCcParamsDir(paths, netdev);
+  if (!dir || !IsDirectory(*dir)) return state;
+  state.cnp_dscp = ReadObserved<uint8_t>(*dir + "/np_cnp_dscp", ParseDscp);
+  state.cnp_802p_prio = ReadObserved<uint8_t>(*dir + "/np_cnp_prio", ParsePrio);
+  return state;
+}
+
+}  // namespace
+
 DcqcnState HostReader::ReadDcqcn(std::string_view netdev) const {
   DcqcnState state;
   std::string ecn = fmt::format("{}/class/net/{}/ecn", paths_.sysfs, netdev);
-  if (!IsDirectory(ecn)) return state;  // not MOFED, or a VF/SF: every field absent
+  // Not MOFED, or a VF/SF: every field absent, but the CNP marking of an opted-in inbox driver.
+  if (!IsDirectory(ecn)) return ReadInboxCnpMarking(paths_, netdev);
   for (int prio = 0; prio < kNumPriorities; ++prio) {
     state.np_enabled[prio] = ReadObserved<bool>(
         fmt::format("{}/{}/enable/{}", ecn, DcqcnRoleName(DcqcnRole::kNotificationPoint), prio),
@@ -178,10 +198,8 @@ DcqcnState HostReader::ReadDcqcn(std::string_view netdev) const {
         fmt::format("{}/{}/enable/{}", ecn, DcqcnRoleName(DcqcnRole::kReactionPoint), prio),
         ParseEnableFlag);
   }
-  auto dscp = [](std::string_view c) { return ParseSmallInt(c, 0, 63); };
-  auto prio = [](std::string_view c) { return ParseSmallInt(c, 0, kNumPriorities - 1); };
-  state.cnp_dscp = ReadObserved<uint8_t>(ecn + "/roce_np/cnp_dscp", dscp);
-  state.cnp_802p_prio = ReadObserved<uint8_t>(ecn + "/roce_np/cnp_802p_prio", prio);
+  state.cnp_dscp = ReadObserved<uint8_t>(ecn + "/roce_np/cnp_dscp", ParseDscp);
+  state.cnp_802p_prio = ReadObserved<uint8_t>(ecn + "/roce_np/cnp_802p_prio", ParsePrio);
   return state;
 }
 
@@ -282,9 +300,18 @@ Result<void> HostReader::WriteDcqcnParam(std::string_view netdev, bool np, std::
   // The name comes from the policy; a '/' or ".." would leave ecn/roce_*/.
   if (name.empty() || name.find('/') != std::string_view::npos || name == "." || name == "..")
     return MakeError(EINVAL, fmt::format("\"{}\" is not a DCQCN parameter name", name));
-  return WriteSmallFile(fmt::format("{}/class/net/{}/ecn/{}/{}", paths_.sysfs, netdev,
-                                    DcqcnRoleName(DcqcnRoleOf(np)), name),
-                        fmt::format("{}\n", value));
+  const std::string ecn = fmt::format("{}/class/net/{}/ecn", paths_.sysfs, netdev);
+  if (IsDirectory(ecn)) {
+    return WriteSmallFile(fmt::format("{}/{}/{}", ecn, DcqcnRoleName(DcqcnRoleOf(np)), name),
+                          fmt::format("{}\n", value));
+  }
+  // The same parameter where the reader found it: the inbox driver's cc_params.
+  std::optional<std::string> dir = InboxCcParamsDir(paths_, netdev);
+  std::optional<std::string_view> file = InboxCcParamFile(DcqcnRoleOf(np), name);
+  if (!dir || !file)
+    return MakeError(ENOENT, fmt::format("{}: no ecn/{}/{} sysfs and no inbox cc_params for it",
+                                         netdev, DcqcnRoleName(DcqcnRoleOf(np)), name));
+  return WriteSmallFile(fmt::format("{}/{}", *dir, *file), fmt::format("{}\n", value));
 }
 
 Result<void> HostReader::WriteTcpEcn(int value) const {

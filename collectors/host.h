@@ -78,6 +78,10 @@ struct HostPaths {
   std::string sysfs = "/sys";
   std::string procfs = "/proc";
   std::string configfs = "/sys/kernel/config";
+  /// Where debugfs is mounted, to read and write the inbox mlx5_ib driver's DCQCN cc_params
+  /// (collectors/inbox_cc_params.h) where MOFED's ecn/ tree is absent. Empty: not read (the
+  /// default: root only, not a stable ABI; --path.debugfs opts in).
+  std::string debugfs;
   /// Where a marker names each rdma_cm configfs group this process created and has not removed
   /// yet (--qos.configfs-tos). The group's name must be the RDMA device's, so the marker, not
   /// the name, tells ours from an administrator's.

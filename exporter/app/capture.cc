@@ -145,6 +145,7 @@ void RecordSettings(const Config& config, tape::Bundle& bundle) {
   if (config.qos_configfs_tos) meta.emplace_back(kMetaConfigfsTos, "1");
   if (config.procfs_path != Config{}.procfs_path)
     meta.emplace_back(kMetaProcfs, config.procfs_path);
+  if (!config.debugfs_path.empty()) meta.emplace_back(kMetaDebugfs, config.debugfs_path);
 }
 
 // The capture run reads its --config once, and the QoS engine, check and the bundle all use that
@@ -203,6 +204,20 @@ void TakeOptional(const tape::Bundle& bundle, std::string_view key, std::string_
   run.flags.push_back(fmt::format("{}={}", flag, *captured));
 }
 
+// A path flag the command line left at its default takes the capture's value, which must be
+// absolute: the bundle's file records carry that path.
+Result<void> TakePath(const tape::Bundle& bundle, std::string_view key, std::string_view flag,
+                      std::string_view default_value, std::string& value, CapturedRun& run) {
+  const std::string* captured = MetaValue(bundle, key);
+  if (captured == nullptr) return {};
+  if (captured->empty() || captured->front() != '/')
+    return MakeError(EINVAL, fmt::format("{} \"{}\" is not an absolute path", key, *captured));
+  if (value != default_value) return {};
+  value = *captured;
+  run.flags.push_back(fmt::format("{}={}", flag, *captured));
+  return {};
+}
+
 // The capture's flags that shape what check and /metrics say, where the command line leaves the
 // default (docs/capture.md lists them).
 Result<void> ApplyCapturedFlags(const tape::Bundle& bundle, Config& config, CapturedRun& run) {
@@ -220,17 +235,11 @@ Result<void> ApplyCapturedFlags(const tape::Bundle& bundle, Config& config, Capt
       run.flags.emplace_back("--qos.configfs-tos");
     }
   }
-  if (const std::string* procfs = MetaValue(bundle, kMetaProcfs); procfs != nullptr) {
-    if (procfs->empty() || procfs->front() != '/') {
-      return MakeError(EINVAL,
-                       fmt::format("{} \"{}\" is not an absolute path", kMetaProcfs, *procfs));
-    }
-    if (config.procfs_path == Config{}.procfs_path) {
-      config.procfs_path = *procfs;
-      run.flags.push_back("--path.procfs=" + *procfs);
-    }
-  }
-  return {};
+  if (auto taken = TakePath(bundle, kMetaProcfs, "--path.procfs", Config{}.procfs_path,
+                            config.procfs_path, run);
+      !taken)
+    return taken;
+  return TakePath(bundle, kMetaDebugfs, "--path.debugfs", "", config.debugfs_path, run);
 }
 
 // One line saying what the replay took from its bundle, and one more when --config overrode the

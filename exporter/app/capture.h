@@ -39,6 +39,7 @@ inline constexpr std::string_view kMetaDeviceExclude = "capture.device_exclude";
 inline constexpr std::string_view kMetaRawInclude = "capture.raw_include";
 inline constexpr std::string_view kMetaConfigfsTos = "capture.qos_configfs_tos";
 inline constexpr std::string_view kMetaProcfs = "capture.procfs_path";
+inline constexpr std::string_view kMetaDebugfs = "capture.debugfs_path";
 inline constexpr std::string_view kEmbeddedDefaultConfig = "(embedded default)";
 
 /// What a replay took from its bundle, for the log line that says so.

@@ -237,6 +237,10 @@ Result<void> Validate(Config& config, const FlagText& text) {
     return Invalid(
         fmt::format("--path.procfs \"{}\" must be an absolute path", config.procfs_path));
   }
+  if (!config.debugfs_path.empty() && config.debugfs_path.front() != '/') {
+    return Invalid(
+        fmt::format("--path.debugfs \"{}\" must be an absolute path", config.debugfs_path));
+  }
   if (auto valid = ValidateEnforcePolicy(config); !valid) return valid;
   // Compiles the regexes; a bad one is a usage error now rather than a failure at start.
   if (auto options = MakeSamplerOptions(config); !options) return options.error();
@@ -392,6 +396,10 @@ void AddQosFlags(CLI::App& app, Config& config, FlagText& text) {
                  "<this>/sys/net/ipv4/tcp_ecn (in a container, where the host's file is mounted "
                  "outside /proc)")
       ->capture_default_str();
+  app.add_option("--path.debugfs", config.debugfs_path,
+                 "debugfs mount point (/sys/kernel/debug) to read, and in enforce write, the "
+                 "inbox mlx5 driver's DCQCN parameters in <this>/mlx5/<pci>/cc_params where "
+                 "MOFED's ecn/ sysfs is absent; root only. Empty (default): not read");
   app.add_flag("--qos.configfs-tos", config.qos_configfs_tos,
                "Read the RoCE ToS from rdma_cm configfs, creating and removing "
                "/sys/kernel/config/rdma_cm/<dev> when needed (a side effect; off by default)");

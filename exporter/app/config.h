@@ -51,6 +51,9 @@ struct Config {
   /// host's file mounted elsewhere: runtimes refuse any mount inside /proc (runc's
   /// checkProcMount), so the enforce overlay mounts it at /host/proc/sys/net/ipv4/tcp_ecn.
   std::string procfs_path = "/proc";
+  /// --path.debugfs: where debugfs is mounted, to read (and in enforce write) the inbox mlx5_ib
+  /// driver's DCQCN cc_params where MOFED's ecn/ tree is absent. Empty: not read.
+  std::string debugfs_path;
   /// --web.health-max-sample-age: /-/healthy fails once the latest snapshot is older (health.h);
   /// the parser sets DefaultHealthMaxSampleAge(sampler_period) when the flag is absent.
   std::chrono::nanoseconds health_max_sample_age = std::chrono::seconds(30);

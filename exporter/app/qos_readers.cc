@@ -4,7 +4,9 @@
 
 namespace roceqos {
 
-HostPaths QosHostPaths(const Config& config) { return HostPaths{.procfs = config.procfs_path}; }
+HostPaths QosHostPaths(const Config& config) {
+  return HostPaths{.procfs = config.procfs_path, .debugfs = config.debugfs_path};
+}
 
 Result<std::unique_ptr<KernelQosReader>> OpenQosReader(const Config& config) {
   return KernelQosReader::Open(QosHostPaths(config), config.qos_configfs_tos);

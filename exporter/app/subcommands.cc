@@ -54,6 +54,7 @@ constexpr SharedFlag kCheckFlags[] = {
     {"--lldp.interval", "0: no switch items (lldpd is not asked)"},
     {"--qos.configfs-tos", "Read the RoCE ToS from rdma_cm configfs (creates the directory)"},
     {"--path.procfs", "procfs mount point (net.ipv4.tcp_ecn)"},
+    {"--path.debugfs", "debugfs mount point (the inbox mlx5 driver's DCQCN cc_params)"},
     {"--log.level", "Minimum level logged on stderr (default for check: warn)"},
     {"--log.format", "Log line format on stderr"},
 };
@@ -154,6 +155,7 @@ Result<CheckOptions> CheckOptionsFromConfig(const Config& config) {
   options.selection.exclude_text = config.device_exclude.value_or("");
   options.configfs_tos = config.qos_configfs_tos;
   options.paths.procfs = config.procfs_path;
+  options.paths.debugfs = config.debugfs_path;
   // A replay answers from its bundle, which holds no lldpd: no switch items there.
   options.lldp = config.lldp_interval.count() != 0 && config.replay_path.empty();
   options.lldp_query.socket_path = config.lldp_socket;

@@ -343,8 +343,10 @@ FieldVerdict Cnp(QosField field, uint8_t expected, const Observed<uint8_t>& obse
   const bool dscp = field == QosField::kCnpDscp;
   FieldVerdict v = Verdict(field, std::to_string(expected));
   if (!FromSource(observed,
-                  dscp ? "no ecn/roce_np/cnp_dscp sysfs (MOFED only)"
-                       : "no ecn/roce_np/cnp_802p_prio sysfs (MOFED only)",
+                  dscp ? "no ecn/roce_np/cnp_dscp sysfs (MOFED) nor inbox cc_params "
+                         "(--path.debugfs)"
+                       : "no ecn/roce_np/cnp_802p_prio sysfs (MOFED) nor inbox cc_params "
+                         "(--path.debugfs)",
                   &v))
     return v;
   Compare(observed.value == expected, std::to_string(observed.value),
@@ -356,13 +358,16 @@ FieldVerdict Cnp(QosField field, uint8_t expected, const Observed<uint8_t>& obse
   return v;
 }
 
-// Each listed parameter against its file. Without MOFED's ecn/ tree (upstream mlx5 keeps them in
-// debugfs cc_params, which is not read: docs/decisions.md) the field is absent, not drift; a file
-// this driver version lacks is absent for that parameter only.
+// Each listed parameter against its file. Without MOFED's ecn/ tree and without the opted-in
+// inbox cc_params (docs/decisions.md) the field is absent, not drift; a file this driver version
+// lacks is absent for that parameter only.
 FieldVerdict DcqcnParams(const QosPolicy& policy, const Observed<roceqos::DcqcnParams>& observed,
                          std::vector<DcqcnParamVerdict>* details) {
   FieldVerdict v = Verdict(QosField::kDcqcnParams, DcqcnParamsText(policy));
-  if (!FromSource(observed, "no ecn/roce_rp, ecn/roce_np sysfs (MOFED only)", &v)) return v;
+  if (!FromSource(observed,
+                  "no ecn/roce_rp, ecn/roce_np sysfs (MOFED) nor inbox cc_params (--path.debugfs)",
+                  &v))
+    return v;
   std::string actual, impact, missing;
   size_t known = 0;
   auto compare = [&](DcqcnRole dcqcn_role, const std::map<std::string, uint64_t>& want,

@@ -66,7 +66,7 @@ class KernelQosReader : public QosReader {
     return roceqos::ReadLinkFacts(host_.paths().sysfs, netdev);
   }
   Observed<DcqcnParams> ReadDcqcnParams(const std::string& netdev) override {
-    return roceqos::ReadDcqcnParams(netdev, host_.paths().sysfs);
+    return roceqos::ReadDcqcnParams(netdev, host_.paths());
   }
 
   DcbClient& dcb() { return dcb_; }

@@ -466,6 +466,7 @@ static void simnic_cleanup(void)
 		unregister_netdevice_notifier(&simnic_netdev_nb);
 	simnic_nb_registered = false;
 	simnic_ctl_exit();
+	simnic_cc_params_exit();
 	simnic_rdma_exit();
 	simnic_mon_exit();
 	for (i = SIMNIC_MAX_PORTS - 1; i >= 0; i--) {
@@ -518,6 +519,7 @@ static int __init simnic_init(void)
 	err = simnic_ctl_init();
 	if (err)
 		goto fail;
+	simnic_cc_params_init();
 	err = register_netdevice_notifier(&simnic_netdev_nb);
 	if (err)
 		goto fail;

@@ -193,6 +193,7 @@ struct simnic_port {
 	u8 ecn_en[SIMNIC_ECN_ROLES];
 	u32 rp_param[SIMNIC_RP_PARAMS];
 	u32 np_param[SIMNIC_NP_PARAMS];
+	u32 cnp_prio_mode; /* inbox np_cnp_prio_mode (cc_params.c) */
 	u64 storm_pause_rate; /* default pause frames/s during a storm */
 
 	/* QoS "firmware" state; written under RTNL. */
@@ -368,6 +369,10 @@ void simnic_rx_reset(struct simnic_port *port);
 
 /* ctl.c */
 int simnic_ctl_init(void);
+/* cc_params.c */
+extern bool simnic_mofed_sysfs;
+void simnic_cc_params_init(void);
+void simnic_cc_params_exit(void);
 void simnic_ctl_exit(void);
 int simnic_ctl_port_add(struct simnic_port *port);
 void simnic_ctl_port_remove(struct simnic_port *port);

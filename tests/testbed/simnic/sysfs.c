@@ -484,9 +484,11 @@ int simnic_sysfs_create(struct simnic_port *port)
 {
 	int err;
 
-	err = ecn_create(port);
-	if (err)
-		return err;
+	if (simnic_mofed_sysfs) { /* else cc_params.c's debugfs */
+		err = ecn_create(port);
+		if (err)
+			return err;
+	}
 	err = sysfs_create_groups(&port->netdev->dev.kobj, port_groups);
 	if (err)
 		return err;

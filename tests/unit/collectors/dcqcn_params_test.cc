@@ -21,6 +21,11 @@ class DcqcnParamsTest : public testing::Test {
     fs::create_directories(root_ / "class/net");
   }
   void TearDown() override { fs::remove_all(root_); }
+  HostPaths Paths() const {
+    HostPaths paths;
+    paths.sysfs = root_.string();
+    return paths;
+  }
   void Write(const std::string& relative, const std::string& content) {
     fs::path p = root_ / "class/net" / relative;
     fs::create_directories(p.parent_path());
@@ -43,7 +48,7 @@ TEST_F(DcqcnParamsTest, ReadsEveryParameterFileOfBothRoles) {
   Write("sim0/ecn/roce_np/enable/3", "1\n");  // per-priority: HostReader::ReadDcqcn's
   Write("sim0/ecn/roce_rp/enable/3", "1\n");
 
-  auto params = ReadDcqcnParams("sim0", root_.string());
+  auto params = ReadDcqcnParams("sim0", Paths());
   ASSERT_TRUE(params.ok()) << params.error;
   EXPECT_EQ(params.value.reaction_point.size(), std::size(rp));
   for (auto [name, value] : rp) EXPECT_EQ(params.value.reaction_point.at(name), value) << name;
@@ -55,15 +60,15 @@ TEST_F(DcqcnParamsTest, ReadsEveryParameterFileOfBothRoles) {
 
 TEST_F(DcqcnParamsTest, MissingDirectoryIsAbsent) {
   fs::create_directories(root_ / "class/net/eth0");
-  EXPECT_TRUE(ReadDcqcnParams("eth0", root_.string()).absent());
-  EXPECT_TRUE(ReadDcqcnParams("nosuchdev", root_.string()).absent());
+  EXPECT_TRUE(ReadDcqcnParams("eth0", Paths()).absent());
+  EXPECT_TRUE(ReadDcqcnParams("nosuchdev", Paths()).absent());
 }
 
 TEST_F(DcqcnParamsTest, BadFileIsReportedOthersStillRead) {
   Write("sim0/ecn/roce_rp/rpg_gd", "11\n");
   Write("sim0/ecn/roce_rp/rpg_ai_rate", "fast\n");
   Write("sim0/ecn/roce_np/cnp_dscp", "");
-  auto params = ReadDcqcnParams("sim0", root_.string());
+  auto params = ReadDcqcnParams("sim0", Paths());
   ASSERT_TRUE(params.ok());
   EXPECT_EQ(params.value.reaction_point, (std::map<std::string, uint64_t>{{"rpg_gd", 11}}));
   EXPECT_TRUE(params.value.notification_point.empty());

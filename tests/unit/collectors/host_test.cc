@@ -340,7 +340,7 @@ TEST_F(HostFixture, DcqcnParamWriteIsReadBackAndStaysInsideEcn) {
   ASSERT_TRUE(reader.WriteDcqcnParam("sim0", /*np=*/true, "cnp_dscp", 26).ok());
   ASSERT_TRUE(reader.WriteDcqcnParam("sim0", /*np=*/false, "rpg_ai_rate", 10).ok());
   EXPECT_EQ(reader.ReadDcqcn("sim0").cnp_dscp.value, 26);
-  auto params = ReadDcqcnParams("sim0", paths_.sysfs);
+  auto params = ReadDcqcnParams("sim0", paths_);
   ASSERT_TRUE(params.ok());
   EXPECT_EQ(params.value.reaction_point.at("rpg_ai_rate"), 10u);
   for (const char* bad : {"", "..", ".", "../../../../etc/x", "enable/3"}) {

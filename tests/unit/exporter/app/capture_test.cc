@@ -238,7 +238,8 @@ TEST(CapturedRun, TheCapturedFlagsApplyWhereTheCommandLineLeavesTheDefault) {
   const tape::Bundle bundle = Manifest({{kMetaDeviceInclude, "sim[0-9]"},
                                         {kMetaRawInclude, "rx_.*"},
                                         {kMetaConfigfsTos, "1"},
-                                        {kMetaProcfs, "/host/proc"}});
+                                        {kMetaProcfs, "/host/proc"},
+                                        {kMetaDebugfs, "/sys/kernel/debug"}});
   Config config;
   Result<CapturedRun> run = ApplyCapturedRun(bundle, config);
   ASSERT_TRUE(run) << run.error().message;
@@ -246,9 +247,11 @@ TEST(CapturedRun, TheCapturedFlagsApplyWhereTheCommandLineLeavesTheDefault) {
   EXPECT_EQ(config.raw_include, "rx_.*");
   EXPECT_TRUE(config.qos_configfs_tos);
   EXPECT_EQ(config.procfs_path, "/host/proc");
+  EXPECT_EQ(config.debugfs_path, "/sys/kernel/debug");
   EXPECT_THAT(run->flags, ::testing::ElementsAre("--collector.device-include=sim[0-9]",
                                                  "--collector.ethtool.raw-include=rx_.*",
-                                                 "--qos.configfs-tos", "--path.procfs=/host/proc"));
+                                                 "--qos.configfs-tos", "--path.procfs=/host/proc",
+                                                 "--path.debugfs=/sys/kernel/debug"));
   Config given;
   given.raw_include = "tx_.*";
   given.procfs_path = "/elsewhere";
@@ -256,7 +259,7 @@ TEST(CapturedRun, TheCapturedFlagsApplyWhereTheCommandLineLeavesTheDefault) {
   ASSERT_TRUE(run) << run.error().message;
   EXPECT_EQ(given.raw_include, "tx_.*");
   EXPECT_EQ(given.procfs_path, "/elsewhere");
-  EXPECT_EQ(run->flags.size(), 2u);
+  EXPECT_EQ(run->flags.size(), 3u);
 }
 
 TEST(CapturedRun, ASettingThatDoesNotValidateIsAnError) {
@@ -265,6 +268,8 @@ TEST(CapturedRun, ASettingThatDoesNotValidateIsAnError) {
               HasSubstr("capture.qos_configfs_tos is \"yes\", not 0 or 1"));
   EXPECT_THAT(ApplyCapturedRun(Manifest({{kMetaProcfs, "proc"}}), config).error().message,
               HasSubstr("not an absolute path"));
+  EXPECT_THAT(ApplyCapturedRun(Manifest({{kMetaDebugfs, ""}}), config).error().message,
+              HasSubstr("capture.debugfs_path \"\" is not an absolute path"));
   Config fresh;
   EXPECT_THAT(ApplyCapturedRun(Manifest({{kMetaDeviceInclude, "*"}}), fresh).error().message,
               HasSubstr("--collector.device-include: invalid regex"));

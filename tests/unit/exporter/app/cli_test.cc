@@ -296,6 +296,15 @@ TEST(Cli, ProcfsPath) {
   ExpectUsageError(Parse({"--path.procfs=host/proc"}), "--path.procfs");
 }
 
+// Debugfs is opt-in: root-only and not a stable ABI (docs/decisions.md).
+TEST(Cli, DebugfsPathIsOptIn) {
+  EXPECT_EQ(Parse({}).outcome.config.debugfs_path, "");
+  Parsed p = Parse({"--path.debugfs=/sys/kernel/debug"});
+  ASSERT_EQ(p.outcome.kind, CliOutcome::Kind::kRunExporter) << p.err;
+  EXPECT_EQ(p.outcome.config.debugfs_path, "/sys/kernel/debug");
+  ExpectUsageError(Parse({"--path.debugfs=sys/kernel/debug"}), "--path.debugfs");
+}
+
 TEST(Cli, WebServingFlagsOutOfRangeAreUsageErrors) {
   ExpectUsageError(Parse({"--web.max-requests=-1"}), "--web.max-requests");
   ExpectUsageError(Parse({"--web.max-connections=2"}), "--web.max-connections");
