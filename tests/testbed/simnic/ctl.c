@@ -761,6 +761,9 @@ static int ctl_show(struct seq_file *m, void *v)
 	seq_printf(m, "# fw_sleep count=%lld error_ns=%lld\n",
 		   (long long)atomic64_read(&port->fw_sleeps),
 		   (long long)atomic64_read(&port->fw_sleep_error_ns));
+	seq_printf(m, "# fw_model calls=%lld model_ns=%lld\n",
+		   (long long)atomic64_read(&port->fw_calls),
+		   (long long)atomic64_read(&port->fw_model_ns));
 	seq_printf(m, "# frames fw_lldp=%s rx_frames=%lld fw_lldp_rx=%lld fw_lldp_tx=%lld\n",
 		   READ_ONCE(port->fw_lldp) ? "on" : "off",
 		   (long long)atomic64_read(&port->rx_frames),

@@ -63,6 +63,11 @@ static void simnic_fw_sleep(struct simnic_port *port, unsigned int us)
 	s64 want = (s64)us * NSEC_PER_USEC, late, error;
 	ktime_t start;
 
+	/* Model time: what the reads would cost on the NIC, whatever the
+	 * sleep costs under TCG (tests/testbed/scenarios/adaptive-sampling.sh).
+	 */
+	atomic64_inc(&port->fw_calls);
+	atomic64_add(want, &port->fw_model_ns);
 	if (!us)
 		return;
 	might_sleep();

@@ -246,6 +246,8 @@ struct simnic_port {
 	/* fw.c: per-read firmware latency, us; -1 follows the module parameter */
 	int fw_latency_us[SIMNIC_FW_KINDS];
 	atomic64_t fw_sleeps;	      /* sleeps of up to 20 ms taken */
+	atomic64_t fw_calls;	      /* modelled firmware reads, any latency */
+	atomic64_t fw_model_ns;	      /* their summed modelled latency */
 	atomic64_t fw_sleep_error_ns; /* their sum of (slept - modelled) */
 	struct delayed_work flap_work;
 	struct delayed_work ib_event_work;
