@@ -6,6 +6,8 @@
 #include <linux/genetlink.h>
 
 #include <cerrno>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <vector>
 
@@ -239,6 +241,41 @@ TEST(LinkStatsKernel, LoopbackHasALinkStateAndMissingDeviceIsEnodev) {
   auto missing = ReadLinkNetlinkStats(*io, "roceqos-nodev");
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().errnum, ENODEV) << missing.error().message;
+}
+
+std::vector<std::byte> ReadSeed(const std::string& name) {
+  std::ifstream in(std::string(ROCEQOS_SOURCE_DIR) + "/fuzz/corpus/link_stats_fuzz/" + name,
+                   std::ios::binary);
+  std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::byte> bytes(chars.size());
+  for (size_t i = 0; i < chars.size(); ++i) bytes[i] = static_cast<std::byte>(chars[i]);
+  return bytes;
+}
+
+// The fuzz target's seeds (fuzz/make_seeds.py) are well-formed replies, so fuzzing starts from
+// the parsers' success paths.
+TEST(LinkStatsFuzzSeeds, ParseAsTheRepliesTheyStandFor) {
+  int messages = 0;
+  for (const char* seed : {"seed-fec", "seed-stats", "seed-linkstate"}) {
+    const std::vector<std::byte> bytes = ReadSeed(seed);
+    ASSERT_FALSE(bytes.empty()) << seed;
+    auto walked = netlink::ForEachMessage(bytes, seed, [&](const netlink::NlMessage& msg) {
+      ++messages;
+      if (std::string_view(seed) == "seed-fec") {
+        auto fec = ParseFecReply(msg);
+        EXPECT_TRUE(fec.ok() && fec->uncorrectable_blocks == std::vector<uint64_t>({4, 1, 3}));
+      } else if (std::string_view(seed) == "seed-stats") {
+        auto stats = ParseStdStatsReply(msg);
+        EXPECT_TRUE(stats.ok() && stats->symbol_errors == 386u && stats->fcs_errors == 17u);
+      } else {
+        auto state = ParseLinkStateReply(msg);
+        EXPECT_TRUE(state.ok() && state->link_down_events == 5u);
+      }
+      return Result<void>{};
+    });
+    EXPECT_TRUE(walked.ok()) << seed;
+  }
+  EXPECT_EQ(messages, 3);
 }
 
 std::vector<std::string> CaptureNames(const char* prefix) {
