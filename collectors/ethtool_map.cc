@@ -165,6 +165,57 @@ std::vector<MappedCounter> MapMlx5EthtoolNames(const std::vector<std::string>& n
   return mapped;
 }
 
+namespace {
+
+// The kernel's ETHTOOL_MAX_LANES (include/linux/ethtool.h, not UAPI): the most lanes a port has.
+constexpr size_t kMaxLanes = 8;
+
+// Consumes "rx_err_lane_<N>_phy" (en_stats.c pport_phy_statistical_err_lanes_stats_desc, lanes
+// 0..3 there; up to 7 accepted for 8-lane ports).
+std::optional<size_t> LaneOf(std::string_view name) {
+  constexpr std::string_view kPrefix = "rx_err_lane_";
+  constexpr std::string_view kSuffix = "_phy";
+  if (name.size() != kPrefix.size() + 1 + kSuffix.size()) return std::nullopt;
+  if (!name.starts_with(kPrefix) || !name.ends_with(kSuffix)) return std::nullopt;
+  const char digit = name[kPrefix.size()];
+  if (digit < '0' || digit > '7') return std::nullopt;
+  return static_cast<size_t>(digit - '0');
+}
+
+void SetOnce(std::optional<uint32_t>& slot, size_t position) {
+  if (!slot) slot = static_cast<uint32_t>(position);
+}
+
+}  // namespace
+
+LinkEthtoolNames MapMlx5LinkNames(const std::vector<std::string>& names) {
+  LinkEthtoolNames out;
+  struct Exact {
+    std::string_view name;
+    std::optional<uint32_t> LinkEthtoolNames::*slot;
+  };
+  static constexpr Exact kExact[] = {
+      {"rx_symbol_err_phy", &LinkEthtoolNames::symbol_errors},
+      {"rx_pcs_symbol_err_phy", &LinkEthtoolNames::pcs_symbol_errors},
+      {"rx_crc_errors_phy", &LinkEthtoolNames::fcs_errors},
+      {"link_down_events_phy", &LinkEthtoolNames::link_down_events},
+      {"rx_corrected_bits_phy", &LinkEthtoolNames::corrected_bits},
+      {"rx_bits_phy", &LinkEthtoolNames::received_bits},
+  };
+  std::array<std::optional<uint32_t>, kMaxLanes> lanes{};
+  for (size_t i = 0; i < names.size(); ++i) {
+    for (const Exact& e : kExact) {
+      if (names[i] == e.name) SetOnce(out.*(e.slot), i);
+    }
+    if (auto lane = LaneOf(names[i])) SetOnce(lanes[*lane], i);
+  }
+  for (const std::optional<uint32_t>& lane : lanes) {
+    if (!lane) break;
+    out.lane_corrected_bits.push_back(*lane);
+  }
+  return out;
+}
+
 std::string_view PortCounterName(PortCounter counter) { return NameOf(kPortCounterNames, counter); }
 
 std::string_view DirectionName(Direction direction) {

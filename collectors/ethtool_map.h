@@ -4,6 +4,7 @@
 // counters. Built once per string-set generation, applied to every sample.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,6 +52,27 @@ struct MappedCounter {
 /// raw through the opt-in name regex). Also recognises the pre-4.10 names `prio%d_{rx,tx}_*` and
 /// kernel 4.4's `in_discards`/`out_discards` (docs/ethtool.md lists exactly what maps).
 std::vector<MappedCounter> MapMlx5EthtoolNames(const std::vector<std::string>& names);
+
+/// Positions of mlx5's link-health counters in an `ethtool -S` string set (en_stats.c groups
+/// 802_3, phy and phy statistical; docs/link.md), found once per string-set generation. They are
+/// the fallback for the ethtool netlink figures (collectors/link_stats.h) on kernels and drivers
+/// without those, and rx_bits_phy with rx_corrected_bits_phy give the pre-FEC BER.
+struct LinkEthtoolNames {
+  std::optional<uint32_t> symbol_errors;      // rx_symbol_err_phy (aSymbolErrorDuringCarrier)
+  std::optional<uint32_t> pcs_symbol_errors;  // rx_pcs_symbol_err_phy (PPCNT phy_symbol_errors)
+  std::optional<uint32_t> fcs_errors;         // rx_crc_errors_phy (aFrameCheckSequenceErrors)
+  std::optional<uint32_t> link_down_events;   // link_down_events_phy
+  std::optional<uint32_t> corrected_bits;     // rx_corrected_bits_phy (phy_corrected_bits)
+  std::optional<uint32_t> received_bits;      // rx_bits_phy (phy_received_bits; newer drivers)
+  /// rx_err_lane_<N>_phy (phy_corrected_bits_lane<N>): index N holds lane N's position; lanes are
+  /// contiguous from 0 (a gap ends the list).
+  std::vector<uint32_t> lane_corrected_bits;
+
+  bool operator==(const LinkEthtoolNames&) const = default;
+};
+
+/// Exact names only; when a name repeats, the first position wins.
+LinkEthtoolNames MapMlx5LinkNames(const std::vector<std::string>& names);
 
 /// Stable ids used in tests and docs.
 inline constexpr EnumName<PortCounter> kPortCounterNames[] = {

@@ -184,7 +184,31 @@ def exposition_seeds():
     put('exposition_fuzz', 'empty', pieces(b'', b'', b'', b''))
 
 
+def link_seeds():
+    # ethtool netlink replies (collectors/link_stats.cc), each after struct genlmsghdr (4 bytes):
+    # ETHTOOL_MSG_FEC_GET_REPLY (30): ETHTOOL_A_FEC_HEADER (1) { DEV_NAME (2) }, ACTIVE (4) = 50
+    # (ETHTOOL_LINK_MODE_FEC_RS_BIT), STATS (5) { CORRECTED (2), UNCORR (3), CORR_BITS (4) }.
+    genl = lambda cmd: struct.pack('=BBH', cmd, 1, 0)
+    header = nla(1 | 0x8000, nla(2, b'sim0\0'))
+    u64s = lambda *v: struct.pack('=%dQ' % len(v), *v)
+    stats = nla(2, u64s(30, 10, 20)) + nla(3, u64s(4, 1, 3)) + nla(4, b'')
+    put('link_stats_fuzz', 'fec', nlmsg(0x1c, 0, genl(30) + header + nla(4, struct.pack('=I', 50))
+                                        + nla(5 | 0x8000, stats)))
+    # ETHTOOL_MSG_STATS_GET_REPLY (33): ETHTOOL_A_STATS_GRP (4) { GRP_ID (2), GRP_SS_ID (3),
+    # GRP_STAT (4) { <stat id>: u64 } }, eth-phy (0) then eth-mac (1).
+    grp = lambda gid, ss, stat: nla(4 | 0x8000, nla(2, struct.pack('=I', gid))
+                                    + nla(3, struct.pack('=I', ss)) + stat)
+    phy = grp(0, 17, nla(4 | 0x8000, nla(0, u64s(386))))
+    mac = grp(1, 18, nla(4 | 0x8000, nla(0, u64s(7))) + nla(4 | 0x8000, nla(4, u64s(17))))
+    put('link_stats_fuzz', 'stats', nlmsg(0x1c, 0, genl(33) + nla(2 | 0x8000, nla(2, b'sim0\0'))
+                                          + phy + mac))
+    # ETHTOOL_MSG_LINKSTATE_GET_REPLY (6): LINK (2) u8, EXT_DOWN_CNT (7) u32.
+    put('link_stats_fuzz', 'linkstate', nlmsg(0x1c, 0, genl(6) + header + nla(2, b'\x01')
+                                              + nla(7, struct.pack('=I', 5))))
+
+
 if __name__ == '__main__':
     (CORPUS / 'policy_fuzz').mkdir(parents=True, exist_ok=True)
     netlink_seeds(); dcb_seeds(); rdma_seeds(); module_seeds(); ethtool_seeds(); text_seeds()
     capture_seeds(); lldp_seeds(); exposition_seeds()
+    link_seeds()

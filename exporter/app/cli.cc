@@ -29,6 +29,7 @@ struct FlagText {
   std::string period, idle_period, discovery, qos_poll, qos_dcqcn_poll, backoff, max_backoff,
       transceiver_interval, lldp_interval;
   std::string health_max_sample_age;  // empty: DefaultHealthMaxSampleAge(--sampler.period)
+  std::string link_interval;
   std::string device_include, device_exclude, raw_include;
   CLI::Option* include = nullptr;
   CLI::Option* exclude = nullptr;
@@ -159,6 +160,11 @@ Result<void> ValidatePollers(Config& config, const FlagText& text) {
                                 {std::chrono::seconds(1), std::chrono::hours(1), true});
   if (!lldp) return lldp.error();
   config.lldp_interval = *lldp;
+  // --link.interval: at least 1s, each netdev's round is three firmware reads on mlx5 (PPCNT).
+  auto link = ParseDurationFlag("--link.interval", text.link_interval,
+                                {std::chrono::seconds(1), std::chrono::hours(1), true});
+  if (!link) return link.error();
+  config.link_interval = *link;
   return {};
 }
 
@@ -433,6 +439,14 @@ void AddLldpFlags(CLI::App& app, Config& config, FlagText& text) {
                  "version\")");
 }
 
+void AddLinkFlags(CLI::App& app, FlagText& text) {
+  app.add_option("--link.interval", text.link_interval,
+                 "How often the FEC, eth-phy/eth-mac and link-state statistics of every selected "
+                 "netdev are read over ethtool netlink, on its own thread (firmware reads on "
+                 "mlx5, docs/link.md); Prometheus duration, 0 turns it off (1s..1h)")
+      ->capture_default_str();
+}
+
 void AddDeriveFlags(CLI::App& app, FlagText& text) {
   app.add_option("--storm.threshold", text.storm_threshold,
                  "Paused-time ratio of a sample interval at or above which (with no packet "
@@ -462,6 +476,7 @@ FlagText DefaultFlagText(const Config& config) {
   text.qos_dcqcn_poll = FormatDuration(config.qos_dcqcn_poll_interval);
   text.transceiver_interval = FormatDuration(config.transceiver_interval);
   text.lldp_interval = FormatDuration(config.lldp_interval);
+  text.link_interval = FormatDuration(config.link_interval);
   text.remediation = RemediationModeName(config.remediation);
   text.backoff = FormatDuration(config.remediation_backoff);
   text.max_backoff = FormatDuration(config.remediation_max_backoff);
@@ -560,6 +575,7 @@ CliOutcome ParseCommandLine(std::span<const char* const> args, std::ostream& out
   AddTransceiverFlags(app, config, text);
   AddLldpFlags(app, config, text);
   AddDeriveFlags(app, text);
+  AddLinkFlags(app, text);
   app.add_option(
       "--replay", config.replay_path,
       "Answer every kernel read from this bundle (written by the capture subcommand) instead "

@@ -36,6 +36,7 @@
 #include "exporter/qos/remediate.h"
 #include "exporter/render/exposition_cache.h"
 #include "exporter/render/metrics.h"
+#include "exporter/sampling/link_poller.h"
 #include "exporter/sampling/lldp_poller.h"
 #include "exporter/sampling/process_stage.h"
 #include "exporter/sampling/sampler.h"
@@ -164,14 +165,17 @@ void WireSampler(const Config& config, Sampler& sampler, QosEngine& qos, Systemd
 struct Pollers {
   std::unique_ptr<TransceiverPoller> transceivers;  // null with --transceiver.interval=0
   std::unique_ptr<LldpPoller> lldp;                 // null with --lldp.interval=0
+  std::unique_ptr<LinkPoller> link;                 // null with --link.interval=0
 
   void Start() {
     if (transceivers) transceivers->Start();
     if (lldp) lldp->Start();
+    if (link) link->Start();
   }
   void Stop() {
     if (transceivers) transceivers->Stop();
     if (lldp) lldp->Stop();
+    if (link) link->Stop();
   }
 };
 
@@ -204,6 +208,25 @@ LldpPoller::RoceGidReader SelectedRoceGids(Sampler& sampler, std::string sysfs_r
   };
 }
 
+// rx_corrected_bits_phy and rx_bits_phy of the last sample's devices that have both, for the
+// link poller's pre-FEC BER.
+LinkPoller::BitCounts SelectedPhyBits(Sampler& sampler) {
+  return [&sampler] {
+    std::map<std::string, PhyBitCounts> bits;
+    std::shared_ptr<const Snapshot> latest = sampler.Latest();
+    if (!latest) return bits;
+    for (const DeviceSnapshot& d : latest->devices) {
+      if (!d.device || !d.ethtool || !d.ethtool->link_names) continue;
+      const LinkEthtoolNames& names = *d.ethtool->link_names;
+      const std::vector<uint64_t>& values = d.ethtool->counters.values;
+      if (!names.corrected_bits || !names.received_bits) continue;
+      if (*names.corrected_bits >= values.size() || *names.received_bits >= values.size()) continue;
+      bits[d.device->name] = {values[*names.corrected_bits], values[*names.received_bits]};
+    }
+    return bits;
+  };
+}
+
 Pollers MakePollers(const Config& config, Sampler& sampler) {
   Pollers pollers;
   if (!config.replay_path.empty()) return pollers;
@@ -220,9 +243,16 @@ Pollers MakePollers(const Config& config, Sampler& sampler) {
         SelectedNetdevs(sampler));
     pollers.lldp->SetRoceGidReader(SelectedRoceGids(sampler, QosHostPaths(config).sysfs));
   }
-  sampler.SetAttachHook([t = pollers.transceivers.get(), l = pollers.lldp.get()](Snapshot& draft) {
+  if (config.link_interval.count() != 0) {
+    pollers.link = std::make_unique<LinkPoller>(LinkPollerOptions{.interval = config.link_interval},
+                                                MakeKernelLinkStatsIo(), SelectedNetdevs(sampler),
+                                                SelectedPhyBits(sampler));
+  }
+  sampler.SetAttachHook([t = pollers.transceivers.get(), l = pollers.lldp.get(),
+                         k = pollers.link.get()](Snapshot& draft) {
     if (t) draft.transceivers = t->Latest();
     if (l) draft.lldp = l->Latest();
+    if (k) draft.links = k->Latest();
   });
   return pollers;
 }

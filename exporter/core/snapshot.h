@@ -19,6 +19,7 @@
 #include "collectors/process_stats.h"
 #include "exporter/core/derived_signals.h"
 #include "exporter/core/error_reason.h"
+#include "exporter/core/link_state.h"
 #include "exporter/core/lldp_state.h"
 #include "exporter/core/qos_state.h"
 #include "exporter/core/transceiver_state.h"
@@ -36,6 +37,8 @@ struct EthtoolSample {
   /// Monotonic midpoint of the ETHTOOL_GSTATS call (0 = unknown): the derivation's Δt is taken
   /// between reads, so a late sampler wake-up does not skew a device's rates and ratios.
   std::chrono::nanoseconds read_at{0};
+  /// MapMlx5LinkNames(*counters.names), computed once per generation: the link figures' fallback.
+  std::shared_ptr<const LinkEthtoolNames> link_names = nullptr;
 };
 
 /// RDMA_NLDEV_CMD_STAT_GET of one port.
@@ -95,6 +98,9 @@ struct Snapshot {
   /// The exporter's own process_* figures, read by the process stage (exporter/sampling/
   /// process_stage.h) on the sampler thread; absent before its first good read.
   std::optional<ProcessStats> process;
+  /// The link poller's latest state, attached like the transceivers'; null with
+  /// --link.interval=0 and before its first round. Rendered only for `devices`.
+  std::shared_ptr<const LinkState> links;
 
   const DeviceSnapshot* FindDevice(std::string_view netdev) const {
     for (const DeviceSnapshot& d : devices) {

@@ -520,6 +520,39 @@ inline constexpr MetricDef kMetricTable[] = {
    "Sampling intervals left out of the derived signals, by reason (counter_reset, "
    "identity_change, clock, implausible).",
    {"netdev", "reason"}, "derived", "sampler: counter step rules (docs/signals.md)"},
+  // ---- Link health: ethtool netlink (link poller), else mlx5 `ethtool -S` names (metrics_link.cc)
+  {"roce_link_fec_corrected_blocks_total", MetricKind::kCounter,
+   "FEC blocks (codewords) the receiver corrected, all lanes.",
+   {"netdev"}, "link", "ETHTOOL_MSG_FEC_GET `ETHTOOL_A_FEC_STAT_CORRECTED` (link poller)"},
+  {"roce_link_fec_uncorrectable_blocks_total", MetricKind::kCounter,
+   "FEC blocks the receiver could not correct, all lanes: each one is a lost frame.",
+   {"netdev"}, "link", "ETHTOOL_MSG_FEC_GET `ETHTOOL_A_FEC_STAT_UNCORR` (link poller)"},
+  {"roce_link_symbol_errors_total", MetricKind::kCounter,
+   "IEEE 802.3 SymbolErrorDuringCarrier; source says which interface served it (netlink or "
+   "ethtool).",
+   {"netdev", "source"}, "link",
+   "eth-phy `ETHTOOL_A_STATS_ETH_PHY_5_SYM_ERR`, else `rx_symbol_err_phy`"},
+  {"roce_link_fcs_errors_total", MetricKind::kCounter,
+   "IEEE 802.3 FrameCheckSequenceErrors (frames received with a bad CRC); source says which "
+   "interface served it.",
+   {"netdev", "source"}, "link",
+   "eth-mac `ETHTOOL_A_STATS_ETH_MAC_6_FCS_ERR`, else `rx_crc_errors_phy`"},
+  {"roce_link_down_events_total", MetricKind::kCounter,
+   "Times the physical link went down, as the device counts them; source says which interface "
+   "served it.",
+   {"netdev", "source"}, "link",
+   "`ETHTOOL_A_LINKSTATE_EXT_DOWN_CNT` (6.3+), else `link_down_events_phy`"},
+  {"roce_link_fec_info", MetricKind::kGauge,
+   "The active FEC mode of the link (none, rs, baser, llrs, other); always 1.",
+   {"netdev", "mode"}, "link", "ETHTOOL_MSG_FEC_GET `ETHTOOL_A_FEC_ACTIVE` (link poller)"},
+  {"roce_link_pre_fec_ber", MetricKind::kGauge,
+   "Pre-FEC bit error ratio over the last link poller interval: corrected bits per received bit.",
+   {"netdev"}, "link",
+   "delta `rx_corrected_bits_phy` / delta `rx_bits_phy` between link poller rounds"},
+  {"roce_exporter_link_read_errors_total", MetricKind::kCounter,
+   "Link poller netdev reads that failed, by reason (a kernel or driver without a message is not "
+   "an error).",
+   {"reason"}, "self", "link poller"},
 };
 // clang-format on
 

@@ -60,6 +60,13 @@ constexpr Area kAreas[] = {
      "`source` is one of `discovery`, `ethtool`, `rdma` (and the sources of later sample stages); "
      "`reason` is one of `device_gone`, `not_supported`, `permission`, `unavailable`, `busy`, "
      "`malformed`, `exception`, `other`."},
+    {"link", "Link health",
+     "Read over ethtool netlink (`ETHTOOL_MSG_FEC_GET`, `ETHTOOL_MSG_STATS_GET` eth-phy and "
+     "eth-mac, `ETHTOOL_MSG_LINKSTATE_GET`) by the link poller on its own thread every "
+     "`--link.interval` (default `10s`, `0` = off), else from mlx5's `ethtool -S` names of every "
+     "sample; `source` (`netlink` or `ethtool`) says which served the figure. FEC blocks and "
+     "mode exist through netlink only; the pre-FEC BER needs `rx_corrected_bits_phy` and "
+     "`rx_bits_phy`. Details: [link.md](link.md)."},
 };
 
 constexpr EnumName<MetricKind> kKindNames[] = {

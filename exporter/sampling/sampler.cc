@@ -221,6 +221,7 @@ const Sampler::NameMapping& Sampler::MappingFor(
   }
   m.mapped = std::make_shared<const std::vector<MappedCounter>>(std::move(mapped));
   m.raw_indices = std::make_shared<const std::vector<uint32_t>>(std::move(raw));
+  m.link_names = std::make_shared<const LinkEthtoolNames>(MapMlx5LinkNames(*names));
   if (!first) {
     LogEvent(spdlog::level::info, "ethtool string set changed",
              {{"netdev", netdev}, {"statistics", names->size()}, {"mapped", m.mapped->size()}});
@@ -268,6 +269,7 @@ void Sampler::SampleEthtool(DeviceSnapshot& out, bool& device_gone, nanoseconds&
   const NameMapping& mapping = MappingFor(device.name, counters.names);
   out.ethtool = EthtoolSample{std::move(counters), mapping.mapped, mapping.raw_indices,
                               mapping.changes, read_at};
+  out.ethtool->link_names = mapping.link_names;
 }
 
 void Sampler::SampleRdma(DeviceSnapshot& out, std::vector<std::pair<std::string, uint32_t>>& seen,

@@ -166,6 +166,7 @@ class Sampler {
     std::shared_ptr<const std::vector<MappedCounter>> mapped;
     std::shared_ptr<const std::vector<uint32_t>> raw_indices;
     uint64_t changes = 0;
+    std::shared_ptr<const LinkEthtoolNames> link_names;
   };
 
   void Discover(std::chrono::nanoseconds now);

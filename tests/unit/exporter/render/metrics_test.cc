@@ -112,6 +112,9 @@ Snapshot RichSnapshot() {
   lldp->interval_seconds = 10;
   lldp->library = "/usr/lib/x86_64-linux-gnu/liblldpctl.so.4.9.1";
   s.lldp = std::move(lldp);
+  auto links = std::make_shared<LinkState>();  // one failed read: the self counter
+  links->errors["device_gone"] = 1;
+  s.links = std::move(links);
   return s;
 }
 
