@@ -39,6 +39,7 @@
 #include "exporter/sampling/lldp_poller.h"
 #include "exporter/sampling/process_stage.h"
 #include "exporter/sampling/sampler.h"
+#include "exporter/sampling/pcie_poller.h"
 #include "exporter/sampling/transceiver_poller.h"
 #include "exporter/signals/derive_stage.h"
 
@@ -164,14 +165,17 @@ void WireSampler(const Config& config, Sampler& sampler, QosEngine& qos, Systemd
 struct Pollers {
   std::unique_ptr<TransceiverPoller> transceivers;  // null with --transceiver.interval=0
   std::unique_ptr<LldpPoller> lldp;                 // null with --lldp.interval=0
+  std::unique_ptr<PciePoller> pcie;                 // null with --pcie.interval=0
 
   void Start() {
     if (transceivers) transceivers->Start();
     if (lldp) lldp->Start();
+    if (pcie) pcie->Start();
   }
   void Stop() {
     if (transceivers) transceivers->Stop();
     if (lldp) lldp->Stop();
+    if (pcie) pcie->Stop();
   }
 };
 
@@ -220,9 +224,17 @@ Pollers MakePollers(const Config& config, Sampler& sampler) {
         SelectedNetdevs(sampler));
     pollers.lldp->SetRoceGidReader(SelectedRoceGids(sampler, QosHostPaths(config).sysfs));
   }
-  sampler.SetAttachHook([t = pollers.transceivers.get(), l = pollers.lldp.get()](Snapshot& draft) {
+  if (config.pcie_interval.count() != 0) {
+    pollers.pcie = std::make_unique<PciePoller>(
+        PciePollerOptions{.interval = config.pcie_interval,
+                          .sysfs_root = QosHostPaths(config).sysfs},
+        SelectedNetdevs(sampler));
+  }
+  sampler.SetAttachHook([t = pollers.transceivers.get(), l = pollers.lldp.get(),
+                         p = pollers.pcie.get()](Snapshot& draft) {
     if (t) draft.transceivers = t->Latest();
     if (l) draft.lldp = l->Latest();
+    if (p) draft.pcie = p->Latest();
   });
   return pollers;
 }

@@ -20,6 +20,7 @@
 #include "exporter/core/derived_signals.h"
 #include "exporter/core/error_reason.h"
 #include "exporter/core/lldp_state.h"
+#include "exporter/core/pcie_state.h"
 #include "exporter/core/qos_state.h"
 #include "exporter/core/transceiver_state.h"
 
@@ -95,6 +96,9 @@ struct Snapshot {
   /// The exporter's own process_* figures, read by the process stage (exporter/sampling/
   /// process_stage.h) on the sampler thread; absent before its first good read.
   std::optional<ProcessStats> process;
+  /// The PCIe poller's latest state, attached as the transceiver state is; null with
+  /// --pcie.interval=0 and before its first round. Rendered only for `devices`.
+  std::shared_ptr<const PcieState> pcie;
 
   const DeviceSnapshot* FindDevice(std::string_view netdev) const {
     for (const DeviceSnapshot& d : devices) {

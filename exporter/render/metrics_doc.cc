@@ -60,6 +60,13 @@ constexpr Area kAreas[] = {
      "`source` is one of `discovery`, `ethtool`, `rdma` (and the sources of later sample stages); "
      "`reason` is one of `device_gone`, `not_supported`, `permission`, `unavailable`, `busy`, "
      "`malformed`, `exception`, `other`."},
+    {"pcie", "PCIe link and AER",
+     "Read from sysfs by the PCIe poller on its own thread every `--pcie.interval` (default `30s`, "
+     "`0` = off), never by the counter sampler and never through firmware: each selected netdev's "
+     "PCI function (`/sys/class/net/<if>/device`) and its upstream port (the PCI bridge above "
+     "it). `bound=\"max\"` is the lower of the two ends' maximums, what the link can train to. "
+     "A netdev without a PCI function, or whose last read failed, has no series. Details: "
+     "[pcie.md](pcie.md)."},
 };
 
 constexpr EnumName<MetricKind> kKindNames[] = {
