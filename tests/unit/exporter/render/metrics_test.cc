@@ -112,6 +112,19 @@ Snapshot RichSnapshot() {
   lldp->interval_seconds = 10;
   lldp->library = "/usr/lib/x86_64-linux-gnu/liblldpctl.so.4.9.1";
   s.lldp = std::move(lldp);
+  auto pcie = std::make_shared<PcieState>();
+  pcie->links["ens1f0np0"].function = {.address = "0000:3b:00.0",
+                                       .speed_gts = 16.0,
+                                       .max_speed_gts = 16.0,
+                                       .width = 16,
+                                       .max_width = 16,
+                                       .aer_correctable = 0,
+                                       .aer_nonfatal = 0,
+                                       .aer_fatal = 0};
+  pcie->reads = 1;
+  pcie->errors["malformed"] = 0;
+  pcie->interval_seconds = 30;
+  s.pcie = std::move(pcie);
   return s;
 }
 
