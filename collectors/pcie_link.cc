@@ -71,9 +71,10 @@ std::optional<T> LowerOf(std::optional<T> a, std::optional<T> b) {
 }  // namespace
 
 Result<std::optional<double>> ParsePcieLinkSpeed(std::string_view content) {
-  // drivers/pci/pci-sysfs.c current_link_speed_show / max_link_speed_show print
-  // pci_speed_string() (drivers/pci/probe.c): "2.5 GT/s PCIe" .. "64.0 GT/s PCIe", "Unknown" for
-  // PCI_SPEED_UNKNOWN. Before 5.2 the same files said "8 GT/s" and "Unknown speed".
+  // drivers/pci/pci-sysfs.c current_link_speed_show (PCI_EXP_LNKSTA_CLS) / max_link_speed_show
+  // (pcie_get_speed_cap: PCI_EXP_LNKCAP2_SLS_* bits, else PCI_EXP_LNKCAP_SLS) print pci_speed_string()
+  // (drivers/pci/probe.c): "2.5 GT/s PCIe" .. "64.0 GT/s PCIe", "Unknown" for PCI_SPEED_UNKNOWN.
+  // Before 5.2 the same files said "8 GT/s" and "Unknown speed". docs/kernel-interfaces.md §7.11.
   const std::string_view text = Trim(content);
   if (StartsWithNoCase(text, "unknown")) return std::optional<double>();
   const size_t unit = text.find(" GT/s");
@@ -103,7 +104,9 @@ Result<uint32_t> ParsePcieLinkWidth(std::string_view content) {
 
 Result<uint64_t> ParseAerTotal(std::string_view content, std::string_view total) {
   // drivers/pci/pcie/aer.c aer_stats_dev_attr(): one "%s %llu\n" line per named error bit (or
-  // "<array>_bit[%d] %llu\n" for an unnamed bit that counted), then "TOTAL_%s %llu\n".
+  // "<array>_bit[%d] %llu\n" for an unnamed bit that counted), then "TOTAL_%s %llu\n". The bits
+  // are those of PCI_ERR_COR_STATUS (ERR_COR) and PCI_ERR_UNCOR_STATUS, split into ERR_NONFATAL
+  // and ERR_FATAL by PCI_ERR_UNCOR_SEVER; only the total is kept (docs/pcie.md "Cardinality").
   const std::string expected = fmt::format("TOTAL_{}", total);
   std::optional<uint64_t> found;
   while (!content.empty()) {

@@ -2,7 +2,7 @@
 
 // PCIe link health of a netdev's PCI function and of its upstream port (the bridge above it),
 // from sysfs only: the trained against the maximum link speed and width, and the AER error
-// totals (docs/pcie.md, docs/kernel-interfaces.md §PCIe). No firmware call: every file is the
+// totals (docs/pcie.md, docs/kernel-interfaces.md §7.11). No firmware call: every file is the
 // kernel's copy of config space or its own AER statistics.
 
 #include <cstdint>
