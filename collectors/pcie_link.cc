@@ -72,20 +72,23 @@ std::optional<T> LowerOf(std::optional<T> a, std::optional<T> b) {
 
 Result<std::optional<double>> ParsePcieLinkSpeed(std::string_view content) {
   // drivers/pci/pci-sysfs.c current_link_speed_show (PCI_EXP_LNKSTA_CLS) / max_link_speed_show
-  // (pcie_get_speed_cap: PCI_EXP_LNKCAP2_SLS_* bits, else PCI_EXP_LNKCAP_SLS) print pci_speed_string()
-  // (drivers/pci/probe.c): "2.5 GT/s PCIe" .. "64.0 GT/s PCIe", "Unknown" for PCI_SPEED_UNKNOWN.
-  // Before 5.2 the same files said "8 GT/s" and "Unknown speed". docs/kernel-interfaces.md §7.11.
+  // (pcie_get_speed_cap: PCI_EXP_LNKCAP2_SLS_* bits, else PCI_EXP_LNKCAP_SLS) print
+  // pci_speed_string() (drivers/pci/probe.c): "2.5 GT/s PCIe" .. "64.0 GT/s PCIe", "Unknown" for
+  // PCI_SPEED_UNKNOWN. Before 5.2 the same files said "8 GT/s" and "Unknown speed".
+  // docs/kernel-interfaces.md §7.11.
   const std::string_view text = Trim(content);
   if (StartsWithNoCase(text, "unknown")) return std::optional<double>();
   const size_t unit = text.find(" GT/s");
   if (unit == std::string_view::npos || unit == 0) {
-    return MakeError(kMalformedText, fmt::format("\"{}\" is not a PCIe link speed", text.substr(0, 32)));
+    return MakeError(kMalformedText,
+                     fmt::format("\"{}\" is not a PCIe link speed", text.substr(0, 32)));
   }
   const std::string_view number = text.substr(0, unit);
   double gts = 0;
   auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), gts);
   if (ec != std::errc() || end != number.data() + number.size() || !(gts > 0) || gts > 1000) {
-    return MakeError(kMalformedText, fmt::format("\"{}\" is not a PCIe link speed", text.substr(0, 32)));
+    return MakeError(kMalformedText,
+                     fmt::format("\"{}\" is not a PCIe link speed", text.substr(0, 32)));
   }
   return std::optional<double>(gts);
 }
@@ -97,7 +100,8 @@ Result<uint32_t> ParsePcieLinkWidth(std::string_view content) {
   auto width = ParseU64(Trim(content));
   if (!width) return width.error();
   if (*width > kMaxLanes) {
-    return MakeError(kMalformedText, fmt::format("link width {} is wider than the 6-bit field", *width));
+    return MakeError(kMalformedText,
+                     fmt::format("link width {} is wider than the 6-bit field", *width));
   }
   return static_cast<uint32_t>(*width);
 }
@@ -117,13 +121,15 @@ Result<uint64_t> ParseAerTotal(std::string_view content, std::string_view total)
     if (found) return MakeError(kMalformedText, fmt::format("a line follows {}", expected));
     const size_t space = line.rfind(' ');
     if (space == std::string_view::npos || space == 0) {
-      return MakeError(kMalformedText, fmt::format("\"{}\" is not \"<error> <count>\"", line.substr(0, 48)));
+      return MakeError(kMalformedText,
+                       fmt::format("\"{}\" is not \"<error> <count>\"", line.substr(0, 48)));
     }
     auto count = ParseU64(line.substr(space + 1));
     if (!count) return count.error();
     const std::string_view name = line.substr(0, space);
     if (name.starts_with("TOTAL_")) {
-      if (name != expected) return MakeError(kMalformedText, fmt::format("{} where {} was expected", name, expected));
+      if (name != expected)
+        return MakeError(kMalformedText, fmt::format("{} where {} was expected", name, expected));
       found = *count;
     }
   }

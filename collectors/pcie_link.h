@@ -16,11 +16,11 @@ namespace roceqos {
 
 /// What one PCI device's sysfs directory says; a missing file (or "Unknown") is nullopt.
 struct PcieDeviceLink {
-  std::string address;  // "0000:3b:00.0", the directory's name
-  std::optional<double> speed_gts;      // current_link_speed, GT/s
-  std::optional<double> max_speed_gts;  // max_link_speed
-  std::optional<uint32_t> width;        // current_link_width, lanes (0: link not trained)
-  std::optional<uint32_t> max_width;    // max_link_width
+  std::string address;                      // "0000:3b:00.0", the directory's name
+  std::optional<double> speed_gts;          // current_link_speed, GT/s
+  std::optional<double> max_speed_gts;      // max_link_speed
+  std::optional<uint32_t> width;            // current_link_width, lanes (0: link not trained)
+  std::optional<uint32_t> max_width;        // max_link_width
   std::optional<uint64_t> aer_correctable;  // aer_dev_correctable: TOTAL_ERR_COR
   std::optional<uint64_t> aer_nonfatal;     // aer_dev_nonfatal: TOTAL_ERR_NONFATAL
   std::optional<uint64_t> aer_fatal;        // aer_dev_fatal: TOTAL_ERR_FATAL

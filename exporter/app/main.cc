@@ -37,9 +37,9 @@
 #include "exporter/render/exposition_cache.h"
 #include "exporter/render/metrics.h"
 #include "exporter/sampling/lldp_poller.h"
+#include "exporter/sampling/pcie_poller.h"
 #include "exporter/sampling/process_stage.h"
 #include "exporter/sampling/sampler.h"
-#include "exporter/sampling/pcie_poller.h"
 #include "exporter/sampling/transceiver_poller.h"
 #include "exporter/signals/derive_stage.h"
 
@@ -225,10 +225,10 @@ Pollers MakePollers(const Config& config, Sampler& sampler) {
     pollers.lldp->SetRoceGidReader(SelectedRoceGids(sampler, QosHostPaths(config).sysfs));
   }
   if (config.pcie_interval.count() != 0) {
-    pollers.pcie = std::make_unique<PciePoller>(
-        PciePollerOptions{.interval = config.pcie_interval,
-                          .sysfs_root = QosHostPaths(config).sysfs},
-        SelectedNetdevs(sampler));
+    pollers.pcie =
+        std::make_unique<PciePoller>(PciePollerOptions{.interval = config.pcie_interval,
+                                                       .sysfs_root = QosHostPaths(config).sysfs},
+                                     SelectedNetdevs(sampler));
   }
   sampler.SetAttachHook([t = pollers.transceivers.get(), l = pollers.lldp.get(),
                          p = pollers.pcie.get()](Snapshot& draft) {

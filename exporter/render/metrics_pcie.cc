@@ -30,9 +30,9 @@ void AddIf(FamilyBuilder& family, std::string_view netdev, std::string_view boun
 
 void AddAer(FamilyBuilder& aer, std::string_view netdev, std::string_view side,
             const PcieDeviceLink& device) {
-  for (auto [cls, value] : {std::pair{"correctable", device.aer_correctable},
-                            std::pair{"nonfatal", device.aer_nonfatal},
-                            std::pair{"fatal", device.aer_fatal}}) {
+  for (auto [cls, value] :
+       {std::pair{"correctable", device.aer_correctable},
+        std::pair{"nonfatal", device.aer_nonfatal}, std::pair{"fatal", device.aer_fatal}}) {
     if (value) aer.Add({netdev, side, cls}, static_cast<double>(*value));
   }
 }

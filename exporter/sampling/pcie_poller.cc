@@ -29,8 +29,8 @@ void PciePoller::PollOnce() {
   state->interval_seconds = Seconds(options_.interval);
   const std::vector<std::string> netdevs = netdevs_ ? netdevs_() : std::vector<std::string>{};
   for (const std::string& netdev : std::set<std::string>(netdevs.begin(), netdevs.end())) {
-    Result<std::optional<PcieLink>> read = Guard<std::optional<PcieLink>>(
-        [&] { return ReadPcieLink(options_.sysfs_root, netdev); });
+    Result<std::optional<PcieLink>> read =
+        Guard<std::optional<PcieLink>>([&] { return ReadPcieLink(options_.sysfs_root, netdev); });
     ++reads_;
     const std::string key = "pcie " + netdev;
     if (!read) {

@@ -66,12 +66,13 @@ TEST(ParseAerTotal, MalformedTextIsAClearError) {
   struct Case {
     std::string_view text, why;
   };
-  for (const Case& c : {Case{"", "no TOTAL_ERR_COR line"}, Case{"RxErr 3\n", "no TOTAL_ERR_COR line"},
-                        Case{"TOTAL_ERR_FATAL 1\n", "TOTAL_ERR_FATAL where TOTAL_ERR_COR"},
-                        Case{"TOTAL_ERR_COR 1\nRxErr 1\n", "a line follows TOTAL_ERR_COR"},
-                        Case{"RxErr three\nTOTAL_ERR_COR 3\n", "not a decimal count"},
-                        Case{"RxErr\nTOTAL_ERR_COR 3\n", "is not \"<error> <count>\""},
-                        Case{"TOTAL_ERR_COR 99999999999999999999\n", "not a decimal count"}}) {
+  for (const Case& c :
+       {Case{"", "no TOTAL_ERR_COR line"}, Case{"RxErr 3\n", "no TOTAL_ERR_COR line"},
+        Case{"TOTAL_ERR_FATAL 1\n", "TOTAL_ERR_FATAL where TOTAL_ERR_COR"},
+        Case{"TOTAL_ERR_COR 1\nRxErr 1\n", "a line follows TOTAL_ERR_COR"},
+        Case{"RxErr three\nTOTAL_ERR_COR 3\n", "not a decimal count"},
+        Case{"RxErr\nTOTAL_ERR_COR 3\n", "is not \"<error> <count>\""},
+        Case{"TOTAL_ERR_COR 99999999999999999999\n", "not a decimal count"}}) {
     auto parsed = ParseAerTotal(c.text, "ERR_COR");
     ASSERT_FALSE(parsed) << c.text;
     EXPECT_NE(parsed.error().message.find(c.why), std::string::npos) << parsed.error().message;
@@ -83,9 +84,9 @@ TEST(ParseAerTotal, MalformedTextIsAClearError) {
 class PcieLinkTest : public testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() /
-            ("roceqos_pcie_" + std::to_string(::getpid()) + "_" +
-             testing::UnitTest::GetInstance()->current_test_info()->name());
+    root_ =
+        fs::temp_directory_path() / ("roceqos_pcie_" + std::to_string(::getpid()) + "_" +
+                                     testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(root_);
     bridge_ = root_ / "devices/pci0000:00/0000:00:02.0";
     function_ = bridge_ / "0000:3b:00.0";
@@ -97,9 +98,7 @@ class PcieLinkTest : public testing::Test {
   }
   void TearDown() override { fs::remove_all(root_); }
 
-  static void Write(const fs::path& p, std::string_view content) {
-    std::ofstream(p) << content;
-  }
+  static void Write(const fs::path& p, std::string_view content) { std::ofstream(p) << content; }
   static void WriteLink(const fs::path& dir, std::string_view speed, std::string_view max_speed,
                         std::string_view width, std::string_view max_width) {
     Write(dir / "current_link_speed", speed);

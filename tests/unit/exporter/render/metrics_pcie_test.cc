@@ -61,8 +61,10 @@ Snapshot WithLinks(const std::vector<std::string>& netdevs) {
 TEST(RenderPcie, CurrentAgainstTheLinkMaximum) {
   const Snapshot s = WithLinks({"sim0", "sim1"});
   const Families f = RenderSnapshot(&s);
-  EXPECT_DOUBLE_EQ(Value(f, "roce_pcie_link_speed_gts", {{"netdev", "sim0"}, {"bound", "current"}}), 8);
-  EXPECT_DOUBLE_EQ(Value(f, "roce_pcie_link_speed_gts", {{"netdev", "sim0"}, {"bound", "max"}}), 16);
+  EXPECT_DOUBLE_EQ(Value(f, "roce_pcie_link_speed_gts", {{"netdev", "sim0"}, {"bound", "current"}}),
+                   8);
+  EXPECT_DOUBLE_EQ(Value(f, "roce_pcie_link_speed_gts", {{"netdev", "sim0"}, {"bound", "max"}}),
+                   16);
   EXPECT_DOUBLE_EQ(Value(f, "roce_pcie_link_width", {{"netdev", "sim0"}, {"bound", "current"}}), 8);
   // The upstream port's x8 bounds the link: x8 of x16 on the NIC is not a degradation here.
   EXPECT_DOUBLE_EQ(Value(f, "roce_pcie_link_width", {{"netdev", "sim0"}, {"bound", "max"}}), 8);

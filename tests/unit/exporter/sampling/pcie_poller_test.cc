@@ -17,9 +17,9 @@ namespace fs = std::filesystem;
 class PciePollerTest : public testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() /
-            ("roceqos_pciepoll_" + std::to_string(::getpid()) + "_" +
-             testing::UnitTest::GetInstance()->current_test_info()->name());
+    root_ =
+        fs::temp_directory_path() / ("roceqos_pciepoll_" + std::to_string(::getpid()) + "_" +
+                                     testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(root_);
     bridge_ = root_ / "devices/pci0000:00/0000:00:02.0";
     fs::create_directories(root_ / "class/net");
