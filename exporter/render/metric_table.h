@@ -540,6 +540,9 @@ inline constexpr MetricDef kMetricTable[] = {
   {"roce_exporter_pcie_interval_seconds", MetricKind::kGauge,
    "PCIe poll interval set by --pcie.interval (no series when it is 0, off).",
    {}, "self", "--pcie.interval"},
+  {"roce_pcie_signal_integrity_errors_total", MetricKind::kCounter,
+   "mlx5 PCIe link transitions to Recovery for signal integrity errors, started by the NIC (rx: framing or CRC errors it received) or by its link partner (tx); read with the port counters.",
+   {"netdev", "direction"}, "ethtool", "`rx_pci_signal_integrity`, `tx_pci_signal_integrity` (MPCNT PCIe performance counters)"},
 };
 // clang-format on
 

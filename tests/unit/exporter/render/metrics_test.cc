@@ -71,6 +71,7 @@ Snapshot RichSnapshot() {
   add("rx_out_of_buffer", 12, PortCounter::kPortOutOfBuffer, Direction::kRx, -1);
   add("rx_buffer_passed_thres_phy", 13, PortCounter::kPortBufferPassedThreshold, Direction::kRx,
       -1);
+  add("tx_pci_signal_integrity", 34, PortCounter::kPciSignalIntegrity, Direction::kTx, -1);
   names.push_back("rx_vport_rdma_unicast_packets");
   values.push_back(77);
 
