@@ -72,6 +72,11 @@ constexpr std::array kExactNames = {
     // eth_ext group: rx_buffer_almost_full.
     ExactName{"rx_buffer_passed_thres_phy", PortCounter::kPortBufferPassedThreshold,
               Direction::kRx},
+    // pcie_perf_stats_desc (MPCNT PCIe performance group, read with the port counters):
+    // rx_/tx_pci_signal_integrity are the link's transitions to Recovery that this end (rx:
+    // framing, DLLP/TLP CRC errors) or the other end (tx: TS/EIEOS received) started.
+    ExactName{"rx_pci_signal_integrity", PortCounter::kPciSignalIntegrity, Direction::kRx},
+    ExactName{"tx_pci_signal_integrity", PortCounter::kPciSignalIntegrity, Direction::kTx},
 };
 
 // mlx5 spells priorities (NUM_PPORT_PRIO) and traffic classes alike as "prio<d>".
@@ -137,7 +142,7 @@ std::optional<MappedCounter> MapName(std::string_view name) {
   return std::nullopt;
 }
 
-constexpr size_t kCounterKinds = static_cast<size_t>(PortCounter::kPortBufferPassedThreshold) + 1;
+constexpr size_t kCounterKinds = static_cast<size_t>(PortCounter::kPciSignalIntegrity) + 1;
 constexpr size_t kDirections = 3;
 constexpr size_t kIndexSlots = kNumPriorities + 1;  // -1 (not indexed) and 0..7
 

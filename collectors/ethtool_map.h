@@ -34,6 +34,7 @@ enum class PortCounter : uint8_t {
   kPortDiscards,               // rx/tx_discards_phy (kernel 4.4: in_discards/out_discards)
   kPortOutOfBuffer,            // rx_out_of_buffer
   kPortBufferPassedThreshold,  // rx_buffer_passed_thres_phy
+  kPciSignalIntegrity,         // rx/tx_pci_signal_integrity (PCIe link retrains, docs/pcie.md)
 };
 
 struct MappedCounter {
@@ -92,6 +93,7 @@ inline constexpr EnumName<PortCounter> kPortCounterNames[] = {
     {PortCounter::kPortDiscards, "port_discards"},
     {PortCounter::kPortOutOfBuffer, "port_out_of_buffer"},
     {PortCounter::kPortBufferPassedThreshold, "port_buffer_passed_threshold"},
+    {PortCounter::kPciSignalIntegrity, "pci_signal_integrity"},
 };
 /// The `direction` label value: "" for kNone.
 inline constexpr EnumName<Direction> kDirectionNames[] = {

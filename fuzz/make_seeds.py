@@ -207,8 +207,20 @@ def link_seeds():
                                               + nla(7, struct.pack('=I', 5))))
 
 
+def pcie_seeds():
+    """pcie_link_fuzz: the PCIe sysfs files as kernels 4.19..6.12 print them."""
+    for name, text in {
+            'speed': '16.0 GT/s PCIe\n', 'speed_old': '8 GT/s\n', 'speed_unknown': 'Unknown\n',
+            'speed_unknown_old': 'Unknown speed\n', 'width': '16\n', 'width_zero': '0\n',
+            'aer_cor': 'RxErr 3\nBadTLP 1\nBadDLLP 0\nRollover 0\nTimeout 2\nNonFatalErr 0\n'
+                       'CorrIntErr 0\nHeaderOF 0\nTOTAL_ERR_COR 6\n',
+            'aer_fatal': 'Undefined 0\nDLP 1\nSDES 0\nTLP 0\nTOTAL_ERR_FATAL 1\n',
+            'aer_bit': 'dev_nonfatal_errs_bit[27] 4\nTOTAL_ERR_NONFATAL 4\n'}.items():
+        put('pcie_link_fuzz', name, text.encode())
+
+
 if __name__ == '__main__':
     (CORPUS / 'policy_fuzz').mkdir(parents=True, exist_ok=True)
     netlink_seeds(); dcb_seeds(); rdma_seeds(); module_seeds(); ethtool_seeds(); text_seeds()
-    capture_seeds(); lldp_seeds(); exposition_seeds()
+    capture_seeds(); lldp_seeds(); exposition_seeds(); pcie_seeds()
     link_seeds()

@@ -39,6 +39,7 @@ struct FlagText {
   double storm_threshold = 0;
   std::string storm_detection, storm_restoration, derive_windows;
   std::string remediation;  // a name of kAllRemediationModes (CLI11 checks it)
+  std::string pcie_interval;
 };
 
 Result<void> Invalid(std::string message) { return MakeError(EINVAL, std::move(message)); }
@@ -165,6 +166,11 @@ Result<void> ValidatePollers(Config& config, const FlagText& text) {
                                 {std::chrono::seconds(1), std::chrono::hours(1), true});
   if (!link) return link.error();
   config.link_interval = *link;
+  // --pcie.interval: sysfs reads, but a trained link and its AER totals change over minutes.
+  auto pcie = ParseDurationFlag("--pcie.interval", text.pcie_interval,
+                                {std::chrono::seconds(1), std::chrono::hours(24), true});
+  if (!pcie) return pcie.error();
+  config.pcie_interval = *pcie;
   return {};
 }
 
@@ -447,6 +453,14 @@ void AddLinkFlags(CLI::App& app, FlagText& text) {
       ->capture_default_str();
 }
 
+void AddPcieFlags(CLI::App& app, FlagText& text) {
+  app.add_option("--pcie.interval", text.pcie_interval,
+                 "How often the PCIe link speed, width and AER error totals of every selected "
+                 "netdev's PCI function and upstream port are read from sysfs, on its own thread; "
+                 "Prometheus duration, 0 turns it off (1s..24h)")
+      ->capture_default_str();
+}
+
 void AddDeriveFlags(CLI::App& app, FlagText& text) {
   app.add_option("--storm.threshold", text.storm_threshold,
                  "Paused-time ratio of a sample interval at or above which (with no packet "
@@ -477,6 +491,7 @@ FlagText DefaultFlagText(const Config& config) {
   text.transceiver_interval = FormatDuration(config.transceiver_interval);
   text.lldp_interval = FormatDuration(config.lldp_interval);
   text.link_interval = FormatDuration(config.link_interval);
+  text.pcie_interval = FormatDuration(config.pcie_interval);
   text.remediation = RemediationModeName(config.remediation);
   text.backoff = FormatDuration(config.remediation_backoff);
   text.max_backoff = FormatDuration(config.remediation_max_backoff);
@@ -576,6 +591,7 @@ CliOutcome ParseCommandLine(std::span<const char* const> args, std::ostream& out
   AddLldpFlags(app, config, text);
   AddDeriveFlags(app, text);
   AddLinkFlags(app, text);
+  AddPcieFlags(app, text);
   app.add_option(
       "--replay", config.replay_path,
       "Answer every kernel read from this bundle (written by the capture subcommand) instead "

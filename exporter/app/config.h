@@ -75,6 +75,8 @@ struct Config {
   std::optional<std::string> policy_yaml;
   /// --link.interval: ethtool netlink link statistics cadence, on its own thread; 0 = off
   std::chrono::nanoseconds link_interval = std::chrono::seconds(10);
+  /// --pcie.interval: PCIe link and AER poll cadence (sysfs), on its own thread; 0 = off
+  std::chrono::nanoseconds pcie_interval = std::chrono::seconds(30);
 };
 
 /// The window the shipped alert rules and dashboards read (`window="1m"`).

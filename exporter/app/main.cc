@@ -38,6 +38,7 @@
 #include "exporter/render/metrics.h"
 #include "exporter/sampling/link_poller.h"
 #include "exporter/sampling/lldp_poller.h"
+#include "exporter/sampling/pcie_poller.h"
 #include "exporter/sampling/process_stage.h"
 #include "exporter/sampling/sampler.h"
 #include "exporter/sampling/transceiver_poller.h"
@@ -166,16 +167,19 @@ struct Pollers {
   std::unique_ptr<TransceiverPoller> transceivers;  // null with --transceiver.interval=0
   std::unique_ptr<LldpPoller> lldp;                 // null with --lldp.interval=0
   std::unique_ptr<LinkPoller> link;                 // null with --link.interval=0
+  std::unique_ptr<PciePoller> pcie;                 // null with --pcie.interval=0
 
   void Start() {
     if (transceivers) transceivers->Start();
     if (lldp) lldp->Start();
     if (link) link->Start();
+    if (pcie) pcie->Start();
   }
   void Stop() {
     if (transceivers) transceivers->Stop();
     if (lldp) lldp->Stop();
     if (link) link->Stop();
+    if (pcie) pcie->Stop();
   }
 };
 
@@ -248,11 +252,18 @@ Pollers MakePollers(const Config& config, Sampler& sampler) {
                                                 MakeKernelLinkStatsIo(), SelectedNetdevs(sampler),
                                                 SelectedPhyBits(sampler));
   }
+  if (config.pcie_interval.count() != 0) {
+    pollers.pcie =
+        std::make_unique<PciePoller>(PciePollerOptions{.interval = config.pcie_interval,
+                                                       .sysfs_root = QosHostPaths(config).sysfs},
+                                     SelectedNetdevs(sampler));
+  }
   sampler.SetAttachHook([t = pollers.transceivers.get(), l = pollers.lldp.get(),
-                         k = pollers.link.get()](Snapshot& draft) {
+                         k = pollers.link.get(), p = pollers.pcie.get()](Snapshot& draft) {
     if (t) draft.transceivers = t->Latest();
     if (l) draft.lldp = l->Latest();
     if (k) draft.links = k->Latest();
+    if (p) draft.pcie = p->Latest();
   });
   return pollers;
 }

@@ -21,6 +21,7 @@
 #include "exporter/core/error_reason.h"
 #include "exporter/core/link_state.h"
 #include "exporter/core/lldp_state.h"
+#include "exporter/core/pcie_state.h"
 #include "exporter/core/qos_state.h"
 #include "exporter/core/transceiver_state.h"
 
@@ -101,6 +102,9 @@ struct Snapshot {
   /// The link poller's latest state, attached like the transceivers'; null with
   /// --link.interval=0 and before its first round. Rendered only for `devices`.
   std::shared_ptr<const LinkState> links;
+  /// The PCIe poller's latest state, attached as the transceiver state is; null with
+  /// --pcie.interval=0 and before its first round. Rendered only for `devices`.
+  std::shared_ptr<const PcieState> pcie;
 
   const DeviceSnapshot* FindDevice(std::string_view netdev) const {
     for (const DeviceSnapshot& d : devices) {

@@ -553,6 +553,29 @@ inline constexpr MetricDef kMetricTable[] = {
    "Link poller netdev reads that failed, by reason (a kernel or driver without a message is not "
    "an error).",
    {"reason"}, "self", "link poller"},
+
+  // ---- PCIe link and AER (sysfs, own thread: exporter/sampling/pcie_poller.h; docs/pcie.md) -----
+  {"roce_pcie_link_speed_gts", MetricKind::kGauge,
+   "PCIe link speed of the netdev's PCI function in GT/s: bound=current as trained, bound=max the fastest the link can train to (the lower of the function's and its upstream port's maximum).",
+   {"netdev", "bound"}, "pcie", "sysfs current_link_speed, max_link_speed (PCI_EXP_LNKSTA_CLS, PCI_EXP_LNKCAP_SLS)"},
+  {"roce_pcie_link_width", MetricKind::kGauge,
+   "PCIe link width of the netdev's PCI function in lanes: bound=current as trained (0: not trained), bound=max the widest the link can train to (the lower of both ends' maximum).",
+   {"netdev", "bound"}, "pcie", "sysfs current_link_width, max_link_width (PCI_EXP_LNKSTA_NLW, PCI_EXP_LNKCAP_MLW)"},
+  {"roce_pcie_aer_errors_total", MetricKind::kCounter,
+   "PCIe AER errors seen by the netdev's PCI function (side=function) or by its upstream port, the link partner (side=upstream), by class (correctable, nonfatal, fatal).",
+   {"netdev", "side", "class"}, "pcie", "sysfs aer_dev_correctable, aer_dev_nonfatal, aer_dev_fatal: TOTAL_ERR_COR/NONFATAL/FATAL"},
+  {"roce_exporter_pcie_reads_total", MetricKind::kCounter,
+   "PCIe link reads (one per selected netdev per --pcie.interval, a few sysfs files each).",
+   {}, "self", "PCIe poller"},
+  {"roce_exporter_pcie_read_errors_total", MetricKind::kCounter,
+   "Failed PCIe link reads by reason (a malformed sysfs file is malformed).",
+   {"reason"}, "self", "PCIe poller"},
+  {"roce_exporter_pcie_interval_seconds", MetricKind::kGauge,
+   "PCIe poll interval set by --pcie.interval (no series when it is 0, off).",
+   {}, "self", "--pcie.interval"},
+  {"roce_pcie_signal_integrity_errors_total", MetricKind::kCounter,
+   "mlx5 PCIe link transitions to Recovery for signal integrity errors, started by the NIC (rx: framing or CRC errors it received) or by its link partner (tx); read with the port counters.",
+   {"netdev", "direction"}, "ethtool", "`rx_pci_signal_integrity`, `tx_pci_signal_integrity` (MPCNT PCIe performance counters)"},
 };
 // clang-format on
 

@@ -21,6 +21,7 @@ void RenderSnapshot(const Snapshot* snapshot, const ServingStats* serving, Metri
     RenderTransceivers(*snapshot, out);
     RenderLldp(*snapshot, out);
     RenderLink(*snapshot, out);
+    RenderPcie(*snapshot, out);
   }
   RenderSelf(snapshot, out);
   if (serving != nullptr) RenderServing(*serving, out);

@@ -27,6 +27,7 @@ struct CounterFamilies {
   FamilyBuilder port_discards{FindMetric("roce_port_discards_total")};
   FamilyBuilder out_of_buffer{FindMetric("roce_port_rx_out_of_buffer_packets_total")};
   FamilyBuilder buffer_threshold{FindMetric("roce_port_rx_buffer_passed_threshold_total")};
+  FamilyBuilder pci_signal_integrity{FindMetric("roce_pcie_signal_integrity_errors_total")};
   FamilyBuilder set_changes{FindMetric("roce_ethtool_string_set_changes_total")};
   FamilyBuilder raw{FindMetric("roce_ethtool_stat")};
 
@@ -66,6 +67,8 @@ struct CounterFamilies {
         return out_of_buffer.Add({netdev}, v);
       case PortCounter::kPortBufferPassedThreshold:
         return buffer_threshold.Add({netdev}, v);
+      case PortCounter::kPciSignalIntegrity:
+        return pci_signal_integrity.Add({netdev, dir}, v);
     }
   }
 
@@ -90,10 +93,10 @@ struct CounterFamilies {
   }
 
   void AppendTo(MetricSink& out) {
-    for (FamilyBuilder* f :
-         {&pause_frames, &pause_duration, &pause_transitions, &prio_packets, &prio_bytes,
-          &prio_discards, &tc_discards, &tc_ecn, &global_pause, &global_pause_duration,
-          &storm_events, &port_discards, &out_of_buffer, &buffer_threshold, &set_changes, &raw}) {
+    for (FamilyBuilder* f : {&pause_frames, &pause_duration, &pause_transitions, &prio_packets,
+                             &prio_bytes, &prio_discards, &tc_discards, &tc_ecn, &global_pause,
+                             &global_pause_duration, &storm_events, &port_discards, &out_of_buffer,
+                             &buffer_threshold, &pci_signal_integrity, &set_changes, &raw}) {
       f->AppendTo(out);
     }
   }

@@ -67,6 +67,13 @@ constexpr Area kAreas[] = {
      "sample; `source` (`netlink` or `ethtool`) says which served the figure. FEC blocks and "
      "mode exist through netlink only; the pre-FEC BER needs `rx_corrected_bits_phy` and "
      "`rx_bits_phy`. Details: [link.md](link.md)."},
+    {"pcie", "PCIe link and AER",
+     "Read from sysfs by the PCIe poller on its own thread every `--pcie.interval` (default `30s`, "
+     "`0` = off), never by the counter sampler and never through firmware: each selected netdev's "
+     "PCI function (`/sys/class/net/<if>/device`) and its upstream port (the PCI bridge above "
+     "it). `bound=\"max\"` is the lower of the two ends' maximums, what the link can train to. "
+     "A netdev without a PCI function, or whose last read failed, has no series. Details: "
+     "[pcie.md](pcie.md)."},
 };
 
 constexpr EnumName<MetricKind> kKindNames[] = {

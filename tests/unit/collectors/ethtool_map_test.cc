@@ -76,6 +76,8 @@ TEST(MapMlx5EthtoolNames, Capture24FullConnectX4LxKernel415) {
       {"rx_discards_phy", PortCounter::kPortDiscards, kRx, -1, 0},
       {"tx_discards_phy", PortCounter::kPortDiscards, kTx, -1, 0},
       {"rx_buffer_passed_thres_phy", PortCounter::kPortBufferPassedThreshold, kRx, -1, 0},
+      {"rx_pci_signal_integrity", PortCounter::kPciSignalIntegrity, kRx, -1, 0},
+      {"tx_pci_signal_integrity", PortCounter::kPciSignalIntegrity, kTx, -1, 34},
       {"rx_prio0_bytes", PortCounter::kPrioBytes, kRx, 0, 2202570777997},
       {"rx_prio0_packets", PortCounter::kPrioPackets, kRx, 0, 845715962},
       {"tx_prio0_bytes", PortCounter::kPrioBytes, kTx, 0, 2662454044895},
@@ -111,6 +113,8 @@ TEST(MapMlx5EthtoolNames, Capture16MofedPerTcCountersAfterChannels) {
       {"rx_discards_phy", PortCounter::kPortDiscards, kRx, -1, 0},
       {"tx_discards_phy", PortCounter::kPortDiscards, kTx, -1, 0},
       {"rx_buffer_passed_thres_phy", PortCounter::kPortBufferPassedThreshold, kRx, -1, 0},
+      {"rx_pci_signal_integrity", PortCounter::kPciSignalIntegrity, kRx, -1, 0},
+      {"tx_pci_signal_integrity", PortCounter::kPciSignalIntegrity, kTx, -1, 2},
       {"rx_prio0_bytes", PortCounter::kPrioBytes, kRx, 0, 2027206797},
       {"rx_prio0_packets", PortCounter::kPrioPackets, kRx, 0, 15005729},
       {"rx_prio0_discards", PortCounter::kPrioDiscards, kRx, 0, 0},
@@ -154,7 +158,10 @@ TEST(MapMlx5EthtoolNames, Capture15GrepOutputsWithGlobalPause) {
 
   // PFC off, 802.3x pause on: real non-zero global pause, and rx/tx_pause_ctrl_phy (same frames,
   // MAC-control view) stay unmapped so they are not counted twice.
+  // outbound_pci_stalled_rd/_wr (a percentage of the last second) and their _events stay unmapped.
   const std::vector<Row> pause = {
+      {"rx_pci_signal_integrity", PortCounter::kPciSignalIntegrity, kRx, -1, 0},
+      {"tx_pci_signal_integrity", PortCounter::kPciSignalIntegrity, kTx, -1, 3},
       {"rx_global_pause", PortCounter::kGlobalPauseFrames, kRx, -1, 0},
       {"rx_global_pause_duration", PortCounter::kGlobalPauseDurationMicros, kRx, -1, 0},
       {"tx_global_pause", PortCounter::kGlobalPauseFrames, kTx, -1, 1266552},
@@ -308,11 +315,11 @@ TEST(MapMlx5EthtoolNames, DuplicateSeriesKeepTheFirstName) {
 
 TEST(PortCounterName, EveryCounterHasADistinctStableId) {
   std::vector<std::string> ids;
-  for (int i = 0; i <= static_cast<int>(PortCounter::kPortBufferPassedThreshold); ++i) {
+  for (int i = 0; i <= static_cast<int>(PortCounter::kPciSignalIntegrity); ++i) {
     ids.emplace_back(PortCounterName(static_cast<PortCounter>(i)));
   }
   EXPECT_EQ(ids.front(), "pause_frames");
-  EXPECT_EQ(ids.back(), "port_buffer_passed_threshold");
+  EXPECT_EQ(ids.back(), "pci_signal_integrity");
   std::sort(ids.begin(), ids.end());
   EXPECT_EQ(std::adjacent_find(ids.begin(), ids.end()), ids.end());
   EXPECT_EQ(std::count(ids.begin(), ids.end(), "unknown"), 0);

@@ -71,6 +71,7 @@ Snapshot RichSnapshot() {
   add("rx_out_of_buffer", 12, PortCounter::kPortOutOfBuffer, Direction::kRx, -1);
   add("rx_buffer_passed_thres_phy", 13, PortCounter::kPortBufferPassedThreshold, Direction::kRx,
       -1);
+  add("tx_pci_signal_integrity", 34, PortCounter::kPciSignalIntegrity, Direction::kTx, -1);
   names.push_back("rx_vport_rdma_unicast_packets");
   values.push_back(77);
 
@@ -115,6 +116,19 @@ Snapshot RichSnapshot() {
   auto links = std::make_shared<LinkState>();  // one failed read: the self counter
   links->errors["device_gone"] = 1;
   s.links = std::move(links);
+  auto pcie = std::make_shared<PcieState>();
+  pcie->links["ens1f0np0"].function = {.address = "0000:3b:00.0",
+                                       .speed_gts = 16.0,
+                                       .max_speed_gts = 16.0,
+                                       .width = 16,
+                                       .max_width = 16,
+                                       .aer_correctable = 0,
+                                       .aer_nonfatal = 0,
+                                       .aer_fatal = 0};
+  pcie->reads = 1;
+  pcie->errors["malformed"] = 0;
+  pcie->interval_seconds = 30;
+  s.pcie = std::move(pcie);
   return s;
 }
 
