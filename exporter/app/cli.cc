@@ -38,6 +38,7 @@ struct FlagText {
   double storm_threshold = 0;
   std::string storm_detection, storm_restoration, derive_windows;
   std::string remediation;  // a name of kAllRemediationModes (CLI11 checks it)
+  std::string gids_interval;
 };
 
 Result<void> Invalid(std::string message) { return MakeError(EINVAL, std::move(message)); }
@@ -225,6 +226,16 @@ Result<void> ValidateEnforcePolicy(const Config& config) {
       "pass --config policy.yaml)");
 }
 
+// --gids.interval: the GID check is a sample stage (exporter/sampling/gid_stage.h); a GID follows
+// its address within milliseconds, so a check more often than every 10s only costs reads.
+Result<void> ValidateGids(Config& config, const FlagText& text) {
+  auto gids = ParseDurationFlag("--gids.interval", text.gids_interval,
+                                {std::chrono::seconds(10), std::chrono::hours(24), true});
+  if (!gids) return gids.error();
+  config.gids_interval = *gids;
+  return {};
+}
+
 Result<void> Validate(Config& config, const FlagText& text) {
   if (auto valid = ValidateSampler(config, text); !valid) return valid;
   if (auto valid = ValidateSchedule(config, text); !valid) return valid;
@@ -238,6 +249,7 @@ Result<void> Validate(Config& config, const FlagText& text) {
         fmt::format("--path.procfs \"{}\" must be an absolute path", config.procfs_path));
   }
   if (auto valid = ValidateEnforcePolicy(config); !valid) return valid;
+  if (auto valid = ValidateGids(config, text); !valid) return valid;
   // Compiles the regexes; a bad one is a usage error now rather than a failure at start.
   if (auto options = MakeSamplerOptions(config); !options) return options.error();
   return {};
@@ -425,6 +437,14 @@ void AddLldpFlags(CLI::App& app, Config& config, FlagText& text) {
                  "version\")");
 }
 
+void AddGidFlags(CLI::App& app, FlagText& text) {
+  app.add_option("--gids.interval", text.gids_interval,
+                 "How often every address of the selected netdevs (and their VLANs) is checked "
+                 "for a RoCE v2 GID on the bound RDMA port, on the sampler thread (docs/gids.md); "
+                 "Prometheus duration, 0 turns it off (10s..24h)")
+      ->capture_default_str();
+}
+
 void AddDeriveFlags(CLI::App& app, FlagText& text) {
   app.add_option("--storm.threshold", text.storm_threshold,
                  "Paused-time ratio of a sample interval at or above which (with no packet "
@@ -459,6 +479,7 @@ FlagText DefaultFlagText(const Config& config) {
   text.max_backoff = FormatDuration(config.remediation_max_backoff);
   text.storm_threshold = config.derive.storm.threshold;
   text.storm_detection = FormatDuration(config.derive.storm.detection_time);
+  text.gids_interval = FormatDuration(config.gids_interval);
   for (auto window : config.derive.windows) {
     text.derive_windows += (text.derive_windows.empty() ? "" : ",") + WindowLabel(window);
   }
@@ -552,6 +573,7 @@ CliOutcome ParseCommandLine(std::span<const char* const> args, std::ostream& out
   AddTransceiverFlags(app, config, text);
   AddLldpFlags(app, config, text);
   AddDeriveFlags(app, text);
+  AddGidFlags(app, text);
   app.add_option(
       "--replay", config.replay_path,
       "Answer every kernel read from this bundle (written by the capture subcommand) instead "

@@ -70,6 +70,8 @@ struct Config {
   /// The policy's YAML, named config_path, when it comes from a capture bundle rather than the
   /// file (--replay, capture: exporter/app/capture.h LoadConfiguredPolicy); unset: read the file.
   std::optional<std::string> policy_yaml;
+  /// --gids.interval: RoCE v2 GID check cadence, a sample stage (docs/gids.md); 0 = off
+  std::chrono::nanoseconds gids_interval = std::chrono::seconds(60);
 };
 
 /// The window the shipped alert rules and dashboards read (`window="1m"`).

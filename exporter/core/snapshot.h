@@ -19,6 +19,7 @@
 #include "collectors/process_stats.h"
 #include "exporter/core/derived_signals.h"
 #include "exporter/core/error_reason.h"
+#include "exporter/core/gid_state.h"
 #include "exporter/core/lldp_state.h"
 #include "exporter/core/qos_state.h"
 #include "exporter/core/transceiver_state.h"
@@ -95,6 +96,10 @@ struct Snapshot {
   /// The exporter's own process_* figures, read by the process stage (exporter/sampling/
   /// process_stage.h) on the sampler thread; absent before its first good read.
   std::optional<ProcessStats> process;
+  /// The RoCE v2 GID check's latest round (exporter/sampling/gid_stage.h), carried between its
+  /// rounds; null with --gids.interval=0, before its first round and after a failed dump.
+  /// Rendered only for `devices`.
+  std::shared_ptr<const GidState> gids;
 
   const DeviceSnapshot* FindDevice(std::string_view netdev) const {
     for (const DeviceSnapshot& d : devices) {

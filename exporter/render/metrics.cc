@@ -20,6 +20,7 @@ void RenderSnapshot(const Snapshot* snapshot, const ServingStats* serving, Metri
     RenderDerived(*snapshot, out);
     RenderTransceivers(*snapshot, out);
     RenderLldp(*snapshot, out);
+    RenderGids(*snapshot, out);
   }
   RenderSelf(snapshot, out);
   if (serving != nullptr) RenderServing(*serving, out);

@@ -74,6 +74,7 @@ void RenderQos(const Snapshot& snapshot, MetricSink& out);              // metri
 void RenderDerived(const Snapshot& snapshot, MetricSink& out);          // metrics_derived.cc
 void RenderTransceivers(const Snapshot& snapshot, MetricSink& out);     // metrics_transceiver.cc
 void RenderLldp(const Snapshot& snapshot, MetricSink& out);             // metrics_lldp.cc
+void RenderGids(const Snapshot& snapshot, MetricSink& out);             // metrics_gids.cc
 /// Self-metrics; `snapshot` is null before the first sample (build info only).
 void RenderSelf(const Snapshot* snapshot, MetricSink& out);      // metrics_self.cc
 void RenderServing(const ServingStats& stats, MetricSink& out);  // metrics_self.cc
