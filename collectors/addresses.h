@@ -10,7 +10,8 @@
 //   struct ifaddrmsg  ifa_family (AF_INET, AF_INET6), ifa_prefixlen, ifa_flags (u8), ifa_index
 //   IFA_LOCAL         the local address on a point-to-point link (IPv4 always sends it)
 //   IFA_ADDRESS       the local address otherwise (the peer's on a point-to-point link)
-//   IFA_FLAGS         u32, supersedes ifa_flags when present (IFA_F_TENTATIVE, IFA_F_DADFAILED, ...)
+//   IFA_FLAGS         u32, supersedes ifa_flags when present (IFA_F_TENTATIVE, IFA_F_DADFAILED,
+//   ...)
 // The kernel facts: docs/kernel-interfaces.md §11.
 
 #include <array>
@@ -29,11 +30,11 @@ namespace roceqos {
 enum class AddressFamily : uint8_t { kIpv4, kIpv6 };
 
 struct IfAddress {
-  int32_t ifindex = 0;                // ifaddrmsg.ifa_index
+  int32_t ifindex = 0;  // ifaddrmsg.ifa_index
   AddressFamily family = AddressFamily::kIpv4;
-  std::array<uint8_t, 16> bytes{};    // network order; IPv4 in the first 4
-  uint8_t prefix_len = 0;             // ifaddrmsg.ifa_prefixlen
-  uint32_t flags = 0;                 // IFA_FLAGS, else ifaddrmsg.ifa_flags
+  std::array<uint8_t, 16> bytes{};  // network order; IPv4 in the first 4
+  uint8_t prefix_len = 0;           // ifaddrmsg.ifa_prefixlen
+  uint32_t flags = 0;               // IFA_FLAGS, else ifaddrmsg.ifa_flags
 
   bool operator==(const IfAddress&) const = default;
 };

@@ -61,8 +61,8 @@ std::map<std::string, std::vector<CheckItem>> GidCheckItems(const std::vector<De
     std::string why = dump_error;
     for (const RdmaPort& port : device.rdma_ports)
       for (const Error& error : round.errors)
-        if (why.empty() && error.message.rfind(fmt::format("{} port {}:", port.device, port.port),
-                                               0) == 0)
+        if (why.empty() &&
+            error.message.rfind(fmt::format("{} port {}:", port.device, port.port), 0) == 0)
           why = error.message;
     if (why.empty())
       items[device.name] = {{"gids", FieldStatus::kAbsent, "a RoCE v2 GID for every address",
@@ -79,14 +79,14 @@ GidLookup KernelGidItems(std::string sysfs_root) {
     std::vector<const Device*> pointers;
     pointers.reserve(devices.size());
     for (const Device& d : devices) pointers.push_back(&d);
-    Result<std::vector<IfAddress>> addresses = [] () -> Result<std::vector<IfAddress>> {
+    Result<std::vector<IfAddress>> addresses = []() -> Result<std::vector<IfAddress>> {
       Result<std::unique_ptr<AddressCollector>> collector = AddressCollector::Open();
       if (!collector) return collector.error();
       return (*collector)->Dump();
     }();
     if (!addresses) return GidCheckItems(devices, {}, addresses.error().message);
-    return GidCheckItems(devices, CheckDeviceGids(pointers, *addresses, KernelGidReaders(sysfs_root)),
-                         "");
+    return GidCheckItems(devices,
+                         CheckDeviceGids(pointers, *addresses, KernelGidReaders(sysfs_root)), "");
   };
 }
 

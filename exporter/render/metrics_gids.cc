@@ -40,8 +40,8 @@ void RenderGids(const Snapshot& snapshot, MetricSink& out) {
   for (const PortGidCounts& port : state.ports) {
     if (snapshot.FindDevice(port.netdev) == nullptr) continue;
     port_label = std::to_string(port.port);
-    f.gids.Add({port.device, port_label, "roce_v1"}, port.roce_v1);
-    f.gids.Add({port.device, port_label, "roce_v2"}, port.roce_v2);
+    f.gids.Add({port.device, port_label, "v1"}, port.roce_v1);
+    f.gids.Add({port.device, port_label, "v2"}, port.roce_v2);
   }
   for (const auto& [netdev, check] : state.netdevs)
     if (snapshot.FindDevice(netdev) != nullptr) AddNetdev(f, netdev, check);

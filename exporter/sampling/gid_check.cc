@@ -50,7 +50,8 @@ PortGidCounts CountGids(const std::string& netdev, const RdmaPort& port,
 std::vector<AddressCarrier> CarriersOf(const Device& device, const GidReaders& readers) {
   std::vector<AddressCarrier> carriers{{device.name, device.ifindex}};
   for (const std::string& vlan : device.vlan_uppers)
-    if (std::optional<int32_t> ifindex = readers.ifindex(vlan)) carriers.push_back({vlan, *ifindex});
+    if (std::optional<int32_t> ifindex = readers.ifindex(vlan))
+      carriers.push_back({vlan, *ifindex});
   return carriers;
 }
 
@@ -64,8 +65,8 @@ std::optional<std::vector<RoceGid>> ReadOwnTables(const Device& device, const Gi
     Observed<std::vector<RoceGid>> table = readers.table(port);
     if (table.absent()) return std::nullopt;
     if (!table.ok()) {
-      round.errors.push_back(MakeError(table.errnum, fmt::format("{} port {}: {}", port.device,
-                                                                 port.port, table.error)));
+      round.errors.push_back(MakeError(
+          table.errnum, fmt::format("{} port {}: {}", port.device, port.port, table.error)));
       return std::nullopt;
     }
     any = true;

@@ -35,8 +35,8 @@ TEST(RecordedGetAddr, ParsesBothFamiliesOfEveryNetdevWithTheirFlags) {
             (std::vector<std::string>{"198.51.100.1", "fe80::6088:5ff:fe3a:1ed9", "fe80::1"}));
   for (const IfAddress& a : addresses) {
     const std::string text = AddressText(a);
-    EXPECT_EQ(a.family, text.find(':') == std::string::npos ? AddressFamily::kIpv4
-                                                             : AddressFamily::kIpv6);
+    EXPECT_EQ(a.family,
+              text.find(':') == std::string::npos ? AddressFamily::kIpv4 : AddressFamily::kIpv6);
     // record.py added the 2001:db8:1::1 and the kernel's link-locals with DAD, on links whose
     // DAD cannot finish; everything else with nodad or as IPv4 (no DAD).
     const bool dad_pending =
@@ -55,7 +55,8 @@ TEST(AddressGid, IsTheIpv4MappedAddressOrTheIpv6AddressAsSysfsPrintsIt) {
   EXPECT_EQ(GidTextOf(v6), "fe80:0000:0000:0000:0000:0000:0000:0001");
 }
 
-netlink::Message AddrMessage(uint8_t family, std::initializer_list<std::pair<uint16_t, size_t>> attrs) {
+netlink::Message AddrMessage(uint8_t family,
+                             std::initializer_list<std::pair<uint16_t, size_t>> attrs) {
   netlink::Message msg(RTM_NEWADDR, 0);
   ifaddrmsg header{};
   header.ifa_family = family;

@@ -112,6 +112,13 @@ Snapshot RichSnapshot() {
   lldp->interval_seconds = 10;
   lldp->library = "/usr/lib/x86_64-linux-gnu/liblldpctl.so.4.9.1";
   s.lldp = std::move(lldp);
+  auto gids = std::make_shared<GidState>();
+  gids->ports = {{"ens1f0np0", "mlx5_0", 1, 2, 2}};
+  gids->netdevs["ens1f0np0"] = {
+      {1, 1},
+      {{"ens1f0np0", "192.0.2.1", AddressFamily::kIpv4, GidMissReason::kNoGid, ""}}};
+  gids->interval_seconds = 60;
+  s.gids = std::move(gids);
   return s;
 }
 

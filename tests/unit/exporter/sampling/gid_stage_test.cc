@@ -34,11 +34,10 @@ class GidStageTest : public ::testing::Test {
     device_ = device;
   }
   std::unique_ptr<GidStage> MakeStage() {
-    GidReaders readers{
-        [this](const RdmaPort&) {
-          return Observed<std::vector<RoceGid>>::Ok({{0, kGid192, type_, "rq0"}});
-        },
-        [](const std::string&) { return std::nullopt; }};
+    GidReaders readers{[this](const RdmaPort&) {
+                         return Observed<std::vector<RoceGid>>::Ok({{0, kGid192, type_, "rq0"}});
+                       },
+                       [](const std::string&) { return std::nullopt; }};
     return std::make_unique<GidStage>(
         seconds(60),
         [this]() -> Result<std::vector<IfAddress>> {
@@ -83,8 +82,7 @@ TEST_F(GidStageTest, ChecksOncePerIntervalAndCarriesTheResultBetween) {
 
   const Snapshot next = Run(*stage, seconds(160));
   EXPECT_EQ(dumps_, 2);
-  EXPECT_EQ(next.gids->netdevs.at("rq0").Missing(AddressFamily::kIpv4, GidMissReason::kV1Only),
-            1u);
+  EXPECT_EQ(next.gids->netdevs.at("rq0").Missing(AddressFamily::kIpv4, GidMissReason::kV1Only), 1u);
 }
 
 TEST_F(GidStageTest, AFailedDumpLeavesNoVerdictAndCountsAnError) {
