@@ -99,7 +99,7 @@ NetdevGidCheck CheckAddressGids(const std::vector<AddressCarrier>& carriers,
   return check;
 }
 
-GidReaders KernelGidReaders(std::string sysfs_root) {
+GidReaders KernelGidReaders(const std::string& sysfs_root) {
   return GidReaders{
       [sysfs_root](const RdmaPort& port) {
         return ReadRoceGids(sysfs_root, port.device, port.port);

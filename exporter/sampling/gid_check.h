@@ -53,7 +53,7 @@ struct GidReaders {
   std::function<std::optional<int32_t>(const std::string& netdev)> ifindex;
 };
 /// ReadRoceGids and ReadNetdevIfindex (collectors/pci_function.h) under `sysfs_root`.
-GidReaders KernelGidReaders(std::string sysfs_root);
+GidReaders KernelGidReaders(const std::string& sysfs_root);
 
 /// One round over `devices`: the ports bound to each, their tables, the check. A table that
 /// cannot be read is an Error in `errors` and leaves its netdev out (unknown, not missing); a

@@ -75,7 +75,7 @@ void GidStage::NoteMissing(const GidState& state) {
 }
 
 std::unique_ptr<GidStage> MakeKernelGidStage(std::chrono::nanoseconds interval,
-                                             std::string sysfs_root) {
+                                             const std::string& sysfs_root) {
   auto collector = std::make_shared<std::unique_ptr<AddressCollector>>();
   GidStage::AddressDump dump = [collector]() -> Result<std::vector<IfAddress>> {
     if (!*collector) {
@@ -85,8 +85,7 @@ std::unique_ptr<GidStage> MakeKernelGidStage(std::chrono::nanoseconds interval,
     }
     return (*collector)->Dump();
   };
-  return std::make_unique<GidStage>(interval, std::move(dump),
-                                    KernelGidReaders(std::move(sysfs_root)));
+  return std::make_unique<GidStage>(interval, std::move(dump), KernelGidReaders(sysfs_root));
 }
 
 }  // namespace roceqos

@@ -54,6 +54,6 @@ class GidStage : public SampleStage {
 /// The stage on the kernel: an AddressCollector (opened at the first round, so a failure to open
 /// is a counted, logged error like any failed dump) and the GID tables under `sysfs_root`.
 std::unique_ptr<GidStage> MakeKernelGidStage(std::chrono::nanoseconds interval,
-                                             std::string sysfs_root);
+                                             const std::string& sysfs_root);
 
 }  // namespace roceqos

@@ -44,11 +44,9 @@ TEST(MetricsGids, CountsPerNetdevAndFamilyAndMissingOnlyWhereAboveZero) {
   const Snapshot s = WithGids({"eth0"});
   const auto families = RenderSnapshot(&s);
   EXPECT_EQ(
-      Value(families, "roce_rdma_gids", {{"device", "mlx5_0"}, {"port", "1"}, {"type", "v2"}}),
-      3);
+      Value(families, "roce_rdma_gids", {{"device", "mlx5_0"}, {"port", "1"}, {"type", "v2"}}), 3);
   EXPECT_EQ(
-      Value(families, "roce_rdma_gids", {{"device", "mlx5_0"}, {"port", "1"}, {"type", "v1"}}),
-      2);
+      Value(families, "roce_rdma_gids", {{"device", "mlx5_0"}, {"port", "1"}, {"type", "v1"}}), 2);
   EXPECT_EQ(Count(families, "roce_rdma_gids"), 2u);  // not gone0's port
   EXPECT_EQ(Value(families, "roce_roce_v2_gid_checked_addresses",
                   {{"netdev", "eth0"}, {"family", "ipv6"}}),
