@@ -219,8 +219,20 @@ def pcie_seeds():
         put('pcie_link_fuzz', name, text.encode())
 
 
+def addresses_seeds():
+    put('addresses_fuzz', 'rtm_getaddr_dump_veth',
+        (FIX / 'netlink' / 'rtm_getaddr_dump_veth.bin').read_bytes())
+    # RTM_NEWADDR (20) of a point-to-point IPv4 address: ifaddrmsg + IFA_ADDRESS (1, the peer),
+    # IFA_LOCAL (2), IFA_FLAGS (8).
+    ifa = struct.pack('=BBBBI', 2, 32, 0x80, 0, 9)
+    attrs = nla(1, bytes([192, 0, 2, 2])) + nla(2, bytes([192, 0, 2, 1])) + \
+        nla(8, struct.pack('=I', 0x80))
+    put('addresses_fuzz', 'newaddr_peer', nlmsg(20, 0, ifa + attrs))
+
+
 if __name__ == '__main__':
     (CORPUS / 'policy_fuzz').mkdir(parents=True, exist_ok=True)
     netlink_seeds(); dcb_seeds(); rdma_seeds(); module_seeds(); ethtool_seeds(); text_seeds()
     capture_seeds(); lldp_seeds(); exposition_seeds(); pcie_seeds()
     link_seeds()
+    addresses_seeds()

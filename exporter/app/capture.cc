@@ -67,12 +67,14 @@ Result<std::string> SampleAndRender(const Config& config, int samples) {
   return cache.Get(false)->text;
 }
 
-// The check `check` would run, as JSON, without LLDP: a bundle records no lldpd.
+// The check `check` would run, as JSON, without LLDP (a bundle records no lldpd) and without the
+// GID items (a bundle records no addresses).
 Result<CheckOptions> CheckOptionsFor(const Config& config) {
   Result<CheckOptions> options = CheckOptionsFromConfig(config);
   if (!options) return options.error();
   options->json = true;
   options->lldp = false;
+  options->gids = false;
   return options;
 }
 

@@ -11,6 +11,7 @@
 #include "collectors/ethtool.h"
 #include "collectors/rdma.h"
 #include "collectors/roce_gids.h"
+#include "exporter/app/check_gids.h"
 #include "exporter/qos/roce_port.h"
 #include "exporter/qos/switch_compare.h"
 #include "exporter/sampling/device_selector.h"
@@ -282,6 +283,7 @@ DeviceReport ReportDevice(const PolicySet& policy, const PolicyResolution& resol
   const DeviceDrift drift = EvaluateDrift(*resolution.policy, checked.observed);
   std::vector<CheckItem> items = DeviceChecklist(drift, checked.device);
   items.insert(items.end(), checked.switch_items.begin(), checked.switch_items.end());
+  items.insert(items.end(), checked.gid_items.begin(), checked.gid_items.end());
   std::optional<RocePortClass> roce_port;
   // One-shot: no memory of earlier runs, so a port is a RoCE port by its state and counters.
   if (!drift.fields.empty())
@@ -551,7 +553,8 @@ TrafficLookup KernelTraffic() {
 
 int CheckWithPolicy(const CheckOptions& options, const PolicySet& policy,
                     const Result<Inventory>& inventory, QosReader& reader, std::ostream& out,
-                    std::ostream& err, const LldpLookup& lldp, const TrafficLookup& traffic) {
+                    std::ostream& err, const LldpLookup& lldp, const TrafficLookup& traffic,
+                    const GidLookup& gids) {
   if (!inventory) {
     err << "roce_qos_exporter check: device discovery failed: " << inventory.error().message
         << "\n";
@@ -570,6 +573,10 @@ int CheckWithPolicy(const CheckOptions& options, const PolicySet& policy,
     if (traffic && TrafficDecides(policy, read.back())) read.back().traffic = traffic(device);
   }
   if (lldp) AddSwitchItems(lldp, options.paths.sysfs, read);
+  if (gids) {
+    std::map<std::string, std::vector<CheckItem>> items = gids(*devices);
+    for (CheckDevice& d : read) d.gid_items = std::move(items[d.device.name]);
+  }
   if (options.json) return RenderCheckJson(policy, read, out);
   return RenderCheckReport(policy, read, options.color, out);
 }
@@ -578,10 +585,10 @@ int CheckWithPolicy(const CheckOptions& options, const PolicySet& policy,
 
 int RunCheckWith(const CheckOptions& options, const Result<Inventory>& inventory, QosReader& reader,
                  std::ostream& out, std::ostream& err, const LldpLookup& lldp,
-                 const TrafficLookup& traffic) {
+                 const TrafficLookup& traffic, const GidLookup& gids) {
   Result<PolicySet> policy = LoadCheckPolicy(options);
   if (!policy) return PolicyError(policy.error(), err);
-  return CheckWithPolicy(options, *policy, inventory, reader, out, err, lldp, traffic);
+  return CheckWithPolicy(options, *policy, inventory, reader, out, err, lldp, traffic, gids);
 }
 
 int RunCheck(const CheckOptions& options, std::ostream& out, std::ostream& err) {
@@ -600,7 +607,8 @@ int RunCheck(const CheckOptions& options, std::ostream& out, std::ostream& err) 
       return QueryLldpdOnce(options.lldp_query, netdevs);
     };
   return CheckWithPolicy(options, *policy, discovery.Discover(), **reader, out, err, lldp,
-                         KernelTraffic());
+                         KernelTraffic(),
+                         options.gids ? KernelGidItems(options.paths.sysfs) : GidLookup());
 }
 
 int RunPolicyShowDefault(std::ostream& out) {

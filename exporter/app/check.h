@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <iosfwd>
+#include <map>
 #include <optional>
 #include <regex>
 #include <string>
@@ -50,6 +51,7 @@ struct CheckOptions {
   bool json = false;          // --json: the schema in docs/check.md instead of text
   bool lldp = false;          // ask lldpd for the switch items (off under --replay, capture)
   lldp::LldpdQuery lldp_query;
+  bool gids = false;  // the RoCE v2 GID items (off under --replay, capture, --gids.interval=0)
 };
 
 /// One line of the validation checklist: a QoS policy field, or a check-only item (RDMA port
@@ -69,6 +71,9 @@ struct CheckDevice {
   ObservedQos observed;
   /// The switch items (SwitchChecklist), after the policy's; empty when LLDP is not asked.
   std::vector<CheckItem> switch_items;
+  /// The RoCE v2 GID items (exporter/app/check_gids.h), after the switch's; empty when the GIDs
+  /// are not asked (--replay, capture, tests without a GidLookup).
+  std::vector<CheckItem> gid_items;
   /// The port's RoCE counters (exporter/qos/roce_port.h): whether the defaults check it. Unknown
   /// (not read) counts as "RoCE cannot be ruled out": the port is checked.
   RoceTraffic traffic{};
@@ -104,12 +109,18 @@ int RunCheck(const CheckOptions& options, std::ostream& out, std::ostream& err);
 /// RDMA_NLDEV_CMD_STAT_GET per bound port, as the daemon's sampler does).
 using TrafficLookup = std::function<RoceTraffic(const Device& device)>;
 
+/// The RoCE v2 GID items of the selected devices (exporter/app/check_gids.h), by netdev: RunCheck
+/// dumps the addresses once and reads the bound ports' GID tables, as the daemon's GID stage.
+using GidLookup =
+    std::function<std::map<std::string, std::vector<CheckItem>>(const std::vector<Device>&)>;
+
 /// The same with injected sources (tests).
 /// `lldp`: the switch items' source; none without it. `traffic`: the RoCE counters; without it
-/// every device's traffic is unknown (so none is left unconfigured).
+/// every device's traffic is unknown (so none is left unconfigured). `gids`: the GID items; none
+/// without it.
 int RunCheckWith(const CheckOptions& options, const Result<Inventory>& inventory, QosReader& reader,
                  std::ostream& out, std::ostream& err, const LldpLookup& lldp = {},
-                 const TrafficLookup& traffic = {});
+                 const TrafficLookup& traffic = {}, const GidLookup& gids = {});
 
 /// `policy show-default`: the embedded default policy as YAML; `--config` accepts it back.
 int RunPolicyShowDefault(std::ostream& out);

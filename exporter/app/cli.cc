@@ -40,6 +40,7 @@ struct FlagText {
   std::string storm_detection, storm_restoration, derive_windows;
   std::string remediation;  // a name of kAllRemediationModes (CLI11 checks it)
   std::string pcie_interval;
+  std::string gids_interval;
 };
 
 Result<void> Invalid(std::string message) { return MakeError(EINVAL, std::move(message)); }
@@ -237,6 +238,16 @@ Result<void> ValidateEnforcePolicy(const Config& config) {
       "pass --config policy.yaml)");
 }
 
+// --gids.interval: the GID check is a sample stage (exporter/sampling/gid_stage.h); a GID follows
+// its address within milliseconds, so a check more often than every 10s only costs reads.
+Result<void> ValidateGids(Config& config, const FlagText& text) {
+  auto gids = ParseDurationFlag("--gids.interval", text.gids_interval,
+                                {std::chrono::seconds(10), std::chrono::hours(24), true});
+  if (!gids) return gids.error();
+  config.gids_interval = *gids;
+  return {};
+}
+
 Result<void> Validate(Config& config, const FlagText& text) {
   if (auto valid = ValidateSampler(config, text); !valid) return valid;
   if (auto valid = ValidateSchedule(config, text); !valid) return valid;
@@ -254,6 +265,7 @@ Result<void> Validate(Config& config, const FlagText& text) {
         fmt::format("--path.debugfs \"{}\" must be an absolute path", config.debugfs_path));
   }
   if (auto valid = ValidateEnforcePolicy(config); !valid) return valid;
+  if (auto valid = ValidateGids(config, text); !valid) return valid;
   // Compiles the regexes; a bad one is a usage error now rather than a failure at start.
   if (auto options = MakeSamplerOptions(config); !options) return options.error();
   return {};
@@ -461,6 +473,14 @@ void AddPcieFlags(CLI::App& app, FlagText& text) {
       ->capture_default_str();
 }
 
+void AddGidFlags(CLI::App& app, FlagText& text) {
+  app.add_option("--gids.interval", text.gids_interval,
+                 "How often every address of the selected netdevs (and their VLANs) is checked "
+                 "for a RoCE v2 GID on the bound RDMA port, on the sampler thread (docs/gids.md); "
+                 "Prometheus duration, 0 turns it off (10s..24h)")
+      ->capture_default_str();
+}
+
 void AddDeriveFlags(CLI::App& app, FlagText& text) {
   app.add_option("--storm.threshold", text.storm_threshold,
                  "Paused-time ratio of a sample interval at or above which (with no packet "
@@ -497,6 +517,7 @@ FlagText DefaultFlagText(const Config& config) {
   text.max_backoff = FormatDuration(config.remediation_max_backoff);
   text.storm_threshold = config.derive.storm.threshold;
   text.storm_detection = FormatDuration(config.derive.storm.detection_time);
+  text.gids_interval = FormatDuration(config.gids_interval);
   for (auto window : config.derive.windows) {
     text.derive_windows += (text.derive_windows.empty() ? "" : ",") + WindowLabel(window);
   }
@@ -592,6 +613,7 @@ CliOutcome ParseCommandLine(std::span<const char* const> args, std::ostream& out
   AddDeriveFlags(app, text);
   AddLinkFlags(app, text);
   AddPcieFlags(app, text);
+  AddGidFlags(app, text);
   app.add_option(
       "--replay", config.replay_path,
       "Answer every kernel read from this bundle (written by the capture subcommand) instead "

@@ -77,6 +77,8 @@ struct Config {
   std::chrono::nanoseconds link_interval = std::chrono::seconds(10);
   /// --pcie.interval: PCIe link and AER poll cadence (sysfs), on its own thread; 0 = off
   std::chrono::nanoseconds pcie_interval = std::chrono::seconds(30);
+  /// --gids.interval: RoCE v2 GID check cadence, a sample stage (docs/gids.md); 0 = off
+  std::chrono::nanoseconds gids_interval = std::chrono::seconds(60);
 };
 
 /// The window the shipped alert rules and dashboards read (`window="1m"`).

@@ -37,6 +37,7 @@
 #include "exporter/render/exposition_cache.h"
 #include "exporter/render/metrics.h"
 #include "exporter/sampling/link_poller.h"
+#include "exporter/sampling/gid_stage.h"
 #include "exporter/sampling/lldp_poller.h"
 #include "exporter/sampling/pcie_poller.h"
 #include "exporter/sampling/process_stage.h"
@@ -158,6 +159,10 @@ void WireSampler(const Config& config, Sampler& sampler, QosEngine& qos, Systemd
   // is written only when its history shows no storm, never while one is possible but unseen
   // (just started, counters reset, no derived signals).
   sampler.AddStage(std::make_unique<QosStage>(&qos, StormGuardOf));
+  // Not under --replay: the capture subcommand runs no GID stage, so its bundles hold no
+  // RTM_GETADDR dump to answer from.
+  if (config.gids_interval.count() != 0 && config.replay_path.empty())
+    sampler.AddStage(MakeKernelGidStage(config.gids_interval, QosHostPaths(config).sysfs));
 }
 
 // The pollers (transceiver, LLDP) read the sampler's selection on their own threads and cadences;

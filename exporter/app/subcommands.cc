@@ -159,6 +159,8 @@ Result<CheckOptions> CheckOptionsFromConfig(const Config& config) {
   // A replay answers from its bundle, which holds no lldpd: no switch items there.
   options.lldp = config.lldp_interval.count() != 0 && config.replay_path.empty();
   options.lldp_query.socket_path = config.lldp_socket;
+  // Nor addresses: the GID items need a live RTM_GETADDR dump.
+  options.gids = config.gids_interval.count() != 0 && config.replay_path.empty();
   return options;
 }
 

@@ -20,6 +20,7 @@
 #include "exporter/core/derived_signals.h"
 #include "exporter/core/error_reason.h"
 #include "exporter/core/link_state.h"
+#include "exporter/core/gid_state.h"
 #include "exporter/core/lldp_state.h"
 #include "exporter/core/pcie_state.h"
 #include "exporter/core/qos_state.h"
@@ -105,6 +106,10 @@ struct Snapshot {
   /// The PCIe poller's latest state, attached as the transceiver state is; null with
   /// --pcie.interval=0 and before its first round. Rendered only for `devices`.
   std::shared_ptr<const PcieState> pcie;
+  /// The RoCE v2 GID check's latest round (exporter/sampling/gid_stage.h), carried between its
+  /// rounds; null with --gids.interval=0, before its first round and after a failed dump.
+  /// Rendered only for `devices`.
+  std::shared_ptr<const GidState> gids;
 
   const DeviceSnapshot* FindDevice(std::string_view netdev) const {
     for (const DeviceSnapshot& d : devices) {

@@ -576,6 +576,22 @@ inline constexpr MetricDef kMetricTable[] = {
   {"roce_pcie_signal_integrity_errors_total", MetricKind::kCounter,
    "mlx5 PCIe link transitions to Recovery for signal integrity errors, started by the NIC (rx: framing or CRC errors it received) or by its link partner (tx); read with the port counters.",
    {"netdev", "direction"}, "ethtool", "`rx_pci_signal_integrity`, `tx_pci_signal_integrity` (MPCNT PCIe performance counters)"},
+
+  // ---- RoCE GIDs against the netdevs' addresses (exporter/sampling/gid_stage.h, docs/gids.md) -----
+  {"roce_rdma_gids", MetricKind::kGauge,
+   "Populated RoCE GID table entries of an RDMA port bound to a selected netdev, by type (v1: IB/RoCE v1, v2: RoCE v2).",
+   {"device", "port", "type"}, "gids",
+   "`/sys/class/infiniband/<dev>/ports/<port>/gids/<i>`, `gid_attrs/types/<i>` (every --gids.interval)"},
+  {"roce_roce_v2_gid_checked_addresses", MetricKind::kGauge,
+   "IPv4 or IPv6 addresses of a netdev and its VLAN uppers checked for a RoCE v2 GID (tentative and DAD-failed addresses are not).",
+   {"netdev", "family"}, "gids", "RTM_GETADDR dump (IFA_LOCAL, IFA_ADDRESS, IFA_FLAGS)"},
+  {"roce_roce_v2_gid_missing", MetricKind::kGauge,
+   "Addresses of a netdev and its VLAN uppers without a RoCE v2 GID on that netdev, by reason (no_gid, v1_only, wrong_netdev); a series only while its count is above 0.",
+   {"netdev", "family", "reason"}, "gids",
+   "RTM_GETADDR dump against `gid_attrs/types/<i>`, `gid_attrs/ndevs/<i>`"},
+  {"roce_exporter_gids_interval_seconds", MetricKind::kGauge,
+   "RoCE v2 GID check interval set by --gids.interval (no series when it is 0, off).",
+   {}, "self", "GID sample stage"},
 };
 // clang-format on
 

@@ -22,6 +22,7 @@ void RenderSnapshot(const Snapshot* snapshot, const ServingStats* serving, Metri
     RenderLldp(*snapshot, out);
     RenderLink(*snapshot, out);
     RenderPcie(*snapshot, out);
+    RenderGids(*snapshot, out);
   }
   RenderSelf(snapshot, out);
   if (serving != nullptr) RenderServing(*serving, out);

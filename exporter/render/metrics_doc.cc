@@ -74,6 +74,12 @@ constexpr Area kAreas[] = {
      "it). `bound=\"max\"` is the lower of the two ends' maximums, what the link can train to. "
      "A netdev without a PCI function, or whose last read failed, has no series. Details: "
      "[pcie.md](pcie.md)."},
+    {"gids", "RoCE GIDs against the addresses",
+     "Checked by the `gids` sample stage on the sampler thread every `--gids.interval` (default "
+     "`1m`, `0` = off): every IPv4/IPv6 address of a selected netdev with its own RDMA port, and "
+     "of its VLANs (one `RTM_GETADDR` dump), against the port's GID table in sysfs; an address "
+     "needs a RoCE v2 GID on the netdev it is on. Counts per netdev, never a series per address "
+     "(the addresses are in the log and in `check`). Details: [gids.md](gids.md)."},
 };
 
 constexpr EnumName<MetricKind> kKindNames[] = {

@@ -721,5 +721,26 @@ TEST(CheckSwitch, NoLldpdOnTheNodeAddsNoItems) {
   EXPECT_EQ(r.code, kCheckInSync);
 }
 
+// The GID items come after the switch's; an address without its RoCE v2 GID is drift (exit 1)
+// and the report names it.
+TEST(Check, AnAddressWithoutARoceV2GidIsDriftNamingTheAddress) {
+  FakeReader reader;
+  reader.AddGoodNic("ens1f0np0", "mlx5_0");
+  reader.AddGoodNic("ens1f1np1", "mlx5_1");
+  GidLookup gids = [](const std::vector<Device>& devices) {
+    std::map<std::string, std::vector<CheckItem>> items;
+    for (const Device& d : devices) items[d.name] = {{"gids", FieldStatus::kInSync, "", "", ""}};
+    items["ens1f0np0"] = {{"gids 192.0.2.1", FieldStatus::kDrift, "a RoCE v2 GID on ens1f0np0",
+                           "no GID (no_gid)", "why"}};
+    return items;
+  };
+  std::ostringstream out, err;
+  const int code = RunCheckWith({}, TwoNics(), reader, out, err, {}, {}, gids);
+  EXPECT_EQ(code, kCheckDrift) << out.str();
+  EXPECT_NE(out.str().find("gids 192.0.2.1"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("no GID (no_gid)"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("1 with drift"), std::string::npos) << out.str();
+}
+
 }  // namespace
 }  // namespace roceqos

@@ -129,6 +129,12 @@ Snapshot RichSnapshot() {
   pcie->errors["malformed"] = 0;
   pcie->interval_seconds = 30;
   s.pcie = std::move(pcie);
+  auto gids = std::make_shared<GidState>();
+  gids->ports = {{"ens1f0np0", "mlx5_0", 1, 2, 2}};
+  gids->netdevs["ens1f0np0"] = {
+      {1, 1}, {{"ens1f0np0", "192.0.2.1", AddressFamily::kIpv4, GidMissReason::kNoGid, ""}}};
+  gids->interval_seconds = 60;
+  s.gids = std::move(gids);
   return s;
 }
 
