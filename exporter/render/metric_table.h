@@ -579,8 +579,8 @@ inline constexpr MetricDef kMetricTable[] = {
 
   // ---- RoCE GIDs against the netdevs' addresses (exporter/sampling/gid_stage.h, docs/gids.md) -----
   {"roce_rdma_gids", MetricKind::kGauge,
-   "Populated RoCE GID table entries of an RDMA port bound to a selected netdev, by type (v1: IB/RoCE v1, v2: RoCE v2).",
-   {"device", "port", "type"}, "gids",
+   "Populated RoCE v2 GID table entries of an RDMA port bound to a selected netdev.",
+   {"device", "port"}, "gids",
    "`/sys/class/infiniband/<dev>/ports/<port>/gids/<i>`, `gid_attrs/types/<i>` (every --gids.interval)"},
   {"roce_roce_v2_gid_checked_addresses", MetricKind::kGauge,
    "IPv4 or IPv6 addresses of a netdev and its VLAN uppers checked for a RoCE v2 GID (tentative and DAD-failed addresses are not).",

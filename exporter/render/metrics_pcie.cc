@@ -3,7 +3,7 @@
 // left the selection or vanished has no series even while the poller's state still lists it.
 //
 // Series per netdev (docs/pcie.md "Cardinality"): speed and width, each current and max (4), and
-// AER totals of the three classes on each side (6). The upstream port's current speed and width
+// AER totals: three classes on the function's side, nonfatal and fatal on the upstream side (5). The upstream port's current speed and width
 // are the same link's and are not rendered; its maximum only narrows bound="max".
 
 #include <optional>
@@ -28,10 +28,13 @@ void AddIf(FamilyBuilder& family, std::string_view netdev, std::string_view boun
   if (value) family.Add({netdev, bound}, static_cast<double>(*value));
 }
 
+// The upstream port's correctable errors are left out (docs/pcie.md "Cardinality"): corrected
+// replays the NIC's own correctable count and its signal-integrity counters already show.
 void AddAer(FamilyBuilder& aer, std::string_view netdev, std::string_view side,
             const PcieDeviceLink& device) {
+  const bool upstream = side == "upstream";
   for (auto [cls, value] :
-       {std::pair{"correctable", device.aer_correctable},
+       {std::pair{"correctable", upstream ? std::nullopt : device.aer_correctable},
         std::pair{"nonfatal", device.aer_nonfatal}, std::pair{"fatal", device.aer_fatal}}) {
     if (value) aer.Add({netdev, side, cls}, static_cast<double>(*value));
   }
