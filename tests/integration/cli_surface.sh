@@ -69,7 +69,8 @@ run checkhelp check --help
 [[ $rc == 0 ]] && pass "check --help: exit 0" || fail "check --help: exit $rc"
 listed=$(sed -n '/^Flags of the daemon that check reads/,$p' checkhelp.out | grep -oE '^  --[a-z.-]+' | tr -d ' ')
 for flag in --config --collector.device-include --collector.device-exclude --replay --lldp.socket \
-  --lldp.library --lldp.interval --qos.configfs-tos --path.procfs --log.level --log.format; do
+  --lldp.library --lldp.interval --qos.configfs-tos --path.procfs --path.debugfs --log.level \
+  --log.format; do
   grep -qx -- "$flag" <<<"$listed" && pass "check --help lists $flag" || fail "check --help does not list $flag: $(cat checkhelp.out)"
 done
 # Each listed flag, with a value of its kind, is taken by check (an unknown or refused flag is a
@@ -87,6 +88,7 @@ for flag in $listed; do
     --lldp.interval) value=0 ;;
     --qos.configfs-tos) value= ;;
     --path.procfs) value=/proc ;;
+    --path.debugfs) value=/sys/kernel/debug ;;
     --log.level) value=error ;;
     --log.format) value=json ;;
     *) fail "check --help lists $flag, which this test does not know: add it"; continue ;;

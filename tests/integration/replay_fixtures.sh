@@ -32,11 +32,14 @@ meta() {
 # series FILE: "name{labels}" per sample line, without self metrics (the exporter's and its
 # process's), timestamps, and what a bundle does not record (docs/capture.md): lldpd's answers,
 # module pages and change notifications, which the live daemon may have seen before its scrape.
+# The link, PCIe and GID families are newer than the committed bundles, whose live daemon did not
+# have them: left out until tests/testbed/capture-fixtures records the bundles again.
 series() { comparable "$1" | awk '{ print $1 }'; }
 comparable() {
   grep -v '^#' "$1" | grep -Ev '^(roce_exporter_|process_)' |
     grep -Ev '^[a-z_]+_timestamp_seconds[{ ]' |
     grep -Ev '^(roce_lldp_|roce_transceiver_|roce_qos_change_notifications_total[{ ])' |
+    grep -Ev '^(roce_link_|roce_pcie_|roce_rdma_gids|roce_roce_v2_gid_)' |
     LC_ALL=C sort
 }
 ready() { [[ -n ${port:-} ]] && curl -sf -o /dev/null "http://127.0.0.1:$port/-/ready"; }
