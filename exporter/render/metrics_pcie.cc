@@ -3,8 +3,9 @@
 // left the selection or vanished has no series even while the poller's state still lists it.
 //
 // Series per netdev (docs/pcie.md "Cardinality"): speed and width, each current and max (4), and
-// AER totals: three classes on the function's side, nonfatal and fatal on the upstream side (5). The upstream port's current speed and width
-// are the same link's and are not rendered; its maximum only narrows bound="max".
+// AER totals: three classes on the function's side, nonfatal and fatal on the upstream side (5).
+// The upstream port's current speed and width are the same link's and are not rendered; its maximum
+// only narrows bound="max".
 
 #include <optional>
 #include <string_view>
