@@ -52,4 +52,10 @@ void PeriodicThread::Run() {
   }
 }
 
+PeriodicThread::OnException LogLostRound(FaultLog& log, std::string poller) {
+  return [&log, poller = std::move(poller)](const std::exception& e) {
+    log.Fault(poller, "exception", e.what(), spdlog::level::err);
+  };
+}
+
 }  // namespace roceqos

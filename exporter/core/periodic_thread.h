@@ -13,6 +13,8 @@
 #include <string>
 #include <thread>
 
+#include "exporter/core/fault_log.h"
+
 namespace roceqos {
 
 class PeriodicThread {
@@ -44,5 +46,9 @@ class PeriodicThread {
   bool stop_ = false;
   std::thread thread_;
 };
+
+/// A poller's OnException: the round that threw is logged through `log` under `poller` (an error,
+/// rate-limited like every fault) and lost; the poller keeps its thread and runs the next round.
+PeriodicThread::OnException LogLostRound(FaultLog& log, std::string poller);
 
 }  // namespace roceqos

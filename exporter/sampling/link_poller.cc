@@ -21,10 +21,7 @@ LinkPoller::LinkPoller(LinkPollerOptions options, std::unique_ptr<LinkStatsIo> i
       clock_(clock ? std::move(clock) : Clock(SteadyNow)),
       thread_(
           "roceqos-link", options_.interval, [this] { PollOnce(); },
-          [this](const std::exception& e) {
-            // Thread boundary: a round that throws is lost, the poller is not.
-            fault_log_.Fault("link poller", "exception", e.what(), spdlog::level::err);
-          }) {
+          LogLostRound(fault_log_, "link poller")) {
   for (const auto& reason : kErrorReasonNames) errors_[std::string(reason.name)] = 0;
 }
 

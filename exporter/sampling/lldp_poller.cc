@@ -69,9 +69,7 @@ LldpPoller::LldpPoller(LldpPollerOptions options, Netdevs netdevs, Query query,
                                          })),
       thread_(
           "roceqos-lldp", options_.interval, [this] { PollOnce(); },
-          [this](const std::exception& e) {
-            fault_log_.Fault("lldp poller", "exception", e.what(), spdlog::level::err);
-          }) {
+          LogLostRound(fault_log_, "lldp poller")) {
   for (const auto& reason : kLldpAbsenceNames)
     if (reason.value <= LldpAbsence::kLldpdError) errors_[std::string(reason.name)] = 0;
   errors_[std::string(kLldpMalformedTlv)] = 0;

@@ -15,10 +15,7 @@ PciePoller::PciePoller(PciePollerOptions options, Netdevs netdevs)
       netdevs_(std::move(netdevs)),
       thread_(
           "roceqos-pcie", options_.interval, [this] { PollOnce(); },
-          [this](const std::exception& e) {
-            // Thread boundary: a round that throws is lost, the poller is not.
-            fault_log_.Fault("pcie poller", "exception", e.what(), spdlog::level::err);
-          }) {
+          LogLostRound(fault_log_, "pcie poller")) {
   for (const auto& reason : kErrorReasonNames) errors_[std::string(reason.name)] = 0;
 }
 

@@ -32,10 +32,7 @@ TransceiverPoller::TransceiverPoller(TransceiverPollerOptions options,
       clock_(clock ? std::move(clock) : Clock(SteadyNow)),
       thread_(
           "roceqos-xcvr", options_.interval, [this] { PollOnce(); },
-          [this](const std::exception& e) {
-            // Thread boundary: a round that throws is lost, the poller is not.
-            fault_log_.Fault("transceiver poller", "exception", e.what(), spdlog::level::err);
-          }) {
+          LogLostRound(fault_log_, "transceiver poller")) {
   for (const auto& reason : kErrorReasonNames) errors_[std::string(reason.name)] = 0;
 }
 
