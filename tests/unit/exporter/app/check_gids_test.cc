@@ -5,16 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "tests/unit/support/rdma_port.h"
+
 namespace roceqos {
 namespace {
 
-RdmaPort PortOf(const std::string& device, const std::string& netdev) {
-  RdmaPort port;
-  port.device = device;
-  port.port = 1;
-  port.netdev = netdev;
-  return port;
-}
+using testing::PortOf;
 
 Device WithOwnPort(const std::string& name, const std::string& port_netdev) {
   Device d;

@@ -7,18 +7,13 @@
 #include <memory>
 #include <vector>
 
+#include "tests/unit/support/rdma_port.h"
 #include "tests/unit/support/recorded_addresses.h"
 
 namespace roceqos {
 namespace {
 
-RdmaPort PortOf(const std::string& device, const std::string& netdev) {
-  RdmaPort port;
-  port.device = device;
-  port.port = 1;
-  port.netdev = netdev;
-  return port;
-}
+using testing::PortOf;
 
 using std::chrono::seconds;
 
