@@ -320,7 +320,7 @@ if "$k8s_dir/generate" --runbook-base-url "$wiki/" --prometheusrule "$site/runbo
   public=$(urls "$out/base.objects.json")
   mine=$(urls "$out/runbooks.objects.json")
   n=$(head -1 <<<"$mine")
-  if ((n > 0)) && [[ "$n" == "$(head -1 <<<"$public")" ]] && ! tail -n +2 <<<"$mine" | grep -qv "^$wiki/[A-Za-z]*\.md\$" &&
+  if ((n > 0)) && [[ "$n" == "$(head -1 <<<"$public")" ]] && ! tail -n +2 <<<"$mine" | grep -qv "^$wiki/[A-Za-z0-9]*\.md\$" &&
     [[ "$(tail -n +2 <<<"$mine" | sed 's|.*/||')" == "$(tail -n +2 <<<"$public" | sed 's|.*/||')" ]]; then
     pass "runbooks: all $n alerts link to $wiki/<runbook>.md, the runbooks of the public links"
   else
@@ -339,9 +339,9 @@ if "$k8s_dir/generate" --runbook-base-url 'https://wiki.example.com/display/SRE/
   pages=$(python3 -c 'import sys, yaml
 d = yaml.safe_load(open(sys.argv[1]))
 print("\n".join(r["annotations"]["runbook_url"] for g in d["spec"]["groups"] for r in g["rules"] if "alert" in r))' "$out/rb-page.yaml")
-  [[ "$(wc -l <<<"$pages")" == "$n" ]] && ! grep -qvE '^https://wiki\.example\.com/display/SRE/RoceQos[A-Za-z]+$' <<<"$pages" &&
+  [[ "$(wc -l <<<"$pages")" == "$n" ]] && ! grep -qvE '^https://wiki\.example\.com/display/SRE/RoceQos[A-Za-z0-9]+$' <<<"$pages" &&
     pass "runbooks: {name} in the base URL makes every link a wiki page (https://wiki.example.com/display/SRE/<runbook>)" ||
-    fail "runbooks: {name} links: $(grep -vE '^https://wiki\.example\.com/display/SRE/RoceQos[A-Za-z]+$' <<<"$pages" | head -3 | paste -sd' ')"
+    fail "runbooks: {name} links: $(grep -vE '^https://wiki\.example\.com/display/SRE/RoceQos[A-Za-z0-9]+$' <<<"$pages" | head -3 | paste -sd' ')"
 else
   fail "generate --runbook-base-url with {name}: $(cat "$out/rb-page.log")"
 fi
