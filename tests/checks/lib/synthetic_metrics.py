@@ -118,16 +118,6 @@ for node in NODES:
         for monitor, values in (("temperature", (75, -5, 70, 0)), ("rx_power", (0.0022, 0.00004, 0.0011, 0.0001))):
             for kind, v in zip(("high_alarm", "low_alarm", "high_warning", "low_warning"), values):
                 add("roce_transceiver_threshold", "gauge", "roce_transceiver_threshold", {**nd, "monitor": monitor, "kind": kind}, lambda t, v=v: v)
-        # The PCIe link (Gen4 x16; ens1f1np1 of gpu-node-01 trained at x8) and its AER totals on both
-        # sides; correctable errors rise at the upstream port from the flap on.
-        for bound in ("current", "max"):
-            add("roce_pcie_link_speed_gts", "gauge", "roce_pcie_link_speed_gts", {**nd, "bound": bound}, lambda t: 16)
-            add("roce_pcie_link_width", "gauge", "roce_pcie_link_width", {**nd, "bound": bound},
-                lambda t, b=bound, n=node, d=netdev: 8 if b == "current" and (n, d) == ("gpu-node-01", "ens1f1np1") else 16)
-        for side in ("function", "upstream"):
-            for cls in ("correctable", "nonfatal", "fatal"):
-                add("roce_pcie_aer_errors", "counter", "roce_pcie_aer_errors_total", {**nd, "side": side, "class": cls},
-                    lambda t, f=flap, s=side, c=cls: ((t - 600) // 60 if f(t) else 0) if (s, c) == ("upstream", "correctable") else 0)
 
 # A node whose only selected netdev has no RDMA port (no roce_device_info, no RDMA counters).
 inst = {"instance": "cpu-node-01"}
