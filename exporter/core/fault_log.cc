@@ -69,4 +69,12 @@ void FaultLog::Ok(std::string_view key, FaultLogLimiter::Clock::time_point now) 
   }
 }
 
+ErrorReason CountFailedRead(const Error& error, std::string_view key,
+                            std::map<std::string, uint64_t>& errors, FaultLog& log) {
+  const ErrorReason reason = ReasonOf(error);
+  ++errors[std::string(ReasonName(reason))];
+  log.Fault(key, ReasonName(reason), error.message);
+  return reason;
+}
+
 }  // namespace roceqos

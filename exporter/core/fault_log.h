@@ -4,9 +4,13 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+
+#include "base/result.h"
+#include "exporter/core/error_reason.h"
 
 namespace roceqos {
 
@@ -59,5 +63,10 @@ class FaultLog {
  private:
   FaultLogLimiter limiter_;
 };
+
+/// A poller's failed read: counted under its reason in `errors` (the poller's
+/// roce_exporter_*_read_errors_total) and logged through `log` under `key`. Returns the reason.
+ErrorReason CountFailedRead(const Error& error, std::string_view key,
+                            std::map<std::string, uint64_t>& errors, FaultLog& log);
 
 }  // namespace roceqos

@@ -62,9 +62,7 @@ void LinkPoller::PollOnce() {
     const std::optional<double> ber =
         PreFecBer(netdev, found == bits.end() ? nullptr : &found->second);
     if (!read) {
-      const ErrorReason reason = ReasonOf(read.error());
-      ++errors_[std::string(ReasonName(reason))];
-      fault_log_.Fault(key, ReasonName(reason), read.error().message);
+      CountFailedRead(read.error(), key, errors_, fault_log_);
       continue;
     }
     fault_log_.Ok(key);

@@ -31,9 +31,7 @@ void PciePoller::PollOnce() {
     ++reads_;
     const std::string key = "pcie " + netdev;
     if (!read) {
-      const ErrorReason reason = ReasonOf(read.error());
-      ++errors_[std::string(ReasonName(reason))];
-      fault_log_.Fault(key, ReasonName(reason), read.error().message);
+      CountFailedRead(read.error(), key, errors_, fault_log_);
       continue;
     }
     fault_log_.Ok(key);

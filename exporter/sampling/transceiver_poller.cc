@@ -60,10 +60,8 @@ void TransceiverPoller::PollOnce() {
     } else if (Absent(read.error())) {
       fault_log_.Ok(key);
     } else {
-      const ErrorReason reason = ReasonOf(read.error());
-      if (reason == ErrorReason::kPermission) permission_denied = true;
-      ++errors_[std::string(ReasonName(reason))];
-      fault_log_.Fault(key, ReasonName(reason), read.error().message);
+      if (CountFailedRead(read.error(), key, errors_, fault_log_) == ErrorReason::kPermission)
+        permission_denied = true;
     }
   }
   state->last_round_seconds = Seconds(clock_() - round_start);
