@@ -32,8 +32,8 @@ meta() {
 # series FILE: "name{labels}" per sample line, without self metrics (the exporter's and its
 # process's), timestamps, and what a bundle does not record (docs/capture.md): lldpd's answers,
 # module pages and change notifications, which the live daemon may have seen before its scrape.
-# The link, PCIe and GID families are newer than the committed bundles, whose live daemon did not
-# have them: left out until tests/testbed/capture-fixtures records the bundles again.
+# Nor the link, PCIe and GID families: a replaying daemon runs none of the pollers that read them
+# and no GID stage (docs/capture.md "Not carried").
 series() { comparable "$1" | awk '{ print $1 }'; }
 comparable() {
   grep -v '^#' "$1" | grep -Ev '^(roce_exporter_|process_)' |
