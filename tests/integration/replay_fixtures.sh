@@ -33,7 +33,8 @@ meta() {
 # process's), timestamps, and what a bundle does not record (docs/capture.md): lldpd's answers,
 # module pages and change notifications, which the live daemon may have seen before its scrape.
 # Nor the link, PCIe and GID families: a replaying daemon runs none of the pollers that read them
-# and no GID stage (docs/capture.md "Not carried").
+# and no GID stage (docs/capture.md "Not carried"), so where the live one read a figure through
+# netlink the replay has at most its ethtool -S fallback (another `source`).
 series() { comparable "$1" | awk '{ print $1 }'; }
 comparable() {
   grep -v '^#' "$1" | grep -Ev '^(roce_exporter_|process_)' |
