@@ -15,6 +15,7 @@
 #     exporter's three classes equal the TOTAL lines.
 require exporter simnic
 
+# shellcheck disable=SC2046 # netdev names, one word each
 set -- $(simnic_netdevs)
 [ $# -ge 2 ] || fail "need two simnic ports (one dual-port NIC), got '$*'"
 a=$1 b=$2

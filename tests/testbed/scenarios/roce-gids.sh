@@ -14,12 +14,13 @@
 #     series.
 require exporter simnic
 
+# shellcheck disable=SC2046 # netdev names, one word each
 set -- $(simnic_netdevs)
 [ $# -ge 2 ] || fail "need two simnic ports, got '$*'"
 a=$1 b=$2
 ibdev_of() { rdma link show | awk -v n="$1" '$NF == n && $(NF - 1) == "netdev" { sub(/\/.*/, "", $2); print $2 }'; }
 ia=$(ibdev_of "$a") ib=$(ibdev_of "$b")
-[ -n "$ia" ] && [ -n "$ib" ] || fail "no RDMA device for $a/$b: $(rdma link show)"
+{ [ -n "$ia" ] && [ -n "$ib" ]; } || fail "no RDMA device for $a/$b: $(rdma link show)"
 vlan=$a.100
 # Both ports as the default policy wants them: configured RoCE ports, whose only drift can be GIDs.
 simnic_conform_default_policy "$a" "$ia"

@@ -400,6 +400,10 @@ static int simnic_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id
 		ret = device_create_file(&pdev->dev, &dev_attr_sriov_numvfs);
 	if (!ret)
 		ret = sysfs_create_group(&pdev->dev.kobj, &simnic_pci_group);
+	if (ret) { /* remove() is not called after a failed probe */
+		device_remove_file(&pdev->dev, &dev_attr_sriov_numvfs);
+		device_remove_file(&pdev->dev, &dev_attr_sriov_totalvfs);
+	}
 	return ret;
 }
 

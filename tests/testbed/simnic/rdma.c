@@ -387,6 +387,7 @@ static int simnic_add_gid(const struct ib_gid_attr *attr, void **context)
 	bool refuse = false;
 	int i;
 
+	/* no simnic_ib_lock: ib_core calls this from ib_register_device() too */
 	spin_lock(&simnic_gid_refuse_lock);
 	for (i = 0; i < ib->nmembers; i++)
 		refuse |= gid_refused(ib->members[i]->index, attr);
