@@ -658,6 +658,14 @@ static int ctl_cmd(struct ctl_ctx *c, int argc, char **argv)
 		}
 		return 0;
 	}
+	/* pcie_link, aer (pci.c); gid_refuse (rdma.c) */
+	err = simnic_pci_ctl(port->index, argc, argv, c->apply, c->err,
+			     sizeof(port->ctl_err));
+	if (err == -ENOENT)
+		err = simnic_rdma_ctl(port->index, argc, argv, c->apply, c->err,
+				      sizeof(port->ctl_err));
+	if (err != -ENOENT)
+		return err;
 	return ctl_fail(c, -EINVAL, "unknown command '%s'", cmd);
 }
 

@@ -11,6 +11,8 @@
  * RDMA netlink, sysfs and the hw counters work.
  */
 #include <linux/etherdevice.h>
+#include <linux/inet.h>
+#include <net/ipv6.h>
 #include <linux/module.h>
 #include <linux/rtnetlink.h>
 #include <linux/version.h>
@@ -351,9 +353,90 @@ static void simnic_get_dev_fw_str(struct ib_device *ibdev, char *str)
 	snprintf(str, IB_FW_VERSION_NAME_MAX, "%s", simnic_fw_ver);
 }
 
+/*
+ * GID table refusals ("gid_refuse", per port): add_gid fails with -ENOSPC for
+ * the GIDs of one address (or of every address), of both RoCE types or of one,
+ * as the firmware of a NIC whose GID table is full or failing answers
+ * SET_ROCE_ADDRESS.  ib_core's add_roce_gid() then logs "GID add failed" and
+ * add_modify_gid() frees the entry without storing it (drivers/infiniband/
+ * core/cache.c, the same on 5.10, 6.1 and 6.12): the index stays empty, so
+ * sysfs gids/<i> reads the zero GID and gid_attrs/types/<i> and ndevs/<i> fail
+ * (ENODATA), as for any unused index.  The kernel does not retry: the
+ * address gets its GIDs only when it is added again after the refusal ends.
+ */
+struct simnic_gid_refuse {
+	bool on;
+	bool all;	/* every address, else only gid */
+	u8 types;	/* bit IB_GID_TYPE_ROCE (v1), IB_GID_TYPE_ROCE_UDP_ENCAP (v2) */
+	union ib_gid gid;
+};
+static struct simnic_gid_refuse simnic_gid_refuse[SIMNIC_MAX_PORTS];
+static DEFINE_SPINLOCK(simnic_gid_refuse_lock);
+
+static bool gid_refused(int index, const struct ib_gid_attr *attr)
+{
+	struct simnic_gid_refuse *r = &simnic_gid_refuse[index];
+
+	return r->on && (r->types & BIT(attr->gid_type)) &&
+	       (r->all || !memcmp(&r->gid, &attr->gid, sizeof(r->gid)));
+}
+
 static int simnic_add_gid(const struct ib_gid_attr *attr, void **context)
 {
+	struct simnic_ibdev *ib = to_sib(attr->device);
+	bool refuse = false;
+	int i;
+
+	/* no simnic_ib_lock: ib_core calls this from ib_register_device() too */
+	spin_lock(&simnic_gid_refuse_lock);
+	for (i = 0; i < ib->nmembers; i++)
+		refuse |= gid_refused(ib->members[i]->index, attr);
+	spin_unlock(&simnic_gid_refuse_lock);
+	return refuse ? -ENOSPC : 0;
+}
+
+/*
+ * gid_refuse off | gid_refuse [v1|v2] all|<IPv4>|<IPv6>: which GIDs the port's
+ * add_gid refuses from now on (IPv4 as ib_core makes its GID, ::ffff:a.b.c.d).
+ */
+int simnic_rdma_ctl(int index, int argc, char **argv, bool apply, char *err,
+		    size_t errlen)
+{
+	struct simnic_gid_refuse r = { .on = true };
+	const char *addr;
+	__be32 v4;
+
+	if (strcmp(argv[0], "gid_refuse"))
+		return -ENOENT;
+	if (argc == 2 && !strcmp(argv[1], "off")) {
+		r.on = false;
+		goto set;
+	}
+	if (argc == 3 && !strcmp(argv[1], "v1"))
+		r.types = BIT(IB_GID_TYPE_ROCE);
+	else if (argc == 3 && !strcmp(argv[1], "v2"))
+		r.types = BIT(IB_GID_TYPE_ROCE_UDP_ENCAP);
+	else if (argc == 2)
+		r.types = BIT(IB_GID_TYPE_ROCE) | BIT(IB_GID_TYPE_ROCE_UDP_ENCAP);
+	else
+		goto usage;
+	addr = argv[argc - 1];
+	if (!strcmp(addr, "all"))
+		r.all = true;
+	else if (in4_pton(addr, -1, (u8 *)&v4, -1, NULL))
+		ipv6_addr_set_v4mapped(v4, (struct in6_addr *)r.gid.raw);
+	else if (!in6_pton(addr, -1, r.gid.raw, -1, NULL))
+		goto usage;
+set:
+	if (apply) {
+		spin_lock(&simnic_gid_refuse_lock);
+		simnic_gid_refuse[index] = r;
+		spin_unlock(&simnic_gid_refuse_lock);
+	}
 	return 0;
+usage:
+	snprintf(err, errlen, "usage: gid_refuse off | gid_refuse [v1|v2] all|<IPv4 or IPv6 address>");
+	return -EINVAL;
 }
 
 static int simnic_del_gid(const struct ib_gid_attr *attr, void **context)

@@ -380,4 +380,11 @@ int simnic_ctl_port_add(struct simnic_port *port);
 void simnic_ctl_port_remove(struct simnic_port *port);
 void simnic_ctl_port_rename(struct simnic_port *port);
 
+/* pci.c, rdma.c: control-file commands (pcie_link, aer; gid_refuse); each
+ * returns -ENOENT for a command that is not its own */
+int simnic_pci_ctl(int port, int argc, char **argv, bool apply, char *err,
+		   size_t errlen);
+int simnic_rdma_ctl(int port, int argc, char **argv, bool apply, char *err,
+		    size_t errlen);
+
 #endif /* SIMNIC_H */
