@@ -122,14 +122,15 @@ static const char *const global_names[C_NUM - C_GLOBAL_BASE] = {
 		"fc_fec_corrected_blocks_lane2",
 	[C_FC_FEC_CORRECTED_LANE0 + 3 - C_GLOBAL_BASE] =
 		"fc_fec_corrected_blocks_lane3",
+	/* fc_fec_uncorrectable_blocks_laneN: too long for ETH_GSTRING_LEN */
 	[C_FC_FEC_UNCORRECTABLE_LANE0 - C_GLOBAL_BASE] =
-		"fc_fec_uncorrectable_blocks_lane0",
+		"fc_fec_uncorr_blocks_lane0",
 	[C_FC_FEC_UNCORRECTABLE_LANE0 + 1 - C_GLOBAL_BASE] =
-		"fc_fec_uncorrectable_blocks_lane1",
+		"fc_fec_uncorr_blocks_lane1",
 	[C_FC_FEC_UNCORRECTABLE_LANE0 + 2 - C_GLOBAL_BASE] =
-		"fc_fec_uncorrectable_blocks_lane2",
+		"fc_fec_uncorr_blocks_lane2",
 	[C_FC_FEC_UNCORRECTABLE_LANE0 + 3 - C_GLOBAL_BASE] =
-		"fc_fec_uncorrectable_blocks_lane3",
+		"fc_fec_uncorr_blocks_lane3",
 };
 
 void simnic_ctr_names_init(void)

@@ -231,6 +231,7 @@ static int simnic_get_link_ksettings(struct net_device *dev,
 					     100000baseCR4_Full);
 	ethtool_link_ksettings_add_link_mode(ks, advertising, FIBRE);
 	ethtool_link_ksettings_add_link_mode(ks, advertising, Pause);
+	simnic_fec_link_modes(netdev_priv(dev), ks);
 	/* mlx5 reports the operational speed, unknown while the link is down */
 	if (netif_carrier_ok(dev)) {
 		ks->base.speed = SIMNIC_SPEED;

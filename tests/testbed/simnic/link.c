@@ -79,6 +79,28 @@ static void simnic_reg_reads(struct simnic_port *port, int n)
 		simnic_fw_delay(port, SIMNIC_FW_STATS);
 }
 
+/*
+ * get_fec_supported_advertised(): a 100G port supports no FEC, BASE-R and
+ * RS; the advertised bit is the active mode's.
+ */
+void simnic_fec_link_modes(struct simnic_port *port,
+			   struct ethtool_link_ksettings *ks)
+{
+	u32 mode = READ_ONCE(port->fec_active);
+
+	ethtool_link_ksettings_add_link_mode(ks, supported, FEC_NONE);
+	ethtool_link_ksettings_add_link_mode(ks, supported, FEC_BASER);
+	ethtool_link_ksettings_add_link_mode(ks, supported, FEC_RS);
+	if (mode == ETHTOOL_FEC_OFF)
+		ethtool_link_ksettings_add_link_mode(ks, advertising, FEC_NONE);
+	else if (mode == ETHTOOL_FEC_BASER)
+		ethtool_link_ksettings_add_link_mode(ks, advertising, FEC_BASER);
+	else if (mode == ETHTOOL_FEC_RS)
+		ethtool_link_ksettings_add_link_mode(ks, advertising, FEC_RS);
+	else
+		ethtool_link_ksettings_add_link_mode(ks, advertising, FEC_LLRS);
+}
+
 /* mlx5e_get_fecparam(): PPLM's active mode; configured = active here. */
 int simnic_get_fecparam(struct net_device *dev, struct ethtool_fecparam *fec)
 {

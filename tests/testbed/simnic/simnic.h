@@ -403,6 +403,8 @@ void simnic_link_init(struct simnic_port *port);
 u64 simnic_corrected_bits(struct simnic_port *port, u64 now);
 int simnic_fec_parse(const char *s, u32 *fec);
 const char *simnic_fec_name(u32 fec);
+void simnic_fec_link_modes(struct simnic_port *port,
+			   struct ethtool_link_ksettings *ks);
 int simnic_get_fecparam(struct net_device *dev, struct ethtool_fecparam *fec);
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(5, 13, 0)
 void simnic_get_fec_stats(struct net_device *dev,
