@@ -48,7 +48,7 @@ agree() {
   series roce_link_fcs_errors_total "$fcs" "$std_src" || { WHY="FCS errors, want $fcs from $std_src"; return 1; }
   series roce_link_down_events_total "$downs" "$down_src" || { WHY="link-down events, want $downs from $down_src"; return 1; }
   if [ "$fec" = 1 ]; then
-    _mode=$(fec_active | tr 'A-Z' 'a-z')
+    _mode=$(fec_active | tr '[:upper:]' '[:lower:]')
     num_eq 1 "$(metric_from "$METRICS" roce_link_fec_info netdev="$sim" mode="$_mode")" || { WHY="fec_info mode $_mode"; return 1; }
     num_eq "$(oracle fec corrected_blocks)" "$(metric_from "$METRICS" roce_link_fec_corrected_blocks_total netdev="$sim")" || { WHY="corrected blocks"; return 1; }
     num_eq "$(oracle fec uncorrectable_blocks)" "$(metric_from "$METRICS" roce_link_fec_uncorrectable_blocks_total netdev="$sim")" || { WHY="uncorrectable blocks"; return 1; }
