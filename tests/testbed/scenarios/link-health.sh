@@ -69,6 +69,13 @@ start_exporter --link.interval=1s
 check "RS"
 # Without FEC netlink (5.10) ethtool still reads the mode, through the ioctl; the exporter does not.
 assert_eq RS "$(fec_active)" "ethtool --show-fec active encoding"
+if [ "$std_src" = netlink ]; then
+  # The same figures in ethtool's JSON output.
+  $ETHTOOL --json -I --show-fec "$sim" | tr -d ' \n' | grep -q '"corrected_blocks":{"total":1000003}' ||
+    fail "ethtool --json -I --show-fec: no corrected_blocks total 1000003"
+  $ETHTOOL --json -S "$sim" --all-groups | tr -d ' \n' | grep -q '"FrameCheckSequenceErrors":3037' ||
+    fail "ethtool --json -S --all-groups: no FrameCheckSequenceErrors 3037"
+fi
 if [ "$fec" = 1 ]; then
   assert_num_eq 1000003 "$(oracle fec corrected_blocks)" "ethtool -I --show-fec corrected_blocks"
   # BASE-R: mlx5 reports per lane, the kernel sums them into element 0.

@@ -72,11 +72,11 @@ u64 simnic_corrected_bits(struct simnic_port *port, u64 now)
 	return sum;
 }
 
-/* One modelled firmware register access (PPCNT or PPLM) per call. */
+/* n modelled firmware register accesses (PPCNT or PPLM), fw.c. */
 static void simnic_reg_reads(struct simnic_port *port, int n)
 {
 	while (n--)
-		simnic_fw_delay(port, SIMNIC_FW_STATS);
+		simnic_fw_delay_reg(port);
 }
 
 /*

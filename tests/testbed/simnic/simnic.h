@@ -400,6 +400,7 @@ void simnic_ctl_port_rename(struct simnic_port *port);
 #define SIMNIC_FEC_LANES 4
 extern bool simnic_rx_bits_phy;
 void simnic_link_init(struct simnic_port *port);
+void simnic_fw_delay_reg(struct simnic_port *port); /* fw.c */
 u64 simnic_corrected_bits(struct simnic_port *port, u64 now);
 int simnic_fec_parse(const char *s, u32 *fec);
 const char *simnic_fec_name(u32 fec);
