@@ -6,14 +6,14 @@
 #    lane summed by the kernel), eth-phy SymbolErrorDuringCarrier and eth-mac
 #    FrameCheckSequenceErrors (`ethtool -S --all-groups`) from source="netlink"; before: no FEC
 #    series, symbol and FCS errors from mlx5's names (plain `ethtool -S`), source="ethtool";
-#  * link-down events (`link_down_events_phy`) from netlink on 6.3 and later, else from ethtool;
+#  * link-down events (`link_down_events_phy`) from netlink on 6.2 and later, else from ethtool;
 #    a link down through the control file raises them by exactly 1;
 #  * with simnic's rx_bits_phy knob, roce_link_pre_fec_ber = Δrx_corrected_bits_phy / Δrx_bits_phy.
 require exporter simnic
 sim=$(simnic_netdevs | head -n1)
 
 if kernel_at_least 5.13; then std_src=netlink fec=1; else std_src=ethtool fec=0; fi
-if kernel_at_least 6.3; then down_src=netlink; else down_src=ethtool; fi
+if kernel_at_least 6.2; then down_src=netlink; else down_src=ethtool; fi
 log "kernel $(uname -r): FEC ${fec}, symbol/FCS from $std_src, link-down from $down_src"
 
 # --- oracles, each tool run once per comparison ---

@@ -352,7 +352,7 @@ const struct ethtool_ops simnic_ethtool_ops = {
 	.get_eth_phy_stats = simnic_get_eth_phy_stats,
 	.get_eth_mac_stats = simnic_get_eth_mac_stats,
 #endif
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
 	.get_link_ext_stats = simnic_get_link_ext_stats,
 #endif
 };

@@ -182,7 +182,7 @@ void simnic_get_eth_mac_stats(struct net_device *dev,
 }
 #endif
 
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
 /* mlx5e_get_link_ext_stats(): PPCNT physical layer link_down_events. */
 void simnic_get_link_ext_stats(struct net_device *dev,
 			       struct ethtool_link_ext_stats *stats)

@@ -415,7 +415,7 @@ void simnic_get_eth_phy_stats(struct net_device *dev,
 void simnic_get_eth_mac_stats(struct net_device *dev,
 			      struct ethtool_eth_mac_stats *stats);
 #endif
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
 void simnic_get_link_ext_stats(struct net_device *dev,
 			       struct ethtool_link_ext_stats *stats);
 #endif
