@@ -19,7 +19,7 @@ using netlink::Attrs;
 using netlink::Bytes;
 namespace attr = netlink::attr;
 
-// ETHTOOL_A_LINKSTATE_EXT_DOWN_CNT (u32, net/ethtool/linkstate.c) came with Linux 6.3, after
+// ETHTOOL_A_LINKSTATE_EXT_DOWN_CNT (u32, net/ethtool/linkstate.c) came with Linux 6.2, after
 // Debian 12's UAPI headers (6.1, which end at ETHTOOL_A_LINKSTATE_EXT_SUBSTATE): defined here by
 // its place in the enum, the one after ETHTOOL_A_LINKSTATE_EXT_SUBSTATE.
 constexpr uint16_t kLinkstateExtDownCnt = ETHTOOL_A_LINKSTATE_EXT_SUBSTATE + 1;
@@ -251,7 +251,7 @@ class KernelLinkStatsIo final : public LinkStatsIo {
   }
 
   // A doit request; `stats_flag` is cleared for good when the kernel refuses the flag (EINVAL:
-  // LINKSTATE_GET's header policy takes ETHTOOL_FLAG_STATS only from 6.3) and the read is retried
+  // LINKSTATE_GET's header policy takes ETHTOOL_FLAG_STATS only from 6.2) and the read is retried
   // without it.
   template <typename T, typename Parse>
   Result<T> Get(const std::string& ifname, uint8_t cmd, uint16_t header_attr, Parse parse,

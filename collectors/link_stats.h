@@ -44,7 +44,7 @@ struct StdStatsReply {
 /// ETHTOOL_MSG_LINKSTATE_GET_REPLY.
 struct LinkStateReply {
   std::optional<bool> link_up = std::nullopt;  // ETHTOOL_A_LINKSTATE_LINK
-  /// ETHTOOL_A_LINKSTATE_EXT_DOWN_CNT (6.3+).
+  /// ETHTOOL_A_LINKSTATE_EXT_DOWN_CNT (6.2+).
   std::optional<uint64_t> link_down_events = std::nullopt;
 };
 

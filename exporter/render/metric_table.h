@@ -541,7 +541,7 @@ inline constexpr MetricDef kMetricTable[] = {
    "Times the physical link went down, as the device counts them; source says which interface "
    "served it.",
    {"netdev", "source"}, "link",
-   "`ETHTOOL_A_LINKSTATE_EXT_DOWN_CNT` (6.3+), else `link_down_events_phy`"},
+   "`ETHTOOL_A_LINKSTATE_EXT_DOWN_CNT` (6.2+), else `link_down_events_phy`"},
   {"roce_link_fec_info", MetricKind::kGauge,
    "The active FEC mode of the link (none, rs, baser, llrs, other); always 1.",
    {"netdev", "mode"}, "link", "ETHTOOL_MSG_FEC_GET `ETHTOOL_A_FEC_ACTIVE` (link poller)"},

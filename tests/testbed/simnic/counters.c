@@ -105,6 +105,32 @@ static const char *const global_names[C_NUM - C_GLOBAL_BASE] = {
 	[C_IB_RDMA_RX_BYTES - C_GLOBAL_BASE] = "rdma_rx_bytes",
 	[C_IB_CC_RX_CNP_PKTS - C_GLOBAL_BASE] = "cc_rx_cnp_pkts",
 	[C_IB_CC_TX_CNP_PKTS - C_GLOBAL_BASE] = "cc_tx_cnp_pkts",
+	[C_RX_BITS_PHY - C_GLOBAL_BASE] = "rx_bits_phy",
+	[C_RX_PCS_SYMBOL_ERR_PHY - C_GLOBAL_BASE] = "rx_pcs_symbol_err_phy",
+	[C_RX_ERR_LANE0_PHY - C_GLOBAL_BASE] = "rx_err_lane_0_phy",
+	[C_RX_ERR_LANE0_PHY + 1 - C_GLOBAL_BASE] = "rx_err_lane_1_phy",
+	[C_RX_ERR_LANE0_PHY + 2 - C_GLOBAL_BASE] = "rx_err_lane_2_phy",
+	[C_RX_ERR_LANE0_PHY + 3 - C_GLOBAL_BASE] = "rx_err_lane_3_phy",
+	[C_RS_FEC_CORRECTED_BLOCKS - C_GLOBAL_BASE] = "rs_fec_corrected_blocks",
+	[C_RS_FEC_UNCORRECTABLE_BLOCKS - C_GLOBAL_BASE] =
+		"rs_fec_uncorrectable_blocks",
+	[C_FC_FEC_CORRECTED_LANE0 - C_GLOBAL_BASE] =
+		"fc_fec_corrected_blocks_lane0",
+	[C_FC_FEC_CORRECTED_LANE0 + 1 - C_GLOBAL_BASE] =
+		"fc_fec_corrected_blocks_lane1",
+	[C_FC_FEC_CORRECTED_LANE0 + 2 - C_GLOBAL_BASE] =
+		"fc_fec_corrected_blocks_lane2",
+	[C_FC_FEC_CORRECTED_LANE0 + 3 - C_GLOBAL_BASE] =
+		"fc_fec_corrected_blocks_lane3",
+	/* fc_fec_uncorrectable_blocks_laneN: too long for ETH_GSTRING_LEN */
+	[C_FC_FEC_UNCORRECTABLE_LANE0 - C_GLOBAL_BASE] =
+		"fc_fec_uncorr_blocks_lane0",
+	[C_FC_FEC_UNCORRECTABLE_LANE0 + 1 - C_GLOBAL_BASE] =
+		"fc_fec_uncorr_blocks_lane1",
+	[C_FC_FEC_UNCORRECTABLE_LANE0 + 2 - C_GLOBAL_BASE] =
+		"fc_fec_uncorr_blocks_lane2",
+	[C_FC_FEC_UNCORRECTABLE_LANE0 + 3 - C_GLOBAL_BASE] =
+		"fc_fec_uncorr_blocks_lane3",
 };
 
 void simnic_ctr_names_init(void)

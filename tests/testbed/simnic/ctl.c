@@ -524,6 +524,21 @@ static int cmd_rx_frame(struct ctl_ctx *c, int argc, char **argv)
 	return err;
 }
 
+/*
+ * Link health (link.c): "fec off|none|baser|rs|llrs" sets the active FEC
+ * mode.  The counters behind it take set/add/rate like any other.
+ */
+static int cmd_fec(struct ctl_ctx *c, int argc, char **argv)
+{
+	u32 fec;
+
+	if (argc != 2 || simnic_fec_parse(argv[1], &fec))
+		return ctl_fail(c, -EINVAL, "usage: fec off|none|baser|rs|llrs");
+	if (c->apply)
+		WRITE_ONCE(c->port->fec_active, fec);
+	return 0;
+}
+
 static int ctl_cmd(struct ctl_ctx *c, int argc, char **argv)
 {
 	struct simnic_port *port = c->port;
@@ -548,6 +563,8 @@ static int ctl_cmd(struct ctl_ctx *c, int argc, char **argv)
 		return cmd_buffer(c, argc, argv);
 	if (!strcmp(cmd, "module"))
 		return cmd_module(c, argc, argv);
+	if (!strcmp(cmd, "fec"))
+		return cmd_fec(c, argc, argv);
 
 	if (!strcmp(cmd, "carrier")) {
 		if (argc != 2)
@@ -777,6 +794,9 @@ static int ctl_show(struct seq_file *m, void *v)
 		   (long long)atomic64_read(&port->rx_frames),
 		   (long long)atomic64_read(&port->fw_lldp_rx),
 		   (long long)atomic64_read(&port->fw_lldp_tx));
+	seq_printf(m, "# link fec=%s rx_bits_phy=%d\n",
+		   simnic_fec_name(READ_ONCE(port->fec_active)),
+		   READ_ONCE(simnic_rx_bits_phy));
 	if (port->ctl_err[0])
 		seq_printf(m, "# last_error %s\n", port->ctl_err);
 	rtnl_unlock();

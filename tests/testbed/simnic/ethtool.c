@@ -87,6 +87,14 @@ static void simnic_walk_stats(struct simnic_emit *e)
 	emit_ctr(e, C_TX_ERRORS_PHY);
 	/* phy */
 	emit_ctr(e, C_LINK_DOWN_EVENTS_PHY);
+	/* phy statistical (ppcnt_statistical_group), then per_lane_error_counters */
+	if (simnic_rx_bits_phy)
+		emit_ctr(e, C_RX_BITS_PHY);
+	emit_ctr(e, C_RX_PCS_SYMBOL_ERR_PHY);
+	emit(e, "rx_corrected_bits_phy",
+	     e->data ? simnic_corrected_bits(port, e->now) : 0);
+	for (p = 0; p < SIMNIC_FEC_LANES; p++)
+		emit_ctr(e, C_RX_ERR_LANE0_PHY + p);
 	/* eth_ext */
 	if (simnic_cap_rx_buffer_fullness)
 		emit_ctr(e, C_RX_BUFFER_PASSED_THRES_PHY);
@@ -223,6 +231,7 @@ static int simnic_get_link_ksettings(struct net_device *dev,
 					     100000baseCR4_Full);
 	ethtool_link_ksettings_add_link_mode(ks, advertising, FIBRE);
 	ethtool_link_ksettings_add_link_mode(ks, advertising, Pause);
+	simnic_fec_link_modes(netdev_priv(dev), ks);
 	/* mlx5 reports the operational speed, unknown while the link is down */
 	if (netif_carrier_ok(dev)) {
 		ks->base.speed = SIMNIC_SPEED;
@@ -335,5 +344,15 @@ const struct ethtool_ops simnic_ethtool_ops = {
 	.get_module_eeprom = simnic_get_module_eeprom,
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(5, 13, 0)
 	.get_module_eeprom_by_page = simnic_get_module_eeprom_by_page,
+#endif
+	/* link.c */
+	.get_fecparam = simnic_get_fecparam,
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(5, 13, 0)
+	.get_fec_stats = simnic_get_fec_stats,
+	.get_eth_phy_stats = simnic_get_eth_phy_stats,
+	.get_eth_mac_stats = simnic_get_eth_mac_stats,
+#endif
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+	.get_link_ext_stats = simnic_get_link_ext_stats,
 #endif
 };

@@ -111,3 +111,13 @@ int simnic_fw_latency_set(struct simnic_port *port, enum simnic_fw_kind kind,
 	WRITE_ONCE(port->fw_latency_us[kind], us);
 	return 0;
 }
+
+/*
+ * One firmware register access (PPCNT, PPLM), as each link.c op makes: one
+ * command of the ~24-40 of an ETHTOOL_GSTATS, so 1/24 of the statistics
+ * latency (the costly end).
+ */
+void simnic_fw_delay_reg(struct simnic_port *port)
+{
+	simnic_fw_sleep(port, simnic_fw_latency(port, SIMNIC_FW_STATS) / 24);
+}

@@ -391,6 +391,7 @@ static struct simnic_port *simnic_port_create(int index)
 	port->index = index;
 	spin_lock_init(&port->lock);
 	simnic_fw_latency_init(port);
+	simnic_link_init(port);
 	INIT_DELAYED_WORK(&port->flap_work, simnic_flap_work);
 	INIT_DELAYED_WORK(&port->ib_event_work, simnic_rdma_event_work);
 	simnic_port_defaults(port);

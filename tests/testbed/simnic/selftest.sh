@@ -281,7 +281,10 @@ expect_names() {
   echo rx_vport_rdma_unicast_packets rx_vport_rdma_unicast_bytes tx_vport_rdma_unicast_packets
   echo tx_vport_rdma_unicast_bytes tx_packets_phy rx_packets_phy rx_crc_errors_phy tx_bytes_phy
   echo rx_bytes_phy rx_symbol_err_phy rx_pause_ctrl_phy tx_pause_ctrl_phy rx_discards_phy
-  echo tx_discards_phy tx_errors_phy link_down_events_phy rx_buffer_passed_thres_phy
+  echo tx_discards_phy tx_errors_phy link_down_events_phy
+  [ "${rx_bits:-0}" = 1 ] && echo rx_bits_phy
+  echo rx_pcs_symbol_err_phy rx_corrected_bits_phy rx_err_lane_0_phy rx_err_lane_1_phy
+  echo rx_err_lane_2_phy rx_err_lane_3_phy rx_buffer_passed_thres_phy
   for p in 0 1 2 3 4 5 6 7; do
     echo rx_prio${p}_bytes rx_prio${p}_packets rx_prio${p}_discards tx_prio${p}_bytes tx_prio${p}_packets
   done
@@ -306,6 +309,19 @@ $DCB pfc set dev sim0 prio-pfc 3:on 5:on
 st_eq "$(expect_names 40 0 | tr ' ' '\n' | tr '\n' ' ')" "$(enames sim0 | tr '\n' ' ')" "PFC prios 3,5: their pause counters after the traffic set"
 st_eq "$(($(expect_names 0 0 | wc -w) + 10))" "$($ETHTOOL -S sim0 | tail -n +2 | wc -l)" "string set grew by 5 per PFC prio"
 st_false "link pause refused while PFC is on" $ETHTOOL -A sim0 rx on
+# link.c: rx_bits_phy (newer mlx5) only with the knob, live like a PFC change; corrected bits are
+# the sum of the lanes; the FEC mode from the control file is what ethtool --show-fec reads
+echo 1 >/sys/module/simnic/parameters/rx_bits_phy
+st_eq "$(rx_bits=1 expect_names 40 0 | tr ' ' '\n' | tr '\n' ' ')" "$(enames sim0 | tr '\n' ' ')" "rx_bits_phy in the phy statistical group with the knob on"
+echo 0 >/sys/module/simnic/parameters/rx_bits_phy
+st_false "rx_bits_phy gone with the knob off" ehas sim0 rx_bits_phy
+ctl sim0 "set rx_err_lane_0_phy 5; set rx_err_lane_3_phy 7; rate rx_err_lane_* 0"
+st_eq "12" "$(estat sim0 rx_corrected_bits_phy)" "rx_corrected_bits_phy is the sum of rx_err_lane_N_phy"
+ctl sim0 "fec baser"
+st_eq "BaseR" "$($ETHTOOL --show-fec sim0 | sed -n 's/^Active FEC encoding: //p')" "fec baser: ethtool --show-fec"
+ctl sim0 "fec rs"
+st_eq "RS" "$($ETHTOOL --show-fec sim0 | sed -n 's/^Active FEC encoding: //p')" "fec rs: ethtool --show-fec"
+st_true "fec refuses an unknown mode" ctl_rejects sim0 "fec fc"
 ctl sim0 "pfc 0x08"
 st_false "rx_prio5_pause gone after pfc 0x08" ehas sim0 rx_prio5_pause
 st_true "rx_prio3_pause still there" ehas sim0 rx_prio3_pause

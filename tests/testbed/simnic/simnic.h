@@ -111,7 +111,22 @@ enum simnic_ctr_id {
 	C_IB_RDMA_RX_BYTES,
 	C_IB_CC_RX_CNP_PKTS,
 	C_IB_CC_TX_CNP_PKTS,
-	C_NUM
+	/*
+	 * Link health (link.c): mlx5's phy statistical group (PPCNT group
+	 * 0x16) and the FEC block counters of the physical layer group (0x12),
+	 * named after their PPCNT fields where ethtool -S has no name.
+	 */
+	C_LINK_BASE,
+	C_RX_BITS_PHY = C_LINK_BASE, /* phy_received_bits */
+	C_RX_PCS_SYMBOL_ERR_PHY,     /* phy_symbol_errors */
+	C_RX_ERR_LANE0_PHY,	     /* phy_corrected_bits_lane0..3 */
+	C_RX_ERR_LANE3_PHY = C_RX_ERR_LANE0_PHY + 3,
+	C_RS_FEC_CORRECTED_BLOCKS,
+	C_RS_FEC_UNCORRECTABLE_BLOCKS,
+	C_FC_FEC_CORRECTED_LANE0, /* fc_fec_corrected_blocks_lane0..3 */
+	C_FC_FEC_UNCORRECTABLE_LANE0 = C_FC_FEC_CORRECTED_LANE0 + 4,
+	C_LINK_END = C_FC_FEC_UNCORRECTABLE_LANE0 + 4,
+	C_NUM = C_LINK_END
 };
 
 static inline bool simnic_ctr_is_32bit(int id)
@@ -252,6 +267,7 @@ struct simnic_port {
 	struct delayed_work flap_work;
 	struct delayed_work ib_event_work;
 	bool registered;
+	u32 fec_active; /* link.c: ETHTOOL_FEC_* of the active FEC mode */
 };
 
 /* main.c */
@@ -386,5 +402,29 @@ int simnic_pci_ctl(int port, int argc, char **argv, bool apply, char *err,
 		   size_t errlen);
 int simnic_rdma_ctl(int port, int argc, char **argv, bool apply, char *err,
 		    size_t errlen);
+
+/* link.c: FEC and link-health statistics (mlx5 PPCNT/PPLM model) */
+#define SIMNIC_FEC_LANES 4
+extern bool simnic_rx_bits_phy;
+void simnic_link_init(struct simnic_port *port);
+void simnic_fw_delay_reg(struct simnic_port *port); /* fw.c */
+u64 simnic_corrected_bits(struct simnic_port *port, u64 now);
+int simnic_fec_parse(const char *s, u32 *fec);
+const char *simnic_fec_name(u32 fec);
+void simnic_fec_link_modes(struct simnic_port *port,
+			   struct ethtool_link_ksettings *ks);
+int simnic_get_fecparam(struct net_device *dev, struct ethtool_fecparam *fec);
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(5, 13, 0)
+void simnic_get_fec_stats(struct net_device *dev,
+			  struct ethtool_fec_stats *stats);
+void simnic_get_eth_phy_stats(struct net_device *dev,
+			      struct ethtool_eth_phy_stats *stats);
+void simnic_get_eth_mac_stats(struct net_device *dev,
+			      struct ethtool_eth_mac_stats *stats);
+#endif
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+void simnic_get_link_ext_stats(struct net_device *dev,
+			       struct ethtool_link_ext_stats *stats);
+#endif
 
 #endif /* SIMNIC_H */

@@ -19,7 +19,7 @@ namespace roceqos {
 namespace {
 
 constexpr uint16_t kFamily = 0x1c;  // any: the parsers do not look at nlmsg_type
-// ETHTOOL_A_LINKSTATE_EXT_DOWN_CNT (6.3+), by its place after ETHTOOL_A_LINKSTATE_EXT_SUBSTATE.
+// ETHTOOL_A_LINKSTATE_EXT_DOWN_CNT (6.2+), by its place after ETHTOOL_A_LINKSTATE_EXT_SUBSTATE.
 constexpr uint16_t kExtDownCnt = ETHTOOL_A_LINKSTATE_EXT_SUBSTATE + 1;
 
 netlink::NlMessage View(const netlink::Message& msg) {
