@@ -101,6 +101,27 @@ for node in NODES:
         flap = lambda t, n=node, d=netdev: (n, d) == ("gpu-node-01", "ens1f0np0") and t >= 10 * 60
         add("roce_netdev_carrier_changes", "counter", "roce_netdev_carrier_changes_total", nd,
             lambda t, f=flap: 1 + (2 * ((t - 600) // 60) if f(t) else 0))
+        # The PCIe link (Gen4 x16; ens1f1np1 of gpu-node-01 trained at x8) and its AER totals: the
+        # function's three classes, the upstream port's uncorrectable ones (docs/pcie.md).
+        for bound in ("current", "max"):
+            add("roce_pcie_link_speed_gts", "gauge", "roce_pcie_link_speed_gts", {**nd, "bound": bound}, lambda t: 16)
+            add("roce_pcie_link_width", "gauge", "roce_pcie_link_width", {**nd, "bound": bound},
+                lambda t, b=bound, n=node, d=netdev: 8 if b == "current" and (n, d) == ("gpu-node-01", "ens1f1np1") else 16)
+        for side, classes in (("function", ("correctable", "nonfatal", "fatal")), ("upstream", ("nonfatal", "fatal"))):
+            for cls in classes:
+                add("roce_pcie_aer_errors", "counter", "roce_pcie_aer_errors_total", {**nd, "side": side, "class": cls},
+                    lambda t, f=flap, c=cls: (t - 600) // 60 if f(t) and c == "correctable" else 0)
+        # The link: RS-FEC correcting steadily, uncorrectable blocks and one device link-down event a
+        # minute on the flapping port; one RoCE v2 GID per address (IPv4 and IPv6), none missing.
+        add("roce_link_fec", "info", "roce_link_fec_info", {**nd, "mode": "rs"}, lambda t: 1)
+        add("roce_link_fec_corrected_blocks", "counter", "roce_link_fec_corrected_blocks_total", nd, lambda t: 120 * t)
+        add("roce_link_fec_uncorrectable_blocks", "counter", "roce_link_fec_uncorrectable_blocks_total", nd,
+            lambda t, f=flap: 3 * ((t - 600) // 60) if f(t) else 0)
+        for fam in ("roce_link_symbol_errors", "roce_link_fcs_errors", "roce_link_down_events"):
+            add(fam, "counter", fam + "_total", {**nd, "source": "netlink"}, lambda t, f=flap: (t - 600) // 60 if f(t) else 0)
+        add("roce_rdma_gids", "gauge", "roce_rdma_gids", rd, lambda t: 2)
+        for family in ("ipv4", "ipv6"):
+            add("roce_roce_v2_gid_checked_addresses", "gauge", "roce_roce_v2_gid_checked_addresses", {**nd, "family": family}, lambda t: 1)
         add("roce_transceiver", "info", "roce_transceiver_info", {**nd, "type": "QSFP28", "spec": "sff8636", "vendor": "SIMNIC", "part_number": "SIM-QSFP28-SR4", "revision": "A1", "firmware": "", "serial": ""}, lambda t: 1)
         add("roce_transceiver_temperature_celsius", "gauge", "roce_transceiver_temperature_celsius", nd, lambda t: 41.5)
         add("roce_transceiver_supply_voltage_volts", "gauge", "roce_transceiver_supply_voltage_volts", nd, lambda t: 3.31)
