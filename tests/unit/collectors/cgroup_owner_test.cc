@@ -211,5 +211,32 @@ TEST(CgroupOwnerTest, DeepPathsAreBounded) {
   EXPECT_EQ(Parsed(deep).kind, CgroupOwnerKind::kUnknown);
 }
 
+TEST(CgroupOwnerTest, EveryPrefixAndByteFlipStaysBounded) {
+  const std::string text = Shape(
+      "12:pids:/kubepods/burstable/podUID/ID\n"
+      "9:freezer:/slurm/uid_1000/job_88/step_extern/task_0\n"
+      "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podUID_.slice/"
+      "cri-containerd-ID.scope\n");
+  auto check = [](const std::string& input) {
+    Result<CgroupOwner> owner = ParseCgroupOwner(input);
+    if (!owner.ok()) {
+      EXPECT_FALSE(owner.error().message.empty());
+      return;
+    }
+    EXPECT_LE(owner->pod_uid.size(), 36U);
+    EXPECT_TRUE(owner->container_id.empty() || owner->container_id.size() == 64U);
+    EXPECT_LE(owner->slurm_job.size(), 10U);
+    EXPECT_LE(owner->systemd_unit.size(), 255U);
+  };
+  for (size_t len = 0; len <= text.size(); ++len) check(text.substr(0, len));
+  for (size_t at = 0; at < text.size(); ++at) {
+    for (char with : {'\0', '\n', ':', '/', '_', 'Z'}) {
+      std::string flipped = text;
+      flipped[at] = with;
+      check(flipped);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace roceqos

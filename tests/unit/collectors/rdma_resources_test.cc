@@ -5,6 +5,7 @@
 #include <linux/netlink.h>
 #include <rdma/rdma_netlink.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -275,6 +276,35 @@ TEST(RdmaResourcesTest, RequestBytes) {
   EXPECT_EQ(summary.header()->nlmsg_type, kResGet);
   EXPECT_EQ(summary.header()->nlmsg_flags, NLM_F_REQUEST | NLM_F_DUMP);
   EXPECT_EQ(summary.bytes().size(), sizeof(nlmsghdr));
+}
+
+TEST(RdmaResourcesTest, EveryTruncationAndByteFlipIsAnErrorOrConsistentCounts) {
+  const Buffer reply = QpReply(
+      3, {KernelQp(1, 1, "ib_core"), UserQp(17, 1, 4100), UserQp(18, 0, 4100, kIbQpsErr)});
+  auto check = [](const Buffer& bytes) {
+    RdmaQpTally tally;
+    const bool added = tally.AddQpReply(View(bytes)).ok();
+    uint64_t counted = 0;
+    for (const auto& [key, count] : tally.owners()) {
+      EXPECT_LE(count.qps_in_error, count.qps);
+      counted += count.qps;
+    }
+    EXPECT_EQ(counted, tally.total_qps());
+    if (!added) {
+      EXPECT_EQ(counted, 0U);
+    }
+    (void)ParseRdmaResourceSummary(View(bytes));
+  };
+  for (size_t len = 0; len < reply.size(); ++len) {
+    check(Buffer(reply.begin(), reply.begin() + static_cast<std::ptrdiff_t>(len)));
+  }
+  for (size_t at = 0; at < reply.size(); ++at) {
+    for (std::byte mask : {std::byte{0x01}, std::byte{0x80}, std::byte{0xff}}) {
+      Buffer flipped = reply;
+      flipped[at] ^= mask;
+      check(flipped);
+    }
+  }
 }
 
 }  // namespace
