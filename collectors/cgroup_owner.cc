@@ -243,12 +243,12 @@ Result<CgroupOwner> ParseCgroupOwner(std::string_view text) {
     std::string_view id = line.substr(0, first);
     std::string_view path = line.substr(second + 1);
     if (id.empty() || id.size() > kMaxIdDigits || !AllOf(id, IsDigit)) {
-      return MakeError(0, fmt::format("{}: line {}: hierarchy ID is not a number", kContext,
-                                      line_number));
+      return MakeError(
+          0, fmt::format("{}: line {}: hierarchy ID is not a number", kContext, line_number));
     }
     if (!path.starts_with('/')) {
-      return MakeError(0, fmt::format("{}: line {}: path does not start with '/'", kContext,
-                                      line_number));
+      return MakeError(
+          0, fmt::format("{}: line {}: path does not start with '/'", kContext, line_number));
     }
     CgroupOwner owner = ClassifyCgroupPath(path);
     if (Rank(owner.kind) > Rank(best.kind)) best = std::move(owner);

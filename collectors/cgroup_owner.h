@@ -5,6 +5,7 @@
 // cgroups), a Slurm job (cgroup/v1 and cgroup/v2 plugins), a systemd unit, or unknown. A pure
 // parser: the caller reads the file (one read(2) of a few hundred bytes).
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -53,7 +54,7 @@ struct CgroupOwner {
 
 /// The largest /proc/PID/cgroup text accepted (a cgroup v1 host with every controller mounted
 /// and deep paths stays under 4 KiB).
-inline constexpr size_t kMaxProcCgroupBytes = 64 * 1024;
+inline constexpr size_t kMaxProcCgroupBytes = size_t{64} * 1024;
 
 /// Parses the whole text of /proc/PID/cgroup ("hierarchy-ID:controller-list:cgroup-path" per
 /// line). Every line is classified and the most specific owner wins (pod, then Slurm job, then

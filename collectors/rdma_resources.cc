@@ -80,8 +80,8 @@ constexpr auto kSummaryEntryPolicy = MakePolicy<RDMA_NLDEV_ATTR_RES_SUMMARY_ENTR
 // would end up in a label value, so it is refused.
 bool ValidKernName(std::string_view name) {
   return std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '-';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-';
   });
 }
 
@@ -91,8 +91,7 @@ struct ParsedQp {
 };
 
 Result<ParsedQp> ParseQpEntry(Bytes entry_bytes, uint32_t device_index, size_t index) {
-  Result<Attrs> entry =
-      Attrs::Parse(entry_bytes, kQpEntryPolicy, "RDMA_NLDEV_ATTR_RES_QP_ENTRY");
+  Result<Attrs> entry = Attrs::Parse(entry_bytes, kQpEntryPolicy, "RDMA_NLDEV_ATTR_RES_QP_ENTRY");
   if (!entry) {
     Error error = entry.error();
     error.message = fmt::format("{} (entry #{})", error.message, index);

@@ -11,6 +11,7 @@
 #include <map>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "base/result.h"
@@ -34,7 +35,11 @@ struct RdmaQpOwnerKey {
   uint32_t pid = 0;           // RDMA_NLDEV_ATTR_RES_PID; 0 for kernel QPs and exiting processes
   std::string kern_name;      // RDMA_NLDEV_ATTR_RES_KERN_NAME; set only for kernel QPs
 
-  auto operator<=>(const RdmaQpOwnerKey&) const = default;
+  bool operator==(const RdmaQpOwnerKey&) const = default;
+  bool operator<(const RdmaQpOwnerKey& other) const {
+    return std::tie(device_index, port, pid, kern_name) <
+           std::tie(other.device_index, other.port, other.pid, other.kern_name);
+  }
 };
 
 struct RdmaQpCount {
@@ -70,8 +75,8 @@ class RdmaQpTally {
 /// One RDMA_NLDEV_CMD_RES_GET reply: the current count of each restrack resource type of a device
 /// ("qp", "cq", "pd", "mr", "cm_id", "ctx", "srq" on 6.x kernels).
 struct RdmaResourceSummary {
-  uint32_t device_index = 0;  // RDMA_NLDEV_ATTR_DEV_INDEX
-  std::string device;         // RDMA_NLDEV_ATTR_DEV_NAME
+  uint32_t device_index = 0;                              // RDMA_NLDEV_ATTR_DEV_INDEX
+  std::string device;                                     // RDMA_NLDEV_ATTR_DEV_NAME
   std::vector<std::pair<std::string, uint64_t>> entries;  // kernel order
 
   bool operator==(const RdmaResourceSummary&) const = default;

@@ -33,9 +33,9 @@ CgroupOwner Parsed(const std::string& text) {
 }
 
 TEST(CgroupOwnerTest, SystemdDriverV2Containerd) {
-  CgroupOwner owner = Parsed(Shape(
-      "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podUID_.slice/"
-      "cri-containerd-ID.scope\n"));
+  CgroupOwner owner =
+      Parsed(Shape("0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podUID_.slice/"
+                   "cri-containerd-ID.scope\n"));
   EXPECT_EQ(owner.kind, CgroupOwnerKind::kPod);
   EXPECT_EQ(owner.pod_uid, kUid);
   EXPECT_EQ(owner.container_id, kId);
@@ -44,15 +44,14 @@ TEST(CgroupOwnerTest, SystemdDriverV2Containerd) {
 }
 
 TEST(CgroupOwnerTest, SystemdDriverCrioBestEffortAndGuaranteedDocker) {
-  CgroupOwner crio = Parsed(Shape(
-      "0::/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-podUID_.slice/"
-      "crio-ID.scope\n"));
+  CgroupOwner crio =
+      Parsed(Shape("0::/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-podUID_.slice/"
+                   "crio-ID.scope\n"));
   EXPECT_EQ(crio.runtime, "cri-o");
   EXPECT_EQ(crio.qos, PodQosClass::kBestEffort);
   EXPECT_EQ(crio.container_id, kId);
   // Guaranteed pods sit directly under kubepods.slice.
-  CgroupOwner docker =
-      Parsed(Shape("0::/kubepods.slice/kubepods-podUID_.slice/docker-ID.scope\n"));
+  CgroupOwner docker = Parsed(Shape("0::/kubepods.slice/kubepods-podUID_.slice/docker-ID.scope\n"));
   EXPECT_EQ(docker.kind, CgroupOwnerKind::kPod);
   EXPECT_EQ(docker.pod_uid, kUid);
   EXPECT_EQ(docker.runtime, "docker");
@@ -60,9 +59,9 @@ TEST(CgroupOwnerTest, SystemdDriverCrioBestEffortAndGuaranteedDocker) {
 }
 
 TEST(CgroupOwnerTest, CrioConmonIsThePodWithoutAContainer) {
-  CgroupOwner owner = Parsed(Shape(
-      "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podUID_.slice/"
-      "crio-conmon-ID.scope\n"));
+  CgroupOwner owner =
+      Parsed(Shape("0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podUID_.slice/"
+                   "crio-conmon-ID.scope\n"));
   EXPECT_EQ(owner.kind, CgroupOwnerKind::kPod);
   EXPECT_EQ(owner.pod_uid, kUid);
   EXPECT_EQ(owner.container_id, "");
@@ -72,12 +71,12 @@ TEST(CgroupOwnerTest, CrioConmonIsThePodWithoutAContainer) {
 TEST(CgroupOwnerTest, CgroupfsDriverV1PicksThePodOverTheSystemdHierarchy) {
   // A cgroup v1 node (hybrid): name=systemd shows the kubelet's unit-less path, the controllers
   // the pod's.
-  CgroupOwner owner = Parsed(Shape(
-      "12:pids:/kubepods/burstable/podUID/ID\n"
-      "11:memory:/kubepods/burstable/podUID/ID\n"
-      "4:cpu,cpuacct:/kubepods/burstable/podUID/ID\n"
-      "1:name=systemd:/kubepods/burstable/podUID/ID\n"
-      "0::/system.slice/containerd.service\n"));
+  CgroupOwner owner =
+      Parsed(Shape("12:pids:/kubepods/burstable/podUID/ID\n"
+                   "11:memory:/kubepods/burstable/podUID/ID\n"
+                   "4:cpu,cpuacct:/kubepods/burstable/podUID/ID\n"
+                   "1:name=systemd:/kubepods/burstable/podUID/ID\n"
+                   "0::/system.slice/containerd.service\n"));
   EXPECT_EQ(owner.kind, CgroupOwnerKind::kPod);
   EXPECT_EQ(owner.pod_uid, kUid);
   EXPECT_EQ(owner.container_id, kId);
@@ -91,15 +90,15 @@ TEST(CgroupOwnerTest, CgroupfsDriverV1PicksThePodOverTheSystemdHierarchy) {
 
 TEST(CgroupOwnerTest, CgroupNamespaceRelativePathAndStaticPodUid) {
   // Read from inside a private cgroup namespace, the path climbs out of the reader's root.
-  CgroupOwner relative = Parsed(Shape(
-      "0::/../../kubepods-besteffort-podUID_.slice/cri-containerd-ID.scope\n"));
+  CgroupOwner relative =
+      Parsed(Shape("0::/../../kubepods-besteffort-podUID_.slice/cri-containerd-ID.scope\n"));
   EXPECT_EQ(relative.kind, CgroupOwnerKind::kPod);
   EXPECT_EQ(relative.pod_uid, kUid);
   EXPECT_EQ(relative.container_id, kId);
   // A static pod's UID is the kubelet's 32-hex config hash.
-  CgroupOwner static_pod = Parsed(
-      Shape("0::/kubepods.slice/kubepods-burstable.slice/"
-            "kubepods-burstable-pod6d8a1e0f2b3c4d5e6f708192a3b4c5d6.slice/cri-containerd-ID.scope"));
+  CgroupOwner static_pod = Parsed(Shape(
+      "0::/kubepods.slice/kubepods-burstable.slice/"
+      "kubepods-burstable-pod6d8a1e0f2b3c4d5e6f708192a3b4c5d6.slice/cri-containerd-ID.scope"));
   EXPECT_EQ(static_pod.pod_uid, "6d8a1e0f2b3c4d5e6f708192a3b4c5d6");
 }
 
@@ -111,12 +110,12 @@ TEST(CgroupOwnerTest, PodCgroupItselfHasNoContainer) {
 }
 
 TEST(CgroupOwnerTest, SlurmV2) {
-  CgroupOwner owner =
-      Parsed("0::/system.slice/slurmstepd.scope/job_4242/step_0/user/task_3\n");
+  CgroupOwner owner = Parsed("0::/system.slice/slurmstepd.scope/job_4242/step_0/user/task_3\n");
   EXPECT_EQ(owner.kind, CgroupOwnerKind::kSlurmJob);
   EXPECT_EQ(owner.slurm_job, "4242");
   EXPECT_EQ(owner.slurm_step, "0");
-  CgroupOwner batch = Parsed("0::/system.slice/node07_slurmstepd.scope/job_17/step_batch/user/task_0");
+  CgroupOwner batch =
+      Parsed("0::/system.slice/node07_slurmstepd.scope/job_17/step_batch/user/task_0");
   EXPECT_EQ(batch.slurm_job, "17");
   EXPECT_EQ(batch.slurm_step, "batch");
   // slurmstepd's own processes: the scope is a unit, not a job.
@@ -163,8 +162,7 @@ TEST(CgroupOwnerTest, UnknownShapes) {
   EXPECT_EQ(Parsed("0::/kubepods/burstable/podnot-a-uid/x\n").kind, CgroupOwnerKind::kUnknown);
   EXPECT_EQ(Parsed("0::/slurm/uid_0/job_12345678901/step_0\n").kind, CgroupOwnerKind::kUnknown);
   EXPECT_EQ(Parsed("0::/slurm/uid_0/job_x1\n").kind, CgroupOwnerKind::kUnknown);
-  EXPECT_EQ(Parsed("0::/elsewhere/pod" + std::string(kUid) + "\n").kind,
-            CgroupOwnerKind::kUnknown);
+  EXPECT_EQ(Parsed("0::/elsewhere/pod" + std::string(kUid) + "\n").kind, CgroupOwnerKind::kUnknown);
 }
 
 TEST(CgroupOwnerTest, InvalidIdsAreDroppedNotKept) {

@@ -61,7 +61,7 @@ Qp KernelQp(uint32_t lqpn, uint32_t port, std::string name, uint8_t type = kIbQp
 }
 
 /// A RES_QP_GET dump message as res_get_common_dumpit builds it: the handle, then the RES_QP
-/// table (no NLA_F_NESTED: nla_nest_start_noflag), with the attributes attribution ignores too.
+/// table, with the attributes attribution ignores too (RQPN, PSNs, PDN).
 Buffer QpReply(uint32_t dev_index, const std::vector<Qp>& qps) {
   Message msg(kQpGet, NLM_F_MULTI);
   msg.PutU32(RDMA_NLDEV_ATTR_DEV_INDEX, dev_index);
@@ -99,12 +99,11 @@ TEST(RdmaResourcesTest, CountsQpsPerOwnerAcrossMessages) {
   // rxe0 after `rping -s` and `rping -c`: the GSI QP of ib_core, an RC QP each for two processes,
   // one of them with a second QP in ERR. A dump spans messages; the tally sums them.
   RdmaQpTally tally;
-  ASSERT_TRUE(tally.AddQpReply(View(QpReply(
-      3, {KernelQp(1, 1, "ib_core"),
-          UserQp(17, 1, 4100),
-          UserQp(18, 1, 4100, kIbQpsErr)}))).ok());
-  ASSERT_TRUE(tally.AddQpReply(View(QpReply(
-      3, {UserQp(19, 1, 4200), UserQp(20, 0, 4200)}))).ok());
+  ASSERT_TRUE(tally
+                  .AddQpReply(View(QpReply(3, {KernelQp(1, 1, "ib_core"), UserQp(17, 1, 4100),
+                                               UserQp(18, 1, 4100, kIbQpsErr)})))
+                  .ok());
+  ASSERT_TRUE(tally.AddQpReply(View(QpReply(3, {UserQp(19, 1, 4200), UserQp(20, 0, 4200)}))).ok());
   const std::map<RdmaQpOwnerKey, RdmaQpCount> expected = {
       {Kernel(3, 1, "ib_core"), {1, 0}},
       {User(3, 1, 4100), {2, 1}},
@@ -183,12 +182,10 @@ TEST(RdmaResourcesTest, WrongLengthsAndMissingHandleAreErrors) {
 
 TEST(RdmaResourcesTest, KernNameOutsideTheModuleCharsetIsRefused) {
   RdmaQpTally tally;
-  Result<void> added =
-      tally.AddQpReply(View(QpReply(1, {KernelQp(1, 1, "ib\"core\n")})));
+  Result<void> added = tally.AddQpReply(View(QpReply(1, {KernelQp(1, 1, "ib\"core\n")})));
   ASSERT_FALSE(added.ok());
   EXPECT_THAT(added.error().message, HasSubstr("RDMA_NLDEV_ATTR_RES_KERN_NAME"));
-  EXPECT_FALSE(
-      tally.AddQpReply(View(QpReply(1, {KernelQp(1, 1, std::string(80, 'a'))}))).ok());
+  EXPECT_FALSE(tally.AddQpReply(View(QpReply(1, {KernelQp(1, 1, std::string(80, 'a'))}))).ok());
 }
 
 TEST(RdmaResourcesTest, OwnersAreCapped) {
@@ -228,7 +225,8 @@ Buffer SummaryReply(uint32_t dev_index, const char* dev,
 TEST(RdmaResourcesTest, SummaryInKernelOrder) {
   const std::vector<std::pair<std::string, uint64_t>> entries = {
       {"pd", 3}, {"cq", 5}, {"qp", 4}, {"cm_id", 2}, {"mr", 1}, {"ctx", 2}, {"srq", 0}};
-  Result<RdmaResourceSummary> summary = ParseRdmaResourceSummary(View(SummaryReply(3, "rxe0", entries)));
+  Result<RdmaResourceSummary> summary =
+      ParseRdmaResourceSummary(View(SummaryReply(3, "rxe0", entries)));
   ASSERT_TRUE(summary.ok()) << summary.error().message;
   EXPECT_EQ(summary->device_index, 3U);
   EXPECT_EQ(summary->device, "rxe0");
@@ -243,14 +241,15 @@ TEST(RdmaResourcesTest, SummaryErrorsAndBound) {
   ASSERT_FALSE(missing.ok());
   EXPECT_THAT(missing.error().message, HasSubstr("RDMA_NLDEV_ATTR_RES_SUMMARY"));
 
-  Result<RdmaResourceSummary> empty_name = ParseRdmaResourceSummary(
-      View(SummaryReply(1, "mlx5_0", {{"", 1}})));
+  Result<RdmaResourceSummary> empty_name =
+      ParseRdmaResourceSummary(View(SummaryReply(1, "mlx5_0", {{"", 1}})));
   ASSERT_FALSE(empty_name.ok());
   EXPECT_THAT(empty_name.error().message, HasSubstr("RDMA_NLDEV_ATTR_RES_SUMMARY_ENTRY_NAME"));
 
   std::vector<std::pair<std::string, uint64_t>> many;
   for (size_t i = 0; i < kMaxSummaryEntries + 5; ++i) many.emplace_back("t" + std::to_string(i), i);
-  Result<RdmaResourceSummary> capped = ParseRdmaResourceSummary(View(SummaryReply(1, "mlx5_0", many)));
+  Result<RdmaResourceSummary> capped =
+      ParseRdmaResourceSummary(View(SummaryReply(1, "mlx5_0", many)));
   ASSERT_TRUE(capped.ok());
   EXPECT_EQ(capped->entries.size(), kMaxSummaryEntries);
 }
@@ -279,8 +278,8 @@ TEST(RdmaResourcesTest, RequestBytes) {
 }
 
 TEST(RdmaResourcesTest, EveryTruncationAndByteFlipIsAnErrorOrConsistentCounts) {
-  const Buffer reply = QpReply(
-      3, {KernelQp(1, 1, "ib_core"), UserQp(17, 1, 4100), UserQp(18, 0, 4100, kIbQpsErr)});
+  const Buffer reply =
+      QpReply(3, {KernelQp(1, 1, "ib_core"), UserQp(17, 1, 4100), UserQp(18, 0, 4100, kIbQpsErr)});
   auto check = [](const Buffer& bytes) {
     RdmaQpTally tally;
     const bool added = tally.AddQpReply(View(bytes)).ok();
