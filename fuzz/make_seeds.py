@@ -230,9 +230,43 @@ def addresses_seeds():
     put('addresses_fuzz', 'newaddr_peer', nlmsg(20, 0, ifa + attrs))
 
 
+def attribution_seeds():
+    """cgroup_owner_fuzz: /proc/PID/cgroup of each owner shape; rdma_resources_fuzz: restrack
+    replies as nldev.c builds them."""
+    uid, uid_ = '0f4a1c2e-7b3d-4e5f-9a8b-1c2d3e4f5a6b', '0f4a1c2e_7b3d_4e5f_9a8b_1c2d3e4f5a6b'
+    cid = '3b9f2c1d4e5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c'
+    for name, text in {
+            'k8s_systemd_containerd': f'0::/kubepods.slice/kubepods-burstable.slice/'
+                                      f'kubepods-burstable-pod{uid_}.slice/cri-containerd-{cid}.scope\n',
+            'k8s_systemd_crio': f'0::/kubepods.slice/kubepods-pod{uid_}.slice/crio-{cid}.scope\n',
+            'k8s_cgroupfs_v1': ''.join(f'{n}:{c}:/kubepods/besteffort/pod{uid}/{cid}\n' for n, c in
+                                       ((12, 'pids'), (4, 'cpu,cpuacct'), (1, 'name=systemd'))),
+            'k8s_cgroupns': f'0::/../../kubepods-besteffort-pod{uid_}.slice/docker-{cid}.scope\n',
+            'slurm_v2': '0::/system.slice/slurmstepd.scope/job_4242/step_0/user/task_3\n',
+            'slurm_v1': '9:freezer:/slurm_node07/uid_1000/job_88/step_batch/task_0\n'
+                        '1:name=systemd:/system.slice/slurmd.service\n',
+            'systemd_unit': '0::/user.slice/user-1000.slice/user@1000.service/app.slice/x.service\n',
+            'root': '0::/\n'}.items():
+        put('cgroup_owner_fuzz', name, text.encode())
+    # RDMA_NLDEV_ATTR_DEV_INDEX (1), DEV_NAME (2); RES_QP (19) { RES_QP_ENTRY (20) { PORT_INDEX
+    # (3), RES_LQPN (21), RES_TYPE (26), RES_STATE (27), RES_PID (28) | RES_KERN_NAME (29),
+    # RES_PDN (60) } }; RES_SUMMARY (15) { RES_SUMMARY_ENTRY (16) { NAME (17), PAD (0), CURR (18) } }.
+    u32 = lambda v: struct.pack('=I', v)
+    head = nla(1, u32(3)) + nla(2, b'rxe0\0')
+    kern = nla(3, u32(1)) + nla(21, u32(1)) + nla(26, b'\x01') + nla(27, b'\x03') + \
+        nla(29, b'ib_core\0')
+    user = nla(3, u32(1)) + nla(21, u32(17)) + nla(26, b'\x02') + nla(27, b'\x03') + \
+        nla(60, u32(2)) + nla(28, u32(4100))
+    put('rdma_resources_fuzz', 'qp_dump', head + nla(19, nla(20, kern) + nla(20, user)))
+    summary = b''.join(nla(16, nla(17, n + b'\0') + nla(0, b'') + nla(18, struct.pack('=Q', c)))
+                       for n, c in ((b'pd', 3), (b'cq', 5), (b'qp', 4), (b'cm_id', 2), (b'mr', 1)))
+    put('rdma_resources_fuzz', 'res_summary', head + nla(15, summary))
+
+
 if __name__ == '__main__':
     (CORPUS / 'policy_fuzz').mkdir(parents=True, exist_ok=True)
     netlink_seeds(); dcb_seeds(); rdma_seeds(); module_seeds(); ethtool_seeds(); text_seeds()
     capture_seeds(); lldp_seeds(); exposition_seeds(); pcie_seeds()
     link_seeds()
     addresses_seeds()
+    attribution_seeds()
