@@ -118,7 +118,8 @@ Result<std::optional<GpuDevice>> ReadGpuCandidate(const std::string& sysfs_root,
   if (!klass->has_value() || !IsNvidiaGpu(**vendor, **klass >> 8)) return Maybe();
   std::error_code ec;
   const fs::path resolved = fs::canonical(dir, ec);
-  if (ec == std::errc::no_such_file_or_directory || ec == std::errc::not_a_directory) return Maybe();
+  if (ec == std::errc::no_such_file_or_directory || ec == std::errc::not_a_directory)
+    return Maybe();
   if (ec) return MakeError(ec.value(), fmt::format("resolve {}: {}", dir, ec.message()));
   auto placement = PlaceResolved(resolved);
   if (!placement) return placement.error();
@@ -164,11 +165,16 @@ Result<std::vector<NicPlacement>> ReadNics(const std::string& sysfs_root,
 
 std::string_view PcieRelationName(PcieRelation relation) {
   switch (relation) {
-    case PcieRelation::kPix: return "PIX";
-    case PcieRelation::kPxb: return "PXB";
-    case PcieRelation::kPhb: return "PHB";
-    case PcieRelation::kNode: return "NODE";
-    case PcieRelation::kSys: return "SYS";
+    case PcieRelation::kPix:
+      return "PIX";
+    case PcieRelation::kPxb:
+      return "PXB";
+    case PcieRelation::kPhb:
+      return "PHB";
+    case PcieRelation::kNode:
+      return "NODE";
+    case PcieRelation::kSys:
+      return "SYS";
   }
   return "SYS";
 }

@@ -38,7 +38,7 @@ struct PciPlacement {
 
 struct GpuDevice {
   PciPlacement placement;
-  std::string pci_bus_id;  // dcgm-exporter's spelling: "00000000:3B:00.0"
+  std::string pci_bus_id;   // dcgm-exporter's spelling: "00000000:3B:00.0"
   uint32_t class_code = 0;  // class >> 8: 0x0302 or 0x0300
   bool operator==(const GpuDevice&) const = default;
 };
@@ -57,9 +57,9 @@ struct NicGpuRelation {
 };
 
 struct GpuTopology {
-  std::vector<GpuDevice> gpus;         // sorted by PCI address
-  std::vector<NicPlacement> nics;      // in the order asked; one without a PCI function: none
-  std::vector<NicGpuRelation> pairs;   // one per NIC x GPU, NIC-major
+  std::vector<GpuDevice> gpus;        // sorted by PCI address
+  std::vector<NicPlacement> nics;     // in the order asked; one without a PCI function: none
+  std::vector<NicGpuRelation> pairs;  // one per NIC x GPU, NIC-major
 };
 
 /// Lists /sys/bus/pci/devices under `sysfs_root` (normally "/sys"), keeps the NVIDIA display

@@ -176,7 +176,7 @@ Result<PcieDeviceLink> ReadPcieDeviceLink(const std::string& dir) {
 }
 
 Result<std::optional<std::filesystem::path>> ResolveNetdevPciFunction(const std::string& sysfs_root,
-                                                                     std::string_view netdev) {
+                                                                      std::string_view netdev) {
   // /sys/class/net/<if>/device links to the parent device; resolved, its directory sits under
   // the bridge it hangs from (/sys/devices/pci0000:00/<root port>/<function>).
   using Resolved = std::optional<std::filesystem::path>;

@@ -102,7 +102,8 @@ TEST(RelatePlacements, EachRelation) {
   // A second-level switch below another downstream port of the same switch.
   const PciPlacement two_switches =
       Place(sw + "/0000:17:02.0/0000:1c:00.0/0000:1d:00.0/0000:1e:00.0", 0);
-  const PciPlacement other_root_port = Place("/sys/devices/pci0000:15/0000:15:03.0/0000:20:00.0", 0);
+  const PciPlacement other_root_port =
+      Place("/sys/devices/pci0000:15/0000:15:03.0/0000:20:00.0", 0);
   const PciPlacement other_bridge = Place("/sys/devices/pci0000:3d/0000:3d:01.0/0000:3e:00.0", 0);
   const PciPlacement other_socket = Place("/sys/devices/pci0000:97/0000:97:01.0/0000:98:00.0", 1);
   EXPECT_EQ(RelatePlacements(nic, same_switch), PcieRelation::kPix);
@@ -179,9 +180,9 @@ TEST(GpuTopologyParsers, NumaNodeClassVendorBusId) {
 class GpuTopologyTree : public testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() /
-            ("roceqos_gpu_" + std::to_string(::getpid()) + "_" +
-             testing::UnitTest::GetInstance()->current_test_info()->name());
+    root_ =
+        fs::temp_directory_path() / ("roceqos_gpu_" + std::to_string(::getpid()) + "_" +
+                                     testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(root_);
     fs::create_directories(root_ / "bus/pci/devices");
     fs::create_directories(root_ / "class/net");
@@ -201,7 +202,8 @@ class GpuTopologyTree : public testing::Test {
   }
   void Netdev(const fs::path& function, const std::string& name) {
     fs::create_directories(function / "net" / name);
-    fs::create_symlink("../../../" + function.filename().string(), function / "net" / name / "device");
+    fs::create_symlink("../../../" + function.filename().string(),
+                       function / "net" / name / "device");
     fs::create_symlink(function / "net" / name, root_ / "class/net" / name);
   }
   Result<GpuTopology> Read(const std::vector<std::string>& netdevs) {
@@ -236,12 +238,12 @@ TEST_F(GpuTopologyTree, MissingNumaNodeIsUnknown) {
 }
 
 TEST_F(GpuTopologyTree, AVanishedDeviceHasNoEntry) {
-  const fs::path gpu = Device("pci0000:00/0000:00:01.0", "0000:01:00.0", "0x10de\n", "0x030200\n",
-                              "0\n");
+  const fs::path gpu =
+      Device("pci0000:00/0000:00:01.0", "0000:01:00.0", "0x10de\n", "0x030200\n", "0\n");
   Device("pci0000:00/0000:00:02.0", "0000:02:00.0", "0x10de\n", "0x030200\n", "0\n");
   Netdev(Device("pci0000:00/0000:00:03.0", "0000:03:00.0", "0x15b3\n", "0x020000\n", "0\n"),
          "eth0");
-  fs::remove_all(gpu);  // hot-removed: bus/pci/devices still links to it
+  fs::remove_all(gpu);                     // hot-removed: bus/pci/devices still links to it
   auto topology = Read({"eth0", "eth9"});  // eth9 never existed
   ASSERT_TRUE(topology) << topology.error().message;
   ASSERT_EQ(topology->gpus.size(), 1u);
@@ -258,8 +260,8 @@ TEST_F(GpuTopologyTree, AVanishedDeviceHasNoEntry) {
 }
 
 TEST_F(GpuTopologyTree, AnUnreadableFileIsAnErrorThatNamesIt) {
-  const fs::path gpu = Device("pci0000:00/0000:00:01.0", "0000:01:00.0", "0x10de\n", "0x030200\n",
-                              "0\n");
+  const fs::path gpu =
+      Device("pci0000:00/0000:00:01.0", "0000:01:00.0", "0x10de\n", "0x030200\n", "0\n");
   fs::remove(gpu / "class");
   fs::create_directory(gpu / "class");  // read(2) fails with EISDIR
   auto topology = Read({});
