@@ -244,7 +244,8 @@ TEST_F(GpuTopologyTree, AVanishedDeviceHasNoEntry) {
   Netdev(Device("pci0000:00/0000:00:03.0", "0000:03:00.0", "0x15b3\n", "0x020000\n", "0\n"),
          "eth0");
   fs::remove_all(gpu);                     // hot-removed: bus/pci/devices still links to it
-  auto topology = Read({"eth0", "eth9"});  // eth9 never existed
+  // eth9 never existed; "../../x" is no netdev name and never leaves class/net.
+  auto topology = Read({"eth0", "eth9", "../../x"});
   ASSERT_TRUE(topology) << topology.error().message;
   ASSERT_EQ(topology->gpus.size(), 1u);
   EXPECT_EQ(topology->gpus[0].pci_bus_id, "00000000:02:00.0");
