@@ -243,7 +243,7 @@ TEST_F(GpuTopologyTree, AVanishedDeviceHasNoEntry) {
   Device("pci0000:00/0000:00:02.0", "0000:02:00.0", "0x10de\n", "0x030200\n", "0\n");
   Netdev(Device("pci0000:00/0000:00:03.0", "0000:03:00.0", "0x15b3\n", "0x020000\n", "0\n"),
          "eth0");
-  fs::remove_all(gpu);                     // hot-removed: bus/pci/devices still links to it
+  fs::remove_all(gpu);  // hot-removed: bus/pci/devices still links to it
   // eth9 never existed; "../../x" is no netdev name and never leaves class/net.
   auto topology = Read({"eth0", "eth9", "../../x"});
   ASSERT_TRUE(topology) << topology.error().message;
