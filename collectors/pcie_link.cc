@@ -175,17 +175,27 @@ Result<PcieDeviceLink> ReadPcieDeviceLink(const std::string& dir) {
   return link;
 }
 
-Result<std::optional<PcieLink>> ReadPcieLink(const std::string& sysfs_root,
-                                             std::string_view netdev) {
+Result<std::optional<std::filesystem::path>> ResolveNetdevPciFunction(const std::string& sysfs_root,
+                                                                      std::string_view netdev) {
   // /sys/class/net/<if>/device links to the parent device; resolved, its directory sits under
   // the bridge it hangs from (/sys/devices/pci0000:00/<root port>/<function>).
+  using Resolved = std::optional<std::filesystem::path>;
   const std::filesystem::path link = fmt::format("{}/class/net/{}/device", sysfs_root, netdev);
   std::error_code ec;
-  const std::filesystem::path function = std::filesystem::canonical(link, ec);
+  std::filesystem::path function = std::filesystem::canonical(link, ec);
   if (ec == std::errc::no_such_file_or_directory || ec == std::errc::not_a_directory)
-    return std::optional<PcieLink>();
+    return Resolved();
   if (ec) return MakeError(ec.value(), fmt::format("resolve {}: {}", link.string(), ec.message()));
-  if (!IsPciAddress(function.filename().string())) return std::optional<PcieLink>();
+  if (!IsPciAddress(function.filename().string())) return Resolved();
+  return Resolved(std::move(function));
+}
+
+Result<std::optional<PcieLink>> ReadPcieLink(const std::string& sysfs_root,
+                                             std::string_view netdev) {
+  auto resolved = ResolveNetdevPciFunction(sysfs_root, netdev);
+  if (!resolved) return resolved.error();
+  if (!resolved->has_value()) return std::optional<PcieLink>();
+  const std::filesystem::path& function = **resolved;
   PcieLink result;
   auto own = ReadPcieDeviceLink(function.string());
   if (!own) return own.error();

@@ -6,6 +6,7 @@
 // kernel's copy of config space or its own AER statistics.
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -47,6 +48,12 @@ struct PcieLink {
 /// virtioN device). A malformed file or a failed read is an Error naming the file.
 Result<std::optional<PcieLink>> ReadPcieLink(const std::string& sysfs_root,
                                              std::string_view netdev);
+
+/// The resolved directory of `netdev`'s PCI function under `sysfs_root`
+/// (".../devices/pci0000:00/0000:00:02.0/0000:3b:00.0"): nullopt when the netdev does not exist or
+/// its device is not a PCI function. A failed resolution is an Error naming the link.
+Result<std::optional<std::filesystem::path>> ResolveNetdevPciFunction(const std::string& sysfs_root,
+                                                                      std::string_view netdev);
 
 /// Reads one PCI device directory; every file may be missing.
 Result<PcieDeviceLink> ReadPcieDeviceLink(const std::string& dir);

@@ -263,6 +263,18 @@ def attribution_seeds():
     put('rdma_resources_fuzz', 'res_summary', head + nla(15, summary))
 
 
+def gpu_topology_seeds():
+    """gpu_topology_fuzz: numa_node, vendor and class as drivers/pci/pci-sysfs.c prints them, and
+    resolved device paths (a switch, a VMD domain)."""
+    for name, text in {
+            'numa': '1\n', 'numa_none': '-1\n', 'vendor': '0x10de\n', 'class_3d': '0x030200\n',
+            'path_switch': '/sys/devices/pci0000:15/0000:15:01.0/0000:16:00.0/0000:17:01.0/'
+                           '0000:1b:00.0',
+            'path_root_bus': '/sys/devices/pci0000:00/0000:00:05.0',
+            'path_vmd': '/sys/devices/pci0000:00/0000:00:0e.0/pci10000:e0/10000:e0:06.0'}.items():
+        put('gpu_topology_fuzz', name, text.encode())
+
+
 if __name__ == '__main__':
     (CORPUS / 'policy_fuzz').mkdir(parents=True, exist_ok=True)
     netlink_seeds(); dcb_seeds(); rdma_seeds(); module_seeds(); ethtool_seeds(); text_seeds()
@@ -270,3 +282,4 @@ if __name__ == '__main__':
     link_seeds()
     addresses_seeds()
     attribution_seeds()
+    gpu_topology_seeds()
