@@ -16,8 +16,6 @@ using netlink::Bytes;
 using netlink::MakePolicy;
 namespace attr = netlink::attr;
 
-// IB_DEVICE_NAME_MAX (include/rdma/ib_verbs.h) is 64 including the NUL.
-constexpr uint16_t kIbDeviceNameMax = 64;
 constexpr uint16_t kIfNameSize = 16;  // IFNAMSIZ
 
 constexpr uint16_t NldevType(int op) {

@@ -17,6 +17,10 @@
 
 namespace roceqos {
 
+// IB_DEVICE_NAME_MAX (include/rdma/ib_verbs.h) is 64 including the NUL: the bound of every
+// RDMA_NLDEV_ATTR_DEV_NAME the RDMA netlink parsers accept.
+inline constexpr uint16_t kIbDeviceNameMax = 64;
+
 /// The mlx5 congestion counters (cong_cnts, docs/kernel-interfaces.md §5.7) that get families and
 /// signals of their own; every other hw counter is exported by its name only.
 enum class RdmaCongestionCounter : uint8_t {

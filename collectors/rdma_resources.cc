@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "collectors/rdma.h"
+
 namespace roceqos {
 namespace {
 
@@ -18,8 +20,6 @@ using netlink::Bytes;
 using netlink::MakePolicy;
 namespace attr = netlink::attr;
 
-// IB_DEVICE_NAME_MAX (include/rdma/ib_verbs.h) is 64 including the NUL.
-constexpr uint16_t kIbDeviceNameMax = 64;
 // restrack's kern_name is the creating module's KBUILD_MODNAME (ib_create_qp_kernel() and the
 // rdma_restrack_set_name() callers); MODULE_NAME_LEN is 64 - sizeof(unsigned long).
 constexpr uint16_t kKernNameMax = 64;
