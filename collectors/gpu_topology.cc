@@ -10,6 +10,7 @@
 #include <system_error>
 #include <utility>
 
+#include "base/enum_names.h"
 #include "collectors/host.h"
 #include "collectors/pci_function.h"
 #include "collectors/pcie_link.h"
@@ -164,19 +165,11 @@ Result<std::vector<NicPlacement>> ReadNics(const std::string& sysfs_root,
 }  // namespace
 
 std::string_view PcieRelationName(PcieRelation relation) {
-  switch (relation) {
-    case PcieRelation::kPix:
-      return "PIX";
-    case PcieRelation::kPxb:
-      return "PXB";
-    case PcieRelation::kPhb:
-      return "PHB";
-    case PcieRelation::kNode:
-      return "NODE";
-    case PcieRelation::kSys:
-      return "SYS";
-  }
-  return "SYS";
+  static constexpr EnumName<PcieRelation> kNames[] = {
+      {PcieRelation::kPix, "PIX"},   {PcieRelation::kPxb, "PXB"}, {PcieRelation::kPhb, "PHB"},
+      {PcieRelation::kNode, "NODE"}, {PcieRelation::kSys, "SYS"},
+  };
+  return NameOf(kNames, relation, "SYS");
 }
 
 Result<std::optional<int>> ParseNumaNode(std::string_view content) {
