@@ -31,4 +31,5 @@ file(INSTALL DESTINATION "/lib/systemd/system" TYPE FILE
 file(INSTALL DESTINATION "${CMAKE_INSTALL_PREFIX}/share/doc/roce-qos-exporter/examples" TYPE FILE
      FILES "${ROCEQOS_STAGE}/enforce.conf"
            "${ROCEQOS_SYSTEMD_SRC}/roce-qos-exporter.service.d/optics.conf"
-           "${ROCEQOS_SYSTEMD_SRC}/roce-qos-exporter.service.d/lldp.conf")
+           "${ROCEQOS_SYSTEMD_SRC}/roce-qos-exporter.service.d/lldp.conf"
+           "${ROCEQOS_SYSTEMD_SRC}/roce-qos-exporter.service.d/attribution.conf")

@@ -55,6 +55,7 @@ for f in /usr/bin/roce_qos_exporter /lib/systemd/system/roce-qos-exporter.servic
   /usr/share/doc/roce-qos-exporter/examples/enforce.conf \
   /usr/share/doc/roce-qos-exporter/examples/optics.conf \
   /usr/share/doc/roce-qos-exporter/examples/lldp.conf \
+  /usr/share/doc/roce-qos-exporter/examples/attribution.conf \
   /usr/share/doc/roce-qos-exporter/examples/policy-default.yaml \
   /usr/share/doc/roce-qos-exporter/examples/policy.example.yaml \
   /usr/share/doc/roce-qos-exporter/README.md.gz \

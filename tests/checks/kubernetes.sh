@@ -146,6 +146,8 @@ build_site lean-prio lean "$lean_block"
 build_site optics optics
 build_site lldp lldp
 build_site lldp-enforce "lldp enforce"
+build_site attribution attribution
+build_site attribution-enforce "attribution enforce"
 build_site prio priority-class
 # The Helm release name, changed with the one patch docs/deployment.md shows.
 build_site kps-release kube-prometheus-stack "patches:
@@ -192,7 +194,7 @@ rendered
   fail "docs/deployment.md: no \`\`\`yaml block starting with '# my-site/kustomization.yaml'"
 # Every build that is a deployment (all but base itself, which a site never applies alone).
 # (the single components are covered by their combinations and their own checks below.)
-deployments=(kp optics lldp lldp-enforce site-kp-enforce site-all example "${docs_sites[@]}")
+deployments=(kp optics lldp lldp-enforce attribution attribution-enforce site-kp-enforce site-all example "${docs_sites[@]}")
 
 # images_are NAME IMAGE: every container and initContainer of every pod template, except
 # kube-rbac-proxy, runs IMAGE (and there is at least one).
@@ -225,7 +227,7 @@ if ! cmp -s "$tools/package-lock.json" "$tools/node_modules/.roceqos-lock" 2>/de
   cp "$tools/package-lock.json" "$tools/node_modules/.roceqos-lock"
 fi
 # One node process for every build (loading the schemas is most of its time); errors name the file.
-validated=(base kp kps lean-enforce optics lldp lldp-enforce prio site-all example)
+validated=(base kp kps lean-enforce optics lldp lldp-enforce attribution attribution-enforce prio site-all example)
 files=()
 for name in "${validated[@]}"; do files+=("$out/$name.yaml"); done
 if node "$tools/validate.mjs" "${files[@]}" >"$out/validate.log" 2>&1; then
@@ -586,8 +588,30 @@ for pair in "base lldp" "enforce lldp-enforce"; do
   fi
 done
 
+# 5f. Attribution: hostPID, the pod log and PodResources directories read-only at the host's paths
+# (the flags' defaults and --attribution.kubelet-socket name them), uid 0 for the kubelet's
+# root-owned socket, and no capability: the same sets as the build without it.
+attr_paths='[.volumes[] | select(.hostPath.path == "/var/log/pods" or .hostPath.path == "/var/lib/kubelet/pod-resources") | {name, path: .hostPath.path, type: .hostPath.type}] | sort_by(.path)'
+for name in attribution attribution-enforce; do
+  f=$out/$name.objects.json
+  [[ -s "$f" ]] || continue
+  assert "$name: hostPID, the two host directories as type Directory" "$f" \
+    "[$ds | .hostPID == true and ($attr_paths | map(.type) == [\"Directory\", \"Directory\"])] == [true]"
+  assert "$name: the exporter mounts both read-only at their host paths" "$f" \
+    "[$exporter | [.volumeMounts[] | select(.mountPath == \"/var/log/pods\" or .mountPath == \"/var/lib/kubelet/pod-resources\") | .readOnly] == [true, true]] == [true]"
+  assert "$name: --attribution.interval and the socket under the mounted directory" "$f" \
+    "[$exporter | [.args[] | select(startswith(\"--attribution.\"))] | sort == [\"--attribution.interval=15s\", \"--attribution.kubelet-socket=/var/lib/kubelet/pod-resources/kubelet.sock\"]] == [true]"
+  assert "$name: the exporter runs as uid 0 and adds no capability beyond its build without attribution" "$f" \
+    "[$exporter | .securityContext.runAsUser == 0 and .securityContext.allowPrivilegeEscalation == false and .securityContext.capabilities.drop == [\"ALL\"]] == [true]"
+done
+assert "attribution: adds no capability (observe)" "$out/attribution.objects.json" \
+  "[$exporter | .securityContext.capabilities.add // []] == [[]]"
+assert "attribution-enforce: NET_ADMIN only, from enforce" "$out/attribution-enforce.objects.json" \
+  "[$exporter | .securityContext.capabilities.add] == [[\"NET_ADMIN\"]]"
+assert "base: no hostPID" "$out/base.objects.json" "[$ds | .hostPID // false] == [false]"
+
 # --- 6. Flags.
-for name in base lean-enforce optics lldp; do
+for name in base lean-enforce optics lldp attribution; do
   [[ -s "$out/$name.objects.json" ]] || continue
   mapfile -t flags < <(jq -r "$exporter | .args[]" "$out/$name.objects.json")
   check_flags "kubernetes $name" "${flags[@]}"

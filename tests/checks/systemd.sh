@@ -67,11 +67,15 @@ stage "$work/enforce" enforce.conf
 stage "$work/optics" optics.conf
 stage "$work/lldp" lldp.conf
 stage "$work/lldp-enforce" enforce.conf lldp.conf
+stage "$work/attribution" attribution.conf
+stage "$work/attribution-enforce" enforce.conf attribution.conf
 verify_clean "$work/observe" observe
 verify_clean "$work/enforce" "observe + enforce.conf"
 verify_clean "$work/optics" "observe + optics.conf"
 verify_clean "$work/lldp" "observe + lldp.conf"
 verify_clean "$work/lldp-enforce" "observe + enforce.conf + lldp.conf"
+verify_clean "$work/attribution" "observe + attribution.conf"
+verify_clean "$work/attribution-enforce" "observe + enforce.conf + attribution.conf"
 # verify accepts a repeated Documentation= (the lists add up); one line is the readable form, and
 # packaging/deb/install-units.cmake rewrites that one line for the package.
 doc_lines=$(grep -c '^Documentation=' "$src/$unit" || true)
@@ -131,6 +135,23 @@ expect "$work/lldp-enforce" SupplementaryGroups _lldpd
 expect "$work/lldp-enforce" CapabilityBoundingSet CAP_NET_ADMIN
 for key in ExecStart ReadWritePaths BindReadOnlyPaths BindPaths AmbientCapabilities; do
   grep -q "^$key=" "$src/$unit.d/lldp.conf" && fail "lldp.conf sets $key" || pass "lldp.conf leaves $key alone"
+done
+# Attribution: /proc shows the host's processes, the flag reaches ExecStart in observe and enforce
+# alike (enforce.conf's own ExecStart expands the same variable); no user, capability or path more.
+expect "$work/attribution" ProtectProc default
+expect "$work/attribution" DynamicUser yes
+expect "$work/attribution" PrivateUsers yes
+expect "$work/attribution" CapabilityBoundingSet ""
+expect "$work/attribution" ProtectSystem strict
+for key in ExecStart ReadWritePaths BindReadOnlyPaths BindPaths AmbientCapabilities User; do
+  grep -q "^$key=" "$src/$unit.d/attribution.conf" && fail "attribution.conf sets $key" ||
+    pass "attribution.conf leaves $key alone"
+done
+for dir in attribution attribution-enforce; do
+  grep -q '^ExecStart=.*\$ROCE_QOS_EXPORTER_ATTRIBUTION_ARGS' "$work/$dir/$unit" "$work/$dir/$unit.d/"*.conf &&
+    [[ $(setting "$work/$dir" Environment) == ROCE_QOS_EXPORTER_ATTRIBUTION_ARGS=--attribution.interval=* ]] &&
+    pass "$dir: ExecStart expands \$ROCE_QOS_EXPORTER_ATTRIBUTION_ARGS, which attribution.conf sets" ||
+    fail "$dir: the attribution flags do not reach ExecStart"
 done
 # Ordering only: After= names lldpd, nothing pulls it in (the unit works without lldpd).
 grep -qE '^After=.*\blldpd\.service\b' "$src/$unit" && pass "$unit: After=lldpd.service" ||
