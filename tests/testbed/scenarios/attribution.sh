@@ -1,0 +1,122 @@
+# shellcheck shell=sh
+# Attribution (docs/attribution.md): two jobs on two NICs, each holding QPs, named by their owners.
+# Soft-RoCE over each of two simnic ports (rxa on A, rxb on B: simnic's own RDMA device holds no
+# QP), rping pairs looping over each:
+#  - a pod (kubelet's systemd-driver path, containerd scope) on A, with its /var/log/pods directory;
+#  - a Slurm job (slurmstepd's cgroup v2 path) on B;
+#  - a process in no pod, job or unit (the root cgroup) on A.
+# The oracle is `rdma resource show qp` (iproute2) and /proc/PID/cgroup: per RDMA device, the QPs
+# of each job's PIDs and the kernel's own (comm "[module]"). Asserted:
+#  1. roce_workload_qps names exactly the pod (ml/trainer-0, its UID) on A and the job (4242) on B,
+#     with the oracle's counts, the kernel's QPs under kind="kernel", the unowned process as
+#     kind="unknown", and nothing of either job on the other NIC;
+#  2. a PFC storm on A: roce_pfc_storm on A only, while the pod's series stays (what the alerts
+#     join, alerts/tests/workload_test.yaml);
+#  3. the pod's processes exit: its series is gone within two rounds, the job's stays;
+#  4. the poller's own counters: reads per round, no read error.
+require exporter simnic rxe
+
+# shellcheck disable=SC2046 # netdev names, one word each
+set -- $(simnic_netdevs)
+[ $# -ge 2 ] || fail "need two simnic ports, got '$*'"
+a=$1 b=$2
+mountpoint -q /sys/fs/cgroup 2>/dev/null || mount -t cgroup2 none /sys/fs/cgroup ||
+  fail "cannot mount cgroup2 at /sys/fs/cgroup"
+
+ip addr add 192.168.81.1/24 dev "$a" || fail "ip addr add on $a"
+ip addr add 192.168.82.1/24 dev "$b" || fail "ip addr add on $b"
+rdma link add rxa type rxe netdev "$a" || fail "rdma link add rxa netdev $a"
+rdma link add rxb type rxe netdev "$b" || fail "rdma link add rxb netdev $b"
+
+uid=6f1c2a4e-0d5b-4c1e-9a57-3b8f0e2d7c11
+cid=$(printf '%064d' 0 | tr 0 c)
+pod_cg=/sys/fs/cgroup/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod$(echo "$uid" | tr - _).slice/cri-containerd-$cid.scope
+job_cg=/sys/fs/cgroup/system.slice/slurmstepd.scope/job_4242/step_0/user/task_0
+mkdir -p "$pod_cg" "$job_cg" /var/log/pods/ml_trainer-0_$uid || fail "cannot create the cgroups"
+
+# in_cgroup CGROUP LOG CMD...: CMD in the background, moved into CGROUP before it execs.
+in_cgroup() {
+  _cg=$1 _log=$2
+  shift 2
+  sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$_cg" "$@" >"$_log" 2>&1 &
+}
+# rping_pair CGROUP ADDR PORT NAME: a server and a client looping until killed (no -C).
+rping_pair() {
+  in_cgroup "$1" "$TESTBED_WORK/$4-server.log" rping -s -a "$2" -p "$3"
+  echo "$!" >>"$TESTBED_WORK/$4.pids"
+  wait_for 10 sh -c "rdma resource show cm_id 2>/dev/null | grep -q '$2:$3'" ||
+    fail "$4: rping server not listening on port $3"
+  in_cgroup "$1" "$TESTBED_WORK/$4-client.log" rping -c -a "$2" -p "$3" -S 64
+  echo "$!" >>"$TESTBED_WORK/$4.pids"
+}
+rping_pair "$pod_cg" 192.168.81.1 7001 pod
+rping_pair "$job_cg" 192.168.82.1 7002 job
+rping_pair / 192.168.81.1 7003 stray
+
+# The oracle: QPs per RDMA device of the PIDs in FILE (one per line), from rdma resource show.
+qps_of() { # IBDEV PIDFILE
+  rdma resource show qp link "$1/1" | awk -v f="$2" '
+    BEGIN { while ((getline p < f) > 0) want[p] = 1 }
+    { for (i = 1; i < NF; i++) if ($i == "pid" && ($(i + 1) in want)) n++ }
+    END { print n + 0 }'
+}
+kernel_qps_of() { # IBDEV MODULE
+  rdma resource show qp link "$1/1" | awk -v m="[$2]" '{ for (i = 1; i < NF; i++) if ($i == "comm" && $(i + 1) == m) n++ } END { print n + 0 }'
+}
+both_connected() { [ "$(qps_of rxa "$TESTBED_WORK/pod.pids")" -ge 2 ] && [ "$(qps_of rxb "$TESTBED_WORK/job.pids")" -ge 2 ] &&
+  [ "$(qps_of rxa "$TESTBED_WORK/stray.pids")" -ge 2 ]; }
+wait_for 15 both_connected || fail "rping pairs did not connect: $(rdma resource show qp)"
+pod_qps=$(qps_of rxa "$TESTBED_WORK/pod.pids")
+job_qps=$(qps_of rxb "$TESTBED_WORK/job.pids")
+stray_qps=$(qps_of rxa "$TESTBED_WORK/stray.pids")
+kmod=$(rdma resource show qp link rxa/1 | awk '{ for (i = 1; i < NF; i++) if ($i == "comm" && $(i + 1) ~ /^\[/) { m = $(i + 1); gsub(/[][]/, "", m); print m; exit } }')
+[ -n "$kmod" ] || fail "no kernel QP on rxa: $(rdma resource show qp link rxa/1)"
+kern_qps=$(kernel_qps_of rxa "$kmod")
+log "oracle: pod $pod_qps QPs on rxa, job $job_qps on rxb, stray $stray_qps on rxa, [$kmod] $kern_qps on rxa"
+grep -q "kubepods-besteffort-pod" "/proc/$(head -n1 "$TESTBED_WORK/pod.pids")/cgroup" ||
+  fail "the pod's rping is not in the pod cgroup: $(cat "/proc/$(head -n1 "$TESTBED_WORK/pod.pids")/cgroup")"
+
+start_exporter --collector.device-include="^($a|$b)\$" --attribution.interval=1s
+
+# 1. The owners, with the oracle's counts.
+named() {
+  scrape
+  [ "$(metric_from "$METRICS" roce_workload_qps netdev="$a" rdma_device=rxa kind=pod)" = "$pod_qps" ] &&
+    [ "$(metric_from "$METRICS" roce_workload_qps netdev="$b" rdma_device=rxb kind=slurm_job)" = "$job_qps" ]
+}
+wait_for 15 named || { grep '^roce_workload_qps' "$METRICS" >&2; fail "roce_workload_qps does not name the pod on $a and the job on $b"; }
+assert_eq ml/trainer-0 "$(metric_label "$METRICS" roce_workload_qps workload netdev="$a" kind=pod)" "the pod's workload"
+assert_eq "$uid" "$(metric_label "$METRICS" roce_workload_qps pod_uid netdev="$a" kind=pod)" "the pod's UID"
+assert_eq ml "$(metric_label "$METRICS" roce_workload_qps pod_namespace netdev="$a" kind=pod)" "the pod's namespace"
+assert_eq trainer-0 "$(metric_label "$METRICS" roce_workload_qps pod_name netdev="$a" kind=pod)" "the pod's name"
+assert_eq 4242 "$(metric_label "$METRICS" roce_workload_qps workload netdev="$b" kind=slurm_job)" "the Slurm job"
+assert_eq "$stray_qps" "$(metric_from "$METRICS" roce_workload_qps netdev="$a" rdma_device=rxa kind=unknown)" "unowned QPs on $a"
+assert_eq "$kern_qps" "$(metric_from "$METRICS" roce_workload_qps netdev="$a" rdma_device=rxa kind=kernel workload="$kmod")" "[$kmod] QPs on rxa"
+assert_eq "" "$(_series_matching "$METRICS" roce_workload_qps netdev="$b" kind=pod)" "pod series on $b"
+assert_eq "" "$(_series_matching "$METRICS" roce_workload_qps netdev="$a" kind=slurm_job)" "job series on $a"
+
+# 2. A storm on A: the storm and the pod are on the same netdev, the job's NIC is calm.
+simnic_ctl "$a" "storm start 3 rx"
+stormed() { [ "$(metric roce_pfc_storm netdev="$a" prio=3 direction=rx)" = 1 ]; }
+wait_for 10 stormed || fail "no storm on $a"
+scrape
+assert_eq 0 "$(metric_from "$METRICS" roce_pfc_storm netdev="$b" prio=3 direction=rx)" "storm on $b"
+assert_eq "$pod_qps" "$(metric_from "$METRICS" roce_workload_qps netdev="$a" kind=pod)" "the pod during the storm"
+simnic_ctl "$a" "storm stop all"
+
+# 3. The pod's processes exit: its series goes, the job's stays.
+while read -r p; do kill "$p" 2>/dev/null; done <"$TESTBED_WORK/pod.pids"
+pod_gone() { scrape && [ -z "$(_series_matching "$METRICS" roce_workload_qps kind=pod)" ]; }
+wait_for 10 pod_gone || fail "the pod's series stayed after its processes exited"
+assert_eq "$job_qps" "$(metric_from "$METRICS" roce_workload_qps netdev="$b" kind=slurm_job)" "the job after the pod left"
+
+# 4. The poller's counters.
+reads=$(metric_from "$METRICS" roce_exporter_attribution_reads_total)
+[ "${reads:-0}" -gt 0 ] || fail "roce_exporter_attribution_reads_total is '$reads'"
+errors=$(awk '/^roce_exporter_attribution_read_errors_total/ { s += $NF } END { print s + 0 }' "$METRICS")
+assert_eq 0 "$errors" "attribution read errors"
+for f in job stray; do while read -r p; do kill "$p" 2>/dev/null; done <"$TESTBED_WORK/$f.pids"; done
+rmdir "$pod_cg" "$job_cg" 2>/dev/null
+assert_no_negative "$METRICS"
+exporter_alive
+stop_exporter
