@@ -60,6 +60,25 @@
 #define SIMNIC_MAX_LANES 16
 #define SIMNIC_AER_CLASSES 3 /* correctable, nonfatal, fatal */
 #define SIMNIC_AER_BITS 32
+/*
+ * GPUs: "gpus=N" adds N NVIDIA A100 functions (10de:20b0, class 0x0302 3D
+ * controller, as lspci shows an SXM4 A100) in slots 16 and up of the same
+ * root bus: no capability, no BAR, no driver.  They are what the exporter's
+ * GPU topology (docs/gpus.md) lists from sysfs: vendor, class, numa_node and
+ * the device path.  All on one host bridge with no switch, each GPU is PHB
+ * from each port, as on a server whose GPUs and NICs hang from the root
+ * ports of one root complex.
+ */
+#define SIMNIC_GPU_FIRST_SLOT 16
+#define SIMNIC_MAX_GPUS 8
+#define SIMNIC_GPU_VENDOR_ID 0x10de
+#define SIMNIC_GPU_DEVICE_ID 0x20b0
+#define SIMNIC_GPU_SUBSYS_ID 0x134f
+#define SIMNIC_GPU_HEADER 64 /* the type 0 header; the rest reads 0 */
+
+static unsigned int simnic_gpus;
+module_param_named(gpus, simnic_gpus, uint, 0444);
+MODULE_PARM_DESC(gpus, "NVIDIA GPU functions (10de:20b0, no driver) on the simulated PCI bus, in slots 16 and up (0-8, default 0)");
 
 static struct {
 	struct pci_sysdata sd; /* bus->sysdata: x86 reads domain/node here */
@@ -67,6 +86,7 @@ static struct {
 	struct resource busn;
 	spinlock_t lock;
 	u8 cfg[SIMNIC_MAX_PORTS][PCI_CFG_SPACE_SIZE];
+	u8 gpu_cfg[SIMNIC_MAX_GPUS][SIMNIC_GPU_HEADER];
 	u16 num_vfs[SIMNIC_MAX_PORTS];
 	bool driver_registered;
 	/* aer.c's dev_cor_errs, dev_nonfatal_errs, dev_fatal_errs and totals */
@@ -85,14 +105,40 @@ static int port_of(unsigned int devfn)
 	return port;
 }
 
+static int gpu_of(unsigned int devfn)
+{
+	int gpu = (int)PCI_SLOT(devfn) - SIMNIC_GPU_FIRST_SLOT;
+
+	if (PCI_FUNC(devfn) || gpu < 0 || gpu >= min_t(int, simnic_gpus, SIMNIC_MAX_GPUS))
+		return -1;
+	return gpu;
+}
+
+/* Read-only: the header is constant, so no lock. */
+static u32 gpu_cfg_read(int gpu, int where, int size)
+{
+	u32 v = 0;
+	int i;
+
+	for (i = 0; i < size; i++)
+		if (where + i < SIMNIC_GPU_HEADER)
+			v |= (u32)sp.gpu_cfg[gpu][where + i] << (8 * i);
+	return v;
+}
+
 static int cfg_read(struct pci_bus *bus, unsigned int devfn, int where,
 		    int size, u32 *val)
 {
 	int port = port_of(devfn);
+	int gpu = gpu_of(devfn);
 	unsigned long flags;
 	u32 v = 0;
 	int i;
 
+	if (gpu >= 0 && where + size <= PCI_CFG_SPACE_SIZE) {
+		*val = gpu_cfg_read(gpu, where, size);
+		return PCIBIOS_SUCCESSFUL;
+	}
 	if (port < 0 || where + size > PCI_CFG_SPACE_SIZE) {
 		*val = ~0U;
 		return PCIBIOS_DEVICE_NOT_FOUND;
@@ -113,6 +159,8 @@ static int cfg_write(struct pci_bus *bus, unsigned int devfn, int where,
 	unsigned long flags;
 	int i;
 
+	if (gpu_of(devfn) >= 0 && where + size <= PCI_CFG_SPACE_SIZE)
+		return PCIBIOS_SUCCESSFUL; /* a GPU's writes are dropped */
 	if (port < 0 || where + size > PCI_CFG_SPACE_SIZE)
 		return PCIBIOS_DEVICE_NOT_FOUND;
 	spin_lock_irqsave(&sp.lock, flags);
@@ -127,6 +175,19 @@ static struct pci_ops simnic_pci_ops = {
 	.read = cfg_read,
 	.write = cfg_write,
 };
+
+static void fill_gpu_cfg(int gpu)
+{
+	u8 *c = sp.gpu_cfg[gpu];
+
+	*(__le16 *)(c + PCI_VENDOR_ID) = cpu_to_le16(SIMNIC_GPU_VENDOR_ID);
+	*(__le16 *)(c + PCI_DEVICE_ID) = cpu_to_le16(SIMNIC_GPU_DEVICE_ID);
+	c[PCI_REVISION_ID] = 0xa1;
+	*(__le16 *)(c + PCI_CLASS_DEVICE) = cpu_to_le16(PCI_CLASS_DISPLAY_3D);
+	c[PCI_HEADER_TYPE] = PCI_HEADER_TYPE_NORMAL;
+	*(__le16 *)(c + PCI_SUBSYSTEM_VENDOR_ID) = cpu_to_le16(SIMNIC_GPU_VENDOR_ID);
+	*(__le16 *)(c + PCI_SUBSYSTEM_ID) = cpu_to_le16(SIMNIC_GPU_SUBSYS_ID);
+}
 
 static void fill_cfg(int port)
 {
@@ -434,6 +495,8 @@ int simnic_pci_init(void)
 	spin_lock_init(&sp.lock);
 	for (port = 0; port < simnic_num_ports; port++)
 		fill_cfg(port);
+	for (port = 0; port < min_t(int, simnic_gpus, SIMNIC_MAX_GPUS); port++)
+		fill_gpu_cfg(port);
 
 	for (nr = SIMNIC_FIRST_BUS; nr <= 0xff; nr++)
 		if (!pci_find_bus(0, nr))
