@@ -313,6 +313,68 @@ rxe_traffic() {
 }
 _gone() { ! kill -0 "$1" 2>/dev/null; }
 
+# --- workloads: processes holding QPs in the cgroups kubelet and Slurm make (docs/attribution.md)
+# workload_rxe NETDEV ADDR IBDEV: Soft-RoCE IBDEV over NETDEV, with ADDR/24 on NETDEV (idempotent).
+# simnic's own RDMA devices hold no QP; an rxe device over the same netdev does, for rping.
+workload_rxe() {
+  ip addr show dev "$1" | grep -q "inet $2/" || ip addr add "$2/24" dev "$1" || fail "ip addr add $2 on $1"
+  rdma link show "$3/1" >/dev/null 2>&1 || rdma link add "$3" type rxe netdev "$1" || fail "rdma link add $3 netdev $1"
+}
+# workload_pod_cgroup NAMESPACE NAME UID: prints the cgroup of a containerd container of pod UID
+# (kubelet's systemd cgroup driver, BestEffort QoS) after creating it and the pod's log directory
+# /var/log/pods/NAMESPACE_NAME_UID, as kubelet and containerd would.
+workload_pod_cgroup() {
+  _cg_mount
+  _wc=/sys/fs/cgroup/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod$(echo "$3" | tr - _).slice
+  _wc=$_wc/cri-containerd-$(echo "$3" | tr -d - | cut -c1-32)$(echo "$3" | tr -d - | cut -c1-32).scope
+  mkdir -p "$_wc" "/var/log/pods/$1_$2_$3" || fail "cannot create the cgroup of pod $1/$2"
+  echo "$_wc"
+}
+# workload_slurm_cgroup JOB: prints the cgroup of task 0 of step 0 of Slurm job JOB (slurmstepd's
+# cgroup/v2 layout) after creating it.
+workload_slurm_cgroup() {
+  _cg_mount
+  _wc=/sys/fs/cgroup/system.slice/slurmstepd.scope/job_$1/step_0/user/task_0
+  mkdir -p "$_wc" || fail "cannot create the cgroup of Slurm job $1"
+  echo "$_wc"
+}
+_cg_mount() {
+  [ -f /sys/fs/cgroup/cgroup.procs ] || mount -t cgroup2 none /sys/fs/cgroup ||
+    fail "cannot mount cgroup2 at /sys/fs/cgroup"
+}
+# workload_rping CGROUP ADDR PORT NAME: an rping server and client on ADDR:PORT, looping until
+# killed, both moved into CGROUP before they exec; their PIDs are appended to $TESTBED_WORK/NAME.pids.
+# Returns once the client's QP is up (rdma resource shows both PIDs' QPs).
+workload_rping() {
+  _wr_in() { # LOG CMD...: CMD in the background, in CGROUP
+    _wr_log=$1
+    shift
+    sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$_wr_cg" "$@" >"$_wr_log" 2>&1 &
+    echo "$!" >>"$TESTBED_WORK/$_wr_name.pids"
+  }
+  _wr_cg=$1 _wr_name=$4
+  _wr_in "$TESTBED_WORK/$4-server.log" rping -s -a "$2" -p "$3"
+  wait_for 10 sh -c "rdma resource show cm_id 2>/dev/null | grep -q '$2:$3'" ||
+    fail "$4: rping server not listening on $2:$3"
+  _wr_in "$TESTBED_WORK/$4-client.log" rping -c -a "$2" -p "$3" -S 64
+  wait_for 10 _wr_up "$TESTBED_WORK/$4.pids" || fail "$4: rping QPs not up: $(rdma resource show qp)"
+}
+_wr_up() { [ "$(workload_qps_of_pids "" "$1")" -ge 2 ]; }
+# workload_qps_of_pids IBDEV PIDFILE: the QPs of IBDEV (every device when empty) whose owner is a
+# PID in PIDFILE, from rdma resource show (the oracle).
+workload_qps_of_pids() {
+  rdma resource show qp ${1:+link "$1/1"} | awk -v f="$2" '
+    BEGIN { while ((getline p < f) > 0) want[p] = 1 }
+    { for (i = 1; i < NF; i++) if ($i == "pid" && ($(i + 1) in want)) n++ }
+    END { print n + 0 }'
+}
+# workload_stop NAME: kills the processes workload_rping started for NAME.
+workload_stop() {
+  [ -f "$TESTBED_WORK/$1.pids" ] || return 0
+  while read -r _p; do kill "$_p" 2>/dev/null; done <"$TESTBED_WORK/$1.pids"
+  rm -f "$TESTBED_WORK/$1.pids"
+}
+
 # --- scrape checks ------------------------------------------------------------------------------
 # assert_no_negative FILE: fails if any sample in the scrape is negative or NaN. Gauges of signed
 # physical quantities (a module's temperature and its thresholds, e.g. a -5 °C low alarm) may be

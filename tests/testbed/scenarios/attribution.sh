@@ -20,61 +20,28 @@ require exporter simnic rxe
 set -- $(simnic_netdevs)
 [ $# -ge 2 ] || fail "need two simnic ports, got '$*'"
 a=$1 b=$2
-mountpoint -q /sys/fs/cgroup 2>/dev/null || mount -t cgroup2 none /sys/fs/cgroup ||
-  fail "cannot mount cgroup2 at /sys/fs/cgroup"
-
-ip addr add 192.168.81.1/24 dev "$a" || fail "ip addr add on $a"
-ip addr add 192.168.82.1/24 dev "$b" || fail "ip addr add on $b"
-rdma link add rxa type rxe netdev "$a" || fail "rdma link add rxa netdev $a"
-rdma link add rxb type rxe netdev "$b" || fail "rdma link add rxb netdev $b"
-
+workload_rxe "$a" 192.168.81.1 rxa
+workload_rxe "$b" 192.168.82.1 rxb
 uid=6f1c2a4e-0d5b-4c1e-9a57-3b8f0e2d7c11
-cid=$(printf '%064d' 0 | tr 0 c)
-pod_cg=/sys/fs/cgroup/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod$(echo "$uid" | tr - _).slice/cri-containerd-$cid.scope
-job_cg=/sys/fs/cgroup/system.slice/slurmstepd.scope/job_4242/step_0/user/task_0
-mkdir -p "$pod_cg" "$job_cg" /var/log/pods/ml_trainer-0_$uid || fail "cannot create the cgroups"
+pod_cg=$(workload_pod_cgroup ml trainer-0 "$uid")
+job_cg=$(workload_slurm_cgroup 4242)
+workload_rping "$pod_cg" 192.168.81.1 7001 pod
+workload_rping "$job_cg" 192.168.82.1 7002 job
+workload_rping /sys/fs/cgroup 192.168.81.1 7003 stray
 
-# in_cgroup CGROUP LOG CMD...: CMD in the background, moved into CGROUP before it execs.
-in_cgroup() {
-  _cg=$1 _log=$2
-  shift 2
-  sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$_cg" "$@" >"$_log" 2>&1 &
-}
-# rping_pair CGROUP ADDR PORT NAME: a server and a client looping until killed (no -C).
-rping_pair() {
-  in_cgroup "$1" "$TESTBED_WORK/$4-server.log" rping -s -a "$2" -p "$3"
-  echo "$!" >>"$TESTBED_WORK/$4.pids"
-  wait_for 10 sh -c "rdma resource show cm_id 2>/dev/null | grep -q '$2:$3'" ||
-    fail "$4: rping server not listening on port $3"
-  in_cgroup "$1" "$TESTBED_WORK/$4-client.log" rping -c -a "$2" -p "$3" -S 64
-  echo "$!" >>"$TESTBED_WORK/$4.pids"
-}
-rping_pair "$pod_cg" 192.168.81.1 7001 pod
-rping_pair "$job_cg" 192.168.82.1 7002 job
-rping_pair / 192.168.81.1 7003 stray
-
-# The oracle: QPs per RDMA device of the PIDs in FILE (one per line), from rdma resource show.
-qps_of() { # IBDEV PIDFILE
-  rdma resource show qp link "$1/1" | awk -v f="$2" '
-    BEGIN { while ((getline p < f) > 0) want[p] = 1 }
-    { for (i = 1; i < NF; i++) if ($i == "pid" && ($(i + 1) in want)) n++ }
-    END { print n + 0 }'
-}
+# The oracle: rdma resource show, per RDMA device, for each job's PIDs and the kernel's own QPs.
 kernel_qps_of() { # IBDEV MODULE
   rdma resource show qp link "$1/1" | awk -v m="[$2]" '{ for (i = 1; i < NF; i++) if ($i == "comm" && $(i + 1) == m) n++ } END { print n + 0 }'
 }
-both_connected() { [ "$(qps_of rxa "$TESTBED_WORK/pod.pids")" -ge 2 ] && [ "$(qps_of rxb "$TESTBED_WORK/job.pids")" -ge 2 ] &&
-  [ "$(qps_of rxa "$TESTBED_WORK/stray.pids")" -ge 2 ]; }
-wait_for 15 both_connected || fail "rping pairs did not connect: $(rdma resource show qp)"
-pod_qps=$(qps_of rxa "$TESTBED_WORK/pod.pids")
-job_qps=$(qps_of rxb "$TESTBED_WORK/job.pids")
-stray_qps=$(qps_of rxa "$TESTBED_WORK/stray.pids")
+pod_qps=$(workload_qps_of_pids rxa "$TESTBED_WORK/pod.pids")
+job_qps=$(workload_qps_of_pids rxb "$TESTBED_WORK/job.pids")
+stray_qps=$(workload_qps_of_pids rxa "$TESTBED_WORK/stray.pids")
 kmod=$(rdma resource show qp link rxa/1 | awk '{ for (i = 1; i < NF; i++) if ($i == "comm" && $(i + 1) ~ /^\[/) { m = $(i + 1); gsub(/[][]/, "", m); print m; exit } }')
 [ -n "$kmod" ] || fail "no kernel QP on rxa: $(rdma resource show qp link rxa/1)"
 kern_qps=$(kernel_qps_of rxa "$kmod")
 log "oracle: pod $pod_qps QPs on rxa, job $job_qps on rxb, stray $stray_qps on rxa, [$kmod] $kern_qps on rxa"
-grep -q "kubepods-besteffort-pod" "/proc/$(head -n1 "$TESTBED_WORK/pod.pids")/cgroup" ||
-  fail "the pod's rping is not in the pod cgroup: $(cat "/proc/$(head -n1 "$TESTBED_WORK/pod.pids")/cgroup")"
+pid=$(head -n1 "$TESTBED_WORK/pod.pids")
+grep -q "kubepods-besteffort-pod" "/proc/$pid/cgroup" || fail "the pod's rping is not in its cgroup: $(cat "/proc/$pid/cgroup")"
 
 start_exporter --collector.device-include="^($a|$b)\$" --attribution.interval=1s
 
@@ -105,7 +72,7 @@ assert_eq "$pod_qps" "$(metric_from "$METRICS" roce_workload_qps netdev="$a" kin
 simnic_ctl "$a" "storm stop all"
 
 # 3. The pod's processes exit: its series goes, the job's stays.
-while read -r p; do kill "$p" 2>/dev/null; done <"$TESTBED_WORK/pod.pids"
+workload_stop pod
 pod_gone() { scrape && [ -z "$(_series_matching "$METRICS" roce_workload_qps kind=pod)" ]; }
 wait_for 10 pod_gone || fail "the pod's series stayed after its processes exited"
 assert_eq "$job_qps" "$(metric_from "$METRICS" roce_workload_qps netdev="$b" kind=slurm_job)" "the job after the pod left"
@@ -115,8 +82,8 @@ reads=$(metric_from "$METRICS" roce_exporter_attribution_reads_total)
 [ "${reads:-0}" -gt 0 ] || fail "roce_exporter_attribution_reads_total is '$reads'"
 errors=$(awk '/^roce_exporter_attribution_read_errors_total/ { s += $NF } END { print s + 0 }' "$METRICS")
 assert_eq 0 "$errors" "attribution read errors"
-for f in job stray; do while read -r p; do kill "$p" 2>/dev/null; done <"$TESTBED_WORK/$f.pids"; done
-rmdir "$pod_cg" "$job_cg" 2>/dev/null
+workload_stop job
+workload_stop stray
 assert_no_negative "$METRICS"
 exporter_alive
 stop_exporter
