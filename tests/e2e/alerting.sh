@@ -11,6 +11,9 @@
 #             resolves after the storm stops; the exporter's own detection latency (storm start ->
 #             roce_pfc_storm=1 in the snapshot) is measured in the guest
 #   drift     `dcb pfc set` turns PFC off on priority 3: RoceQosDrift (field pfc) fires
+#   workloads a pod on one port, a Slurm job on the other (rping over Soft-RoCE, docs/attribution.md);
+#             a storm on the pod's port: RoceQosPfcStorm carries the pod (labels) and its GPU from
+#             the fake kubelet (annotation), nothing names the job
 # The healthy baseline's in-sync check and the drift scenario need the QoS engine's metrics; an
 # exporter without them skips both with a SKIP line (a failure with E2E_STRICT=1).
 # Results: $E2E_RESULTS (default $TESTBED_RUN_DIR/e2e-results.txt), one `key value` line each.
@@ -332,6 +335,66 @@ if ((qos)); then
 else
   skip_qos "drift scenario"
 fi
+
+# ---- workloads: two jobs on two NICs; a storm on one names exactly its pod and the pod's GPUs --
+# Soft-RoCE over both simnic ports; a pod (kubelet- and containerd-shaped cgroup, its
+# /var/log/pods directory) loops rping over the first, a Slurm job over the second; the fake
+# kubelet (tests/tools/fake_kubelet, the real PodResources v1 gRPC API) allocates the pod a GPU.
+# The exporter restarts with both ports and attribution on (docs/attribution.md).
+sim2=$(guest 'simnic_netdevs | sed -n 2p')
+[[ -n $sim2 ]] || fail "no second simnic netdev in the guest"
+pod_uid=6f1c2a4e-0d5b-4c1e-9a57-3b8f0e2d7c11
+pod_gpu=GPU-2f6b1c9e-8a4d-4b7e-9c1f-0d3e5a7b9c21
+guest "stop_exporter
+dcb pfc set dev $sim prio-pfc all:off 3:on  # as before the drift scenario: the storm series need PFC on 3
+ib2=\$(rdma_links | awk -v n=$sim2 '\$2 == n { split(\$1, a, \"/\"); print a[1] }')
+simnic_conform_default_policy $sim2 \$ib2
+workload_rxe $sim 192.168.81.1 rxa
+workload_rxe $sim2 192.168.82.1 rxb
+workload_rping \$(workload_pod_cgroup ml trainer-0 $pod_uid) 192.168.81.1 7001 pod
+workload_rping \$(workload_slurm_cgroup 4242) 192.168.82.1 7002 job
+printf '%s\n' 'pods:' '- namespace: ml' '  name: trainer-0' '  containers:' '  - name: trainer' \
+  '    devices:' '    - resource_name: nvidia.com/gpu' '      device_ids: [$pod_gpu]' >/run/e2e-pods.yaml
+/testbed/bin/fake_kubelet --socket /run/e2e-kubelet.sock --pods /run/e2e-pods.yaml >/run/e2e-kubelet.log 2>&1 &
+wait_for 10 test -S /run/e2e-kubelet.sock || fail \"fake kubelet: \$(cat /run/e2e-kubelet.log)\"
+EXPORTER_LOG=$exporter_log
+start_exporter --sampler.period=250ms --storm.detection-time=200ms --storm.restoration-time=400ms --collector.device-include='^($sim|$sim2)\$' --attribution.interval=1s --attribution.kubelet-socket=/run/e2e-kubelet.sock" ||
+  fail "could not start the two jobs and the exporter with attribution in the guest"
+# Both jobs known to Prometheus, and the join the alerts read evaluated.
+workloads_known() {
+  [[ $(query "netdev:roce_workload:info{netdev=\"$sim\",workload=\"ml/trainer-0\"}") &&
+    $(query "netdev:roce_workload:info{netdev=\"$sim2\",workload=\"4242\"}") &&
+    $(query "roce_workload_gpu_info{pod_uid=\"$pod_uid\",device_id=\"$pod_gpu\"}") ]]
+}
+poll $((15 + 3 * scrape_s + slack_s)) workloads_known &&
+  pass "Prometheus has the pod on $sim, the Slurm job on $sim2 and the pod's GPU from the kubelet" ||
+  fail "workloads not in Prometheus: $(query 'roce_workload_qps') / $(query 'netdev:roce_workload:info')"
+t_wl=$(now)
+guest "simnic_ctl $sim 'storm start 3 rx'" || fail "storm start on $sim"
+bound=$(calc "$idle_s + $follow_s + $detection_s + $scrape_s + $eval_s + $eval_s + $group_wait_s + $slack_s")
+expect_alert firing RoceQosPfcStorm "$t_wl" "$bound" netdev="$sim" workload=ml/trainer-0 workload_kind=pod \
+  pod_namespace=ml pod_name=trainer-0
+annotation=$(python3 - "$record" "$t_wl" "$sim" <<'PY'
+import json, sys
+for line in open(sys.argv[1], encoding="utf-8"):
+    a = json.loads(line)
+    if a["status"] == "firing" and a["alertname"] == "RoceQosPfcStorm" and a["received"] > float(sys.argv[2]) \
+            and a["labels"].get("netdev") == sys.argv[3]:
+        print(a["annotations"].get("workloads", ""))
+        break
+PY
+)
+result e2e_storm_workloads_annotation "\"$annotation\""
+[[ $annotation == *"ml/trainer-0 (pod, "* && $annotation == *"$pod_gpu (trainer-0)"* && $annotation != *4242* ]] &&
+  pass "the storm's annotation names the pod and its GPU, not the job on $sim2: $annotation" ||
+  fail "the storm's workloads annotation: '$annotation'"
+guest "simnic_ctl $sim 'storm stop 3 rx'"
+if received firing RoceQosPfcStorm "$t_wl" netdev="$sim2" >/dev/null || received firing RoceQosPfcStorm "$t_wl" workload=4242 >/dev/null; then
+  fail "a storm alert for $sim2 or the Slurm job: $(notifications_since "$t_wl" | head -5)"
+else
+  pass "no storm alert on $sim2 nor for the Slurm job 4242"
+fi
+guest 'workload_stop pod; workload_stop job; pkill -f fake_kubelet; true'
 
 guest 'exporter_alive; stop_exporter' || fail "the exporter did not survive or stop cleanly"
 if ((failures)); then
