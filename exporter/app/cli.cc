@@ -465,12 +465,15 @@ void AddLinkFlags(CLI::App& app, FlagText& text) {
       ->capture_default_str();
 }
 
-void AddPcieFlags(CLI::App& app, FlagText& text) {
+void AddPcieFlags(CLI::App& app, Config& config, FlagText& text) {
   app.add_option("--pcie.interval", text.pcie_interval,
                  "How often the PCIe link speed, width and AER error totals of every selected "
                  "netdev's PCI function and upstream port are read from sysfs, on its own thread; "
                  "Prometheus duration, 0 turns it off (1s..24h)")
       ->capture_default_str();
+  app.add_flag("--gpu-topology.nearest-only", config.gpu_nearest_only,
+               "Keep, per selected netdev, only the roce_nic_gpu_topology series of its nearest "
+               "GPUs (off by default: every NIC x GPU pair, docs/gpus.md)");
 }
 
 void AddGidFlags(CLI::App& app, FlagText& text) {
@@ -612,7 +615,7 @@ CliOutcome ParseCommandLine(std::span<const char* const> args, std::ostream& out
   AddLldpFlags(app, config, text);
   AddDeriveFlags(app, text);
   AddLinkFlags(app, text);
-  AddPcieFlags(app, text);
+  AddPcieFlags(app, config, text);
   AddGidFlags(app, text);
   app.add_option(
       "--replay", config.replay_path,

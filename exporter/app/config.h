@@ -79,6 +79,8 @@ struct Config {
   std::chrono::nanoseconds pcie_interval = std::chrono::seconds(30);
   /// --gids.interval: RoCE v2 GID check cadence, a sample stage (docs/gids.md); 0 = off
   std::chrono::nanoseconds gids_interval = std::chrono::seconds(60);
+  /// --gpu-topology.nearest-only: only each netdev's nearest GPUs in roce_nic_gpu_topology
+  bool gpu_nearest_only = false;
 };
 
 /// The window the shipped alert rules and dashboards read (`window="1m"`).

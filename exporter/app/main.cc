@@ -260,7 +260,8 @@ Pollers MakePollers(const Config& config, Sampler& sampler) {
   if (config.pcie_interval.count() != 0) {
     pollers.pcie =
         std::make_unique<PciePoller>(PciePollerOptions{.interval = config.pcie_interval,
-                                                       .sysfs_root = QosHostPaths(config).sysfs},
+                                                       .sysfs_root = QosHostPaths(config).sysfs,
+                                                       .gpu_nearest_only = config.gpu_nearest_only},
                                      SelectedNetdevs(sampler));
   }
   sampler.SetAttachHook([t = pollers.transceivers.get(), l = pollers.lldp.get(),

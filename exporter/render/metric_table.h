@@ -565,10 +565,10 @@ inline constexpr MetricDef kMetricTable[] = {
    "PCIe AER errors seen by the netdev's PCI function (side=function) or by its upstream port, the link partner (side=upstream), by class (correctable, nonfatal, fatal).",
    {"netdev", "side", "class"}, "pcie", "sysfs aer_dev_correctable, aer_dev_nonfatal, aer_dev_fatal: TOTAL_ERR_COR/NONFATAL/FATAL"},
   {"roce_exporter_pcie_reads_total", MetricKind::kCounter,
-   "PCIe link reads (one per selected netdev per --pcie.interval, a few sysfs files each).",
+   "PCIe link reads (one per selected netdev per --pcie.interval, a few sysfs files each) and GPU topology reads (on a selection change, every 10 minutes otherwise).",
    {}, "self", "PCIe poller"},
   {"roce_exporter_pcie_read_errors_total", MetricKind::kCounter,
-   "Failed PCIe link reads by reason (a malformed sysfs file is malformed).",
+   "Failed PCIe link and GPU topology reads by reason (a malformed sysfs file is malformed).",
    {"reason"}, "self", "PCIe poller"},
   {"roce_exporter_pcie_interval_seconds", MetricKind::kGauge,
    "PCIe poll interval set by --pcie.interval (no series when it is 0, off).",
@@ -592,6 +592,17 @@ inline constexpr MetricDef kMetricTable[] = {
   {"roce_exporter_gids_interval_seconds", MetricKind::kGauge,
    "RoCE v2 GID check interval set by --gids.interval (no series when it is 0, off).",
    {}, "self", "GID sample stage"},
+  // ---- GPUs near each NIC (sysfs, on the PCIe poller's thread: collectors/gpu_topology.h; docs/gpus.md)
+  {"roce_nic_gpu_topology", MetricKind::kGauge,
+   "1 per selected netdev and NVIDIA GPU: their PCIe distance as nvidia-smi topo -m names it (relation: PIX, PXB, PHB, NODE, SYS); gpu_pci_bus_id is spelled as dcgm-exporter's pci_bus_id.",
+   {"netdev", "gpu_pci_bus_id", "relation"}, "pcie",
+   "sysfs `/sys/bus/pci/devices/*/vendor`, `class` (PCI_VENDOR_ID_NVIDIA, PCI_CLASS_DISPLAY_3D/VGA), resolved device paths, `numa_node`"},
+  {"roce_nic_numa_node", MetricKind::kGauge,
+   "NUMA node of the selected netdev's PCI function (no series when the kernel knows none).",
+   {"netdev"}, "pcie", "sysfs `/sys/class/net/<netdev>/device/numa_node`"},
+  {"roce_gpu_numa_node", MetricKind::kGauge,
+   "NUMA node of an NVIDIA GPU of the host (no series when the kernel knows none).",
+   {"gpu_pci_bus_id"}, "pcie", "sysfs `/sys/bus/pci/devices/<gpu>/numa_node`"},
 };
 // clang-format on
 

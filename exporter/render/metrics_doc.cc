@@ -67,13 +67,15 @@ constexpr Area kAreas[] = {
      "sample; `source` (`netlink` or `ethtool`) says which served the figure. FEC blocks and "
      "mode exist through netlink only; the pre-FEC BER needs `rx_corrected_bits_phy` and "
      "`rx_bits_phy`. Details: [link.md](link.md)."},
-    {"pcie", "PCIe link and AER",
+    {"pcie", "PCIe link and AER, GPUs near each NIC",
      "Read from sysfs by the PCIe poller on its own thread every `--pcie.interval` (default `30s`, "
      "`0` = off), never by the counter sampler and never through firmware: each selected netdev's "
      "PCI function (`/sys/class/net/<if>/device`) and its upstream port (the PCI bridge above "
      "it). `bound=\"max\"` is the lower of the two ends' maximums, what the link can train to. "
      "A netdev without a PCI function, or whose last read failed, has no series. Details: "
-     "[pcie.md](pcie.md)."},
+     "[pcie.md](pcie.md). The GPU topology (`roce_nic_gpu_topology` and the NUMA nodes) is read on "
+     "the same thread when the selection changes and every 10 minutes; a failed read leaves none "
+     "of its series. Details: [gpus.md](gpus.md)."},
     {"gids", "RoCE GIDs against the addresses",
      "Checked by the `gids` sample stage on the sampler thread every `--gids.interval` (default "
      "`1m`, `0` = off): every IPv4/IPv6 address of a selected netdev with its own RDMA port, and "

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <exception>
 #include <set>
 
@@ -21,11 +22,55 @@ PciePoller::PciePoller(PciePollerOptions options, Netdevs netdevs)
 
 PciePoller::~PciePoller() { Stop(); }
 
+namespace {
+
+// --gpu-topology.nearest-only: per netdev, the pairs whose relation is that netdev's nearest.
+GpuTopology KeepNearest(GpuTopology topology) {
+  std::map<std::string, PcieRelation> best;
+  for (const NicGpuRelation& pair : topology.pairs) {
+    auto [it, inserted] = best.emplace(pair.netdev, pair.relation);
+    if (!inserted) it->second = std::min(it->second, pair.relation);  // nearest first in the enum
+  }
+  std::erase_if(topology.pairs,
+                [&](const NicGpuRelation& pair) { return pair.relation != best.at(pair.netdev); });
+  return topology;
+}
+
+}  // namespace
+
+std::shared_ptr<const GpuTopology> PciePoller::CurrentGpuTopology(
+    const std::vector<std::string>& netdevs) {
+  const uint64_t refresh_rounds =
+      options_.interval.count() <= 0
+          ? 1
+          : std::max<uint64_t>(
+                1, static_cast<uint64_t>(options_.gpu_topology_refresh / options_.interval));
+  if (gpu_topology_ && netdevs == gpu_topology_netdevs_ && ++gpu_topology_age_ < refresh_rounds) {
+    return gpu_topology_;
+  }
+  Result<GpuTopology> read =
+      Guard<GpuTopology>([&] { return ReadGpuTopology(options_.sysfs_root, netdevs); });
+  ++reads_;
+  gpu_topology_netdevs_ = netdevs;
+  gpu_topology_age_ = 0;
+  if (!read) {
+    CountFailedRead(read.error(), "gpu topology", errors_, fault_log_);
+    gpu_topology_.reset();  // no stale pairs; read again next round
+    return nullptr;
+  }
+  fault_log_.Ok("gpu topology");
+  gpu_topology_ = std::make_shared<const GpuTopology>(
+      options_.gpu_nearest_only ? KeepNearest(std::move(*read)) : std::move(*read));
+  return gpu_topology_;
+}
+
 void PciePoller::PollOnce() {
   auto state = std::make_shared<PcieState>();
   state->interval_seconds = Seconds(options_.interval);
-  const std::vector<std::string> netdevs = netdevs_ ? netdevs_() : std::vector<std::string>{};
-  for (const std::string& netdev : std::set<std::string>(netdevs.begin(), netdevs.end())) {
+  const std::vector<std::string> listed = netdevs_ ? netdevs_() : std::vector<std::string>{};
+  const std::set<std::string> unique(listed.begin(), listed.end());
+  const std::vector<std::string> netdevs(unique.begin(), unique.end());
+  for (const std::string& netdev : netdevs) {
     Result<std::optional<PcieLink>> read =
         Guard<std::optional<PcieLink>>([&] { return ReadPcieLink(options_.sysfs_root, netdev); });
     ++reads_;
@@ -37,6 +82,7 @@ void PciePoller::PollOnce() {
     fault_log_.Ok(key);
     if (*read) state->links.emplace(netdev, std::move(**read));  // nullopt: no PCI function
   }
+  state->gpu_topology = CurrentGpuTopology(netdevs);
   state->reads = reads_;
   state->errors = errors_;
   latest_.Store(std::move(state));

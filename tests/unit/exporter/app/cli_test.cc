@@ -312,5 +312,13 @@ TEST(Cli, WebServingFlagsOutOfRangeAreUsageErrors) {
   ExpectUsageError(Parse({"--web.max-connections=many"}), "--web.max-connections");
 }
 
+// The full NIC x GPU matrix unless a site's budget asks for less (docs/gpus.md).
+TEST(Cli, GpuTopologyNearestOnlyIsOptIn) {
+  EXPECT_FALSE(Parse({}).outcome.config.gpu_nearest_only);
+  Parsed p = Parse({"--gpu-topology.nearest-only"});
+  ASSERT_EQ(p.outcome.kind, CliOutcome::Kind::kRunExporter) << p.err;
+  EXPECT_TRUE(p.outcome.config.gpu_nearest_only);
+}
+
 }  // namespace
 }  // namespace roceqos
