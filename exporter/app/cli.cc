@@ -508,8 +508,9 @@ void AddAttributionFlags(CLI::App& app, Config& config, FlagText& text) {
                  "PID namespace (docs/attribution.md); Prometheus duration, 0 turns it off "
                  "(1s..24h)")
       ->capture_default_str();
-  app.add_option("--attribution.proc-root", config.attribution_proc_root,
-                 "The procfs of the host PID namespace, where /PID/cgroup names a QP holder's owner")
+  app.add_option(
+         "--attribution.proc-root", config.attribution_proc_root,
+         "The procfs of the host PID namespace, where /PID/cgroup names a QP holder's owner")
       ->capture_default_str();
   app.add_option("--attribution.pod-logs-root", config.attribution_pod_logs_root,
                  "The kubelet's pod log directory (<namespace>_<name>_<uid> per pod), read-only, "
