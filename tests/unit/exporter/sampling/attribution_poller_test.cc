@@ -33,6 +33,8 @@ struct Qp {
   uint32_t pid = 0;
   std::string kern_name;
 };
+Qp User(uint32_t pid, uint32_t port = 1) { return {port, pid, ""}; }
+Qp Kernel(std::string name, uint32_t port = 1) { return {port, 0, std::move(name)}; }
 
 /// Dumps answered from `qps` (a device absent from it is ENODEV); owners from a temp procfs;
 /// names from a temp /var/log/pods.
@@ -124,13 +126,7 @@ class AttributionPollerTest : public ::testing::Test {
 TEST_F(AttributionPollerTest, NamesEveryKindOfOwner) {
   targets_ = {{"eth0", "mlx5_0", 3, 1}};
   ports_[3] = 1;
-  qps_[3] = {{.kern_name = "ib_core"},
-             {.pid = 100},
-             {.pid = 100},
-             {.pid = 200},
-             {.pid = 300},
-             {.pid = 400},
-             {.pid = 500}};
+  qps_[3] = {Kernel("ib_core"), User(100), User(100), User(200), User(300), User(400), User(500)};
   Cgroup(100, std::string("/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod") +
                   kUidUnderscored + ".slice/cri-containerd-" + kContainer + ".scope");
   Cgroup(200, std::string("/kubepods.slice/kubepods-pod") + kOtherUidUnderscored + ".slice");
@@ -168,7 +164,7 @@ TEST_F(AttributionPollerTest, NamesEveryKindOfOwner) {
 
 TEST_F(AttributionPollerTest, AVanishedPidIsUnknownNotAnError) {
   targets_ = {{"eth0", "mlx5_0", 3, 1}};
-  qps_[3] = {{.pid = 777}, {.pid = 0}};  // 777 exited after the dump; PID 0: exiting already
+  qps_[3] = {User(777), User(0)};  // 777 exited after the dump; PID 0: exiting already
   AttributionPoller poller = MakePoller();
   poller.PollOnce();
   std::shared_ptr<const AttributionState> state = poller.Latest();
@@ -179,7 +175,7 @@ TEST_F(AttributionPollerTest, AVanishedPidIsUnknownNotAnError) {
 
 TEST_F(AttributionPollerTest, AMalformedCgroupFileIsCountedAndUnknown) {
   targets_ = {{"eth0", "mlx5_0", 3, 1}};
-  qps_[3] = {{.pid = 9}};
+  qps_[3] = {User(9)};
   fs::create_directories(root_ / "proc/9");
   std::ofstream(root_ / "proc/9/cgroup") << "garbage\n";
   AttributionPoller poller = MakePoller();
@@ -193,11 +189,7 @@ TEST_F(AttributionPollerTest, QpsFollowTheirPortToItsNetdev) {
   // under its port's netdev; a port-0 QP of a multi-port device is left out.
   targets_ = {{"eth0", "mlx4_0", 5, 1}, {"eth1", "mlx4_0", 5, 2}};
   ports_[5] = 3;
-  qps_[5] = {{.port = 1, .pid = 300},
-             {.port = 2, .pid = 300},
-             {.port = 2, .pid = 300},
-             {.port = 3, .pid = 300},
-             {.port = 0, .pid = 300}};
+  qps_[5] = {User(300, 1), User(300, 2), User(300, 2), User(300, 3), User(300, 0)};
   Cgroup(300, "/system.slice/slurmstepd.scope/job_7/step_0/user/task_0");
   AttributionPoller poller = MakePoller();
   poller.PollOnce();
@@ -211,7 +203,7 @@ TEST_F(AttributionPollerTest, PortZeroCountsOnAOnePortDevice) {
   // 5.10's GSI QP has no port; a one-port device (every mlx5 function, rxe) says whose it is.
   targets_ = {{"eth0", "rxe0", 2, 1}};
   ports_[2] = 1;
-  qps_[2] = {{.port = 0, .kern_name = "ib_core"}, {.port = 1, .kern_name = "rdma_cm"}};
+  qps_[2] = {Kernel("ib_core", 0), Kernel("rdma_cm", 1)};
   AttributionPoller poller = MakePoller();
   poller.PollOnce();
   EXPECT_EQ(Row(*poller.Latest(), "eth0", "kernel", "ib_core")->qps, 1u);
@@ -220,8 +212,8 @@ TEST_F(AttributionPollerTest, PortZeroCountsOnAOnePortDevice) {
 
 TEST_F(AttributionPollerTest, AVanishedDeviceLeavesNoRowsAndNoError) {
   targets_ = {{"eth0", "mlx5_0", 3, 1}, {"eth1", "mlx5_1", 4, 1}};
-  qps_[3] = {{.kern_name = "ib_core"}};
-  qps_[4] = {{.kern_name = "ib_core"}};
+  qps_[3] = {Kernel("ib_core")};
+  qps_[4] = {Kernel("ib_core")};
   AttributionPoller poller = MakePoller();
   poller.PollOnce();
   ASSERT_EQ(poller.Latest()->rows.size(), 2u);
@@ -239,7 +231,7 @@ TEST_F(AttributionPollerTest, OneDumpPerDeviceAndOneCgroupReadPerPid) {
   targets_ = {{"bond0", "mlx5_bond_0", 7, 1},
               {"eth0", "mlx5_bond_0", 7, 1},
               {"bond0", "mlx5_bond_0", 7, 1}};
-  qps_[7] = {{.pid = 300}, {.pid = 300}};
+  qps_[7] = {User(300), User(300)};
   Cgroup(300, "/system.slice/trainer.service");
   AttributionPoller poller = MakePoller();
   poller.PollOnce();
@@ -253,10 +245,10 @@ TEST_F(AttributionPollerTest, OwnersBeyondTheCapAreSummedIntoUnknown) {
   const uint32_t owners = AttributionPoller::kMaxOwnersPerNetdev + 4;
   for (uint32_t pid = 1000; pid < 1000 + owners; ++pid) {
     Cgroup(pid, "/system.slice/job" + std::to_string(pid) + ".service");
-    qps_[3].push_back({.pid = pid});
-    if (pid < 1010) qps_[3].push_back({.pid = pid});  // the first ten hold two QPs each
+    qps_[3].push_back(User(pid));
+    if (pid < 1010) qps_[3].push_back(User(pid));  // the first ten hold two QPs each
   }
-  qps_[3].push_back({.pid = 0});
+  qps_[3].push_back(User(0));
   AttributionPoller poller = MakePoller();
   poller.PollOnce();
   std::shared_ptr<const AttributionState> state = poller.Latest();
@@ -270,7 +262,7 @@ TEST_F(AttributionPollerTest, OwnersBeyondTheCapAreSummedIntoUnknown) {
 
 TEST_F(AttributionPollerTest, ThePodNameHookWins) {
   targets_ = {{"eth0", "mlx5_0", 3, 1}};
-  qps_[3] = {{.pid = 100}};
+  qps_[3] = {User(100)};
   Cgroup(100, std::string("/kubepods/besteffort/pod") + kUid + "/" + kContainer);
   PodLogDir(std::string("old_name_") + kUid);
   AttributionPoller poller = MakePoller();
