@@ -57,7 +57,6 @@ std::unique_ptr<AttributionIo> MakeKernelAttributionIo(std::string proc_root,
 /// The labels one QP owner gets: kind, workload, pod_namespace, pod_name, pod_uid.
 struct AttributionPoller::Owner {
   OwnerLabels labels{"unknown", "", "", "", ""};
-  bool unknown() const { return std::get<0>(labels) == "unknown"; }
 };
 
 /// One round's work: the per-PID owner cache and the pod names live for this round only (a PID
