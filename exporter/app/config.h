@@ -79,6 +79,9 @@ struct Config {
   std::chrono::nanoseconds pcie_interval = std::chrono::seconds(30);
   /// --gids.interval: RoCE v2 GID check cadence, a sample stage (docs/gids.md); 0 = off
   std::chrono::nanoseconds gids_interval = std::chrono::seconds(60);
+  /// --attribution.kubelet-socket: the kubelet's PodResources v1 socket (docs/kubelet.md);
+  /// empty: the kubelet is not asked
+  std::string attribution_kubelet_socket;
 };
 
 /// The window the shipped alert rules and dashboards read (`window="1m"`).

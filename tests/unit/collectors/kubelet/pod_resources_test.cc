@@ -311,6 +311,26 @@ TEST(MapListResponseTest, BytesWithUnknownFieldsParseAndGarbageDoesNot) {
   EXPECT_EQ(ListFailureOf(bad.error()), ListFailure::kMalformed);
 }
 
+// fuzz/make_seeds.py encodes the fixture by hand: its bytes are what protobuf itself writes, and
+// every seed maps.
+TEST(MapListResponseTest, FuzzSeedsAreWhatTheKubeletWouldSend) {
+  const std::filesystem::path seeds =
+      std::filesystem::path(ROCEQOS_SOURCE_DIR) / "fuzz/corpus/pod_resources_fuzz";
+  std::ifstream in(seeds / "seed-dgx-two-jobs", std::ios::binary);
+  const std::string seed((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(seed, Fixture().SerializeAsString());
+  int mapped = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(seeds)) {
+    std::ifstream file(entry.path(), std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(file)),
+                            std::istreambuf_iterator<char>());
+    auto list = MapListResponseBytes(std::as_bytes(std::span(bytes.data(), bytes.size())));
+    EXPECT_TRUE(list.ok()) << entry.path();
+    ++mapped;
+  }
+  EXPECT_GE(mapped, 5);
+}
+
 TEST(PciAddressOfDeviceIdTest, VfAddressesAreRecognisedAndLowerCased) {
   EXPECT_EQ(PciAddressOfDeviceId("0000:3b:00.2"), "0000:3b:00.2");
   EXPECT_EQ(PciAddressOfDeviceId("0000:3B:01.7"), "0000:3b:01.7");
