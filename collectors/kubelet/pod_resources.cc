@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <filesystem>
 #include <utility>
 
 #include "base/utf8.h"
@@ -294,6 +295,19 @@ std::optional<std::string> PciAddressOfDeviceId(std::string_view device_id) {
   }
   if (!IsPciAddress(lower)) return std::nullopt;
   return lower;
+}
+
+std::optional<std::string> VfPhysfnAddress(const std::string& sysfs_root,
+                                           std::string_view vf_address) {
+  if (!IsPciAddress(vf_address)) return std::nullopt;  // nothing outside the PCI tree is read
+  std::error_code error;
+  const std::filesystem::path link =
+      std::filesystem::path(sysfs_root) / "bus/pci/devices" / std::string(vf_address) / "physfn";
+  const std::filesystem::path target = std::filesystem::read_symlink(link, error);
+  if (error) return std::nullopt;
+  std::string pf = target.filename().string();
+  if (!IsPciAddress(pf)) return std::nullopt;
+  return pf;
 }
 
 std::unique_ptr<PodResourcesSource> MakeKubeletSource(std::string socket_path,

@@ -137,6 +137,13 @@ std::vector<AllocatedDevice> AllocatedDevices(const PodResourcesList& list);
 /// UUIDs, RDMA shared-device IDs).
 std::optional<std::string> PciAddressOfDeviceId(std::string_view device_id);
 
+/// The PF of an SR-IOV VF: the basename of /sys/bus/pci/devices/<vf>/physfn under `sysfs_root`
+/// (the kernel's link from a VF to its PF, drivers/pci/iov.c). nullopt when `vf_address` is not
+/// a PCI address, the function is gone, or it is not a VF. The PF's netdevs and RDMA devices are
+/// then ReadPciFunction(sysfs_root, pf) (collectors/pci_function.h).
+std::optional<std::string> VfPhysfnAddress(const std::string& sysfs_root,
+                                           std::string_view vf_address);
+
 /// The seam the attribution poller calls: one List per call. Tests substitute their own.
 class PodResourcesSource {
  public:

@@ -341,6 +341,18 @@ TEST(PciAddressOfDeviceIdTest, VfAddressesAreRecognisedAndLowerCased) {
   EXPECT_EQ(PciAddressOfDeviceId("rdma_shared_dev_a_0"), std::nullopt);
 }
 
+TEST(PciAddressOfDeviceIdTest, VfIsFollowedToItsPf) {
+  TempDir sysfs;
+  const std::filesystem::path devices = sysfs.Path("bus/pci/devices");
+  std::filesystem::create_directories(devices / "0000:3b:00.0");
+  std::filesystem::create_directories(devices / "0000:3b:00.2");
+  std::filesystem::create_symlink("../0000:3b:00.0", devices / "0000:3b:00.2/physfn");
+  EXPECT_EQ(VfPhysfnAddress(sysfs.Path(""), "0000:3b:00.2"), "0000:3b:00.0");
+  EXPECT_EQ(VfPhysfnAddress(sysfs.Path(""), "0000:3b:00.0"), std::nullopt);  // a PF
+  EXPECT_EQ(VfPhysfnAddress(sysfs.Path(""), "0000:3b:00.3"), std::nullopt);  // gone
+  EXPECT_EQ(VfPhysfnAddress(sysfs.Path(""), "../../etc"), std::nullopt);
+}
+
 TEST(ListFailureTest, EveryFailureHasItsName) {
   EXPECT_EQ(NameOf(kListFailureNames, ListFailure::kSocketMissing), "socket_missing");
   EXPECT_EQ(NameOf(kListFailureNames, ListFailure::kDeadlineExceeded), "deadline_exceeded");
