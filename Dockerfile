@@ -3,7 +3,9 @@
 #   scripts/build-image                  (no Docker engine: Debian's buildah, same Dockerfile)
 # Build stage packages = `scripts/install-deps --build-only`; runtime stage = only the shared
 # libraries the binary links (the second line: what libsystemd0 itself links, which ldd lists
-# once the exporter calls sd_notify). tests/checks/dockerfile.sh keeps both lists honest;
+# once the exporter calls sd_notify; the last line: the kubelet client's gRPC and protobuf and
+# what they link, docs/decisions.md "Kubelet PodResources"). tests/checks/dockerfile.sh keeps both
+# lists honest;
 # tests/checks/container-image.sh builds this file with buildah in CI and runs the image
 # (docs/deployment.md "Container image" says what differs from docker build/run).
 ARG DEBIAN_IMAGE=debian:bookworm-slim
@@ -14,6 +16,7 @@ RUN apt-get update \
       build-essential cmake pkg-config git ccache \
       libmnl-dev prometheus-cpp-dev libspdlog-dev libfmt-dev libyaml-cpp-dev \
       libsystemd-dev libcap-dev libcli11-dev zlib1g-dev libdeflate-dev liblldpctl-dev \
+      libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc \
       libgtest-dev libgmock-dev googletest libbenchmark-dev \
       help2man \
  && rm -rf /var/lib/apt/lists/*
@@ -33,6 +36,7 @@ RUN apt-get update \
       libspdlog1.10 libfmt9 libyaml-cpp0.7 libsystemd0 libcap2 zlib1g libdeflate0 \
       libgcrypt20 libgpg-error0 liblzma5 libzstd1 liblz4-1 \
       libbsd0 libmd0 \
+      libgrpc++1.51 libgrpc29 libprotobuf32 libabsl20220623 libc-ares2 libre2-9 libssl3 \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /out/bin/roce_qos_exporter /usr/local/bin/roce_qos_exporter
 # liblldpctl, which the exporter loads at run time to read the host's lldpd (docs/lldp.md). Debian

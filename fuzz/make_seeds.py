@@ -284,6 +284,76 @@ def pod_log_dirs_seeds():
         b'default_web.example_11111111-2222-3333-4444-555555555555\n'
         b'.\n..\nREADME\n')
 
+def pb_varint(n):
+    """A protobuf varint; a negative int64 is its 64-bit two's complement (10 bytes)."""
+    n &= (1 << 64) - 1
+    out = b''
+    while True:
+        low, n = n & 0x7f, n >> 7
+        out += bytes([low | (0x80 if n else 0)])
+        if not n:
+            return out
+
+
+def pb_bytes(field, payload):
+    """A length-delimited field (wire type 2): strings and sub-messages."""
+    return pb_varint(field << 3 | 2) + pb_varint(len(payload)) + payload
+
+
+def pb_int(field, value):
+    """A varint field; proto3 writes nothing for 0, as protobuf's own serializer does."""
+    return pb_varint(field << 3) + pb_varint(value) if value else b''
+
+
+def pb_str(field, text):
+    """A string field; nothing for the empty string (proto3)."""
+    return pb_bytes(field, text.encode()) if text else b''
+
+
+def pod_resources_message(pods):
+    """ListPodResourcesResponse (collectors/kubelet/podresources_v1.proto) of a fake kubelet pods
+    file's `pods`: PodResources{name=1, namespace=2, containers=3}, ContainerResources{name=1,
+    devices=2}, ContainerDevices{resource_name=1, device_ids=2, topology=3}, TopologyInfo{nodes=1},
+    NUMANode{ID=1}."""
+    def devices(d):
+        topology = b''.join(pb_bytes(1, pb_int(1, n)) for n in d.get('numa', []))
+        return (pb_str(1, d.get('resource', '')) +
+                b''.join(pb_bytes(2, i.encode()) for i in d.get('ids', [])) +
+                (pb_bytes(3, topology) if topology else b''))
+
+    def container(c):
+        return pb_str(1, c.get('name', '')) + \
+            b''.join(pb_bytes(2, devices(d)) for d in c.get('devices') or [])
+
+    def pod(p):
+        return pb_str(1, p.get('name', '')) + pb_str(2, p.get('namespace', '')) + \
+            b''.join(pb_bytes(3, container(c)) for c in p.get('containers') or [])
+    return b''.join(pb_bytes(1, pod(p)) for p in pods)
+
+
+def kubelet_seeds():
+    """pod_resources_fuzz: PodResources v1 List answers, serialized as the kubelet sends them: the
+    fake kubelet's fixtures, an empty answer, fields this proto leaves out (cpu_ids = 3 packed,
+    memory = 4 of a container; a pod's cpu_ids = 4), names Kubernetes refuses, a negative NUMA
+    node."""
+    import yaml
+    for f in sorted((FIX / 'kubelet').glob('*.yaml')):
+        put('pod_resources_fuzz', f.stem, pod_resources_message(yaml.safe_load(f.read_text())['pods']))
+    put('pod_resources_fuzz', 'empty', b'')
+    gpu = {'resource': 'nvidia.com/gpu', 'ids': ['GPU-0d8f2a6c-41e3-4b7e-9a1c-5e2f7d3b8c10'],
+           'numa': [-1, 1]}
+    one = pod_resources_message([{'namespace': 'ns', 'name': 'p',
+                                  'containers': [{'name': 'c', 'devices': [gpu]}]}])
+    container_extra = pb_bytes(3, bytes([2, 5])) + pb_bytes(4, pb_bytes(1, b'memory') + pb_int(2, 1 << 30))
+    pod_extra = pb_bytes(1, pb_bytes(1, b'p') + pb_bytes(2, b'ns') +
+                         pb_bytes(3, pb_bytes(1, b'c') + container_extra) + pb_bytes(4, bytes([7])))
+    put('pod_resources_fuzz', 'one_gpu', one)
+    put('pod_resources_fuzz', 'unknown_fields', pod_extra)
+    put('pod_resources_fuzz', 'bad_names', pod_resources_message([
+        {'namespace': 'Default', 'name': 'p'}, {'namespace': 'ns', 'name': 'p{a="b"}'},
+        {'namespace': 'ns', 'name': 'p', 'containers': [{'name': 'c', 'devices': [
+            {'resource': 'bad resource', 'ids': ['x']}, {'resource': 'a.io/r', 'ids': ['s p', '']}]}]}]))
+
 
 if __name__ == '__main__':
     (CORPUS / 'policy_fuzz').mkdir(parents=True, exist_ok=True)
@@ -294,3 +364,4 @@ if __name__ == '__main__':
     attribution_seeds()
     gpu_topology_seeds()
     pod_log_dirs_seeds()
+    kubelet_seeds()

@@ -285,6 +285,13 @@ Result<void> Validate(Config& config, const FlagText& text) {
   if (auto valid = ValidateEnforcePolicy(config); !valid) return valid;
   if (auto valid = ValidateGids(config, text); !valid) return valid;
   if (auto valid = ValidateAttribution(config, text); !valid) return valid;
+  // A unix socket's path: absolute, and within sockaddr_un's sun_path (108 bytes with the NUL).
+  if (const std::string& kubelet = config.attribution_kubelet_socket;
+      !kubelet.empty() && (kubelet.front() != '/' || kubelet.size() > 107)) {
+    return Invalid(fmt::format(
+        "--attribution.kubelet-socket \"{}\" must be an absolute path of at most 107 bytes",
+        kubelet));
+  }
   // Compiles the regexes; a bad one is a usage error now rather than a failure at start.
   if (auto options = MakeSamplerOptions(config); !options) return options.error();
   return {};
@@ -521,6 +528,14 @@ void AddAttributionFlags(CLI::App& app, Config& config, FlagText& text) {
       ->capture_default_str();
 }
 
+void AddKubeletFlags(CLI::App& app, Config& config) {
+  app.add_option("--attribution.kubelet-socket", config.attribution_kubelet_socket,
+                 "The kubelet's PodResources socket, asked for the names of the pods and the "
+                 "devices (GPUs, SR-IOV VFs) allocated to them (usually "
+                 "/var/lib/kubelet/pod-resources/kubelet.sock; docs/kubelet.md). Empty "
+                 "(default): not asked");
+}
+
 void AddDeriveFlags(CLI::App& app, FlagText& text) {
   app.add_option("--storm.threshold", text.storm_threshold,
                  "Paused-time ratio of a sample interval at or above which (with no packet "
@@ -656,6 +671,7 @@ CliOutcome ParseCommandLine(std::span<const char* const> args, std::ostream& out
   AddPcieFlags(app, config, text);
   AddGidFlags(app, text);
   AddAttributionFlags(app, config, text);
+  AddKubeletFlags(app, config);
   app.add_option(
       "--replay", config.replay_path,
       "Answer every kernel read from this bundle (written by the capture subcommand) instead "

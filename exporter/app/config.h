@@ -88,6 +88,9 @@ struct Config {
   std::string attribution_proc_root = "/proc";
   /// --attribution.pod-logs-root: the kubelet's pod log directories, for pod names
   std::string attribution_pod_logs_root = "/var/log/pods";
+  /// --attribution.kubelet-socket: the kubelet's PodResources v1 socket (docs/kubelet.md);
+  /// empty: the kubelet is not asked
+  std::string attribution_kubelet_socket;
 };
 
 /// The window the shipped alert rules and dashboards read (`window="1m"`).

@@ -118,7 +118,9 @@ done
 # installs it) and the test/benchmark libraries.
 # lldpd: liblldpctl-dev's library ships in the lldpd package; the exporter loads it at run time
 # (docs/decisions.md "LLDP: liblldpctl is loaded at run time"), checked below.
-not_linked='^(libprometheus-cpp-(core|pull|push)1\.0|libbenchmark1debian|libgtest.*|libgmock.*|lldpd)$'
+# libprotobuf-lite32: libprotobuf-dev ships libprotobuf-lite.so beside libprotobuf.so; the
+# generated code of the kubelet client uses the full library (collectors/kubelet).
+not_linked='^(libprometheus-cpp-(core|pull|push)1\.0|libbenchmark1debian|libgtest.*|libgmock.*|lldpd|libprotobuf-lite32)$'
 while read -r dev; do
   while read -r so; do
     pkg=$(owner "$so") || continue

@@ -305,6 +305,19 @@ TEST(Cli, DebugfsPathIsOptIn) {
   ExpectUsageError(Parse({"--path.debugfs=sys/kernel/debug"}), "--path.debugfs");
 }
 
+// The kubelet is asked only when its socket is named (docs/kubelet.md).
+TEST(Cli, KubeletSocketIsOptIn) {
+  EXPECT_EQ(Parse({}).outcome.config.attribution_kubelet_socket, "");
+  Parsed p = Parse({"--attribution.kubelet-socket=/var/lib/kubelet/pod-resources/kubelet.sock"});
+  ASSERT_EQ(p.outcome.kind, CliOutcome::Kind::kRunExporter) << p.err;
+  EXPECT_EQ(p.outcome.config.attribution_kubelet_socket,
+            "/var/lib/kubelet/pod-resources/kubelet.sock");
+  ExpectUsageError(Parse({"--attribution.kubelet-socket=kubelet.sock"}),
+                   "--attribution.kubelet-socket");
+  const std::string too_long = "--attribution.kubelet-socket=/" + std::string(107, 'k');
+  ExpectUsageError(Parse({too_long.c_str()}), "at most 107 bytes");
+}
+
 TEST(Cli, WebServingFlagsOutOfRangeAreUsageErrors) {
   ExpectUsageError(Parse({"--web.max-requests=-1"}), "--web.max-requests");
   ExpectUsageError(Parse({"--web.max-connections=2"}), "--web.max-connections");
