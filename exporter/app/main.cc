@@ -13,6 +13,7 @@
 #include <system_error>
 
 #include "base/log_event.h"
+#include "collectors/kubelet/pod_resources.h"
 #include "collectors/lldp/liblldpctl.h"
 #include "collectors/roce_gids.h"
 #include "exporter/app/capture.h"
@@ -258,6 +259,22 @@ AttributionPoller::Targets SelectedRdmaPorts(Sampler& sampler) {
   };
 }
 
+// The kubelet's PodResources List as the attribution poller's device source (docs/kubelet.md):
+// one List per round, on the poller's thread.
+AttributionPoller::PodDeviceSource KubeletDevices(const std::string& socket) {
+  std::shared_ptr<kubelet::PodResourcesSource> source = kubelet::MakeKubeletSource(socket);
+  return [source]() -> Result<std::vector<PodDevice>> {
+    Result<kubelet::PodResourcesList> list = source->List();
+    if (!list) return list.error();
+    std::vector<PodDevice> devices;
+    for (kubelet::AllocatedDevice& d : kubelet::AllocatedDevices(*list)) {
+      devices.push_back({std::move(d.namespace_name), std::move(d.pod),
+                         std::move(d.resource_name), std::move(d.device_id)});
+    }
+    return devices;
+  };
+}
+
 Pollers MakePollers(const Config& config, Sampler& sampler) {
   Pollers pollers;
   if (!config.replay_path.empty()) return pollers;
@@ -291,6 +308,9 @@ Pollers MakePollers(const Config& config, Sampler& sampler) {
         AttributionPollerOptions{.interval = config.attribution_interval},
         MakeKernelAttributionIo(config.attribution_proc_root, config.attribution_pod_logs_root),
         SelectedRdmaPorts(sampler));
+    if (!config.attribution_kubelet_socket.empty()) {
+      pollers.attribution->SetPodDeviceSource(KubeletDevices(config.attribution_kubelet_socket));
+    }
   }
   sampler.SetAttachHook([t = pollers.transceivers.get(), l = pollers.lldp.get(),
                          k = pollers.link.get(), p = pollers.pcie.get(),

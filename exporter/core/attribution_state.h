@@ -27,10 +27,25 @@ struct AttributionRow {
   bool operator==(const AttributionRow&) const = default;
 };
 
+/// One roce_workload_gpu_info series: a GPU the kubelet allocated to a pod (PodResources v1
+/// List, docs/kubelet.md), with the pod's UID from the pod log directories so it joins
+/// roce_workload_qps{pod_uid}.
+struct AttributionGpuRow {
+  std::string pod_namespace;
+  std::string pod_name;
+  std::string pod_uid;    // "" when the pod has no log directory (yet)
+  std::string resource;   // "nvidia.com/gpu", "nvidia.com/mig-1g.10gb", "amd.com/gpu"
+  std::string device_id;  // the device plugin's ID: a GPU UUID for NVIDIA's
+  auto operator<=>(const AttributionGpuRow&) const = default;
+};
+
 struct AttributionState {
   /// Sorted by (netdev, rdma_device, kind, workload, pod_uid); rebuilt every round, so a device,
   /// netdev or owner gone since the last round has no row.
   std::vector<AttributionRow> rows;
+  /// Sorted, one per pod and allocated GPU; empty without --attribution.kubelet-socket or when
+  /// this round's List failed (counted in errors).
+  std::vector<AttributionGpuRow> gpus;
   uint64_t reads = 0;  // QP dumps attempted since start (one per RDMA device per round)
   /// reason -> failed reads since start (QP dumps, /proc/PID/cgroup, the pod log directory);
   /// every reason is present (0 until it happens).

@@ -31,6 +31,11 @@ void RenderAttribution(const Snapshot& snapshot, MetricSink& out) {
             static_cast<double>(row.qps));
   }
   qps.AppendTo(out);
+  FamilyBuilder gpus(FindMetric("roce_workload_gpu_info"));
+  for (const AttributionGpuRow& row : state.gpus) {
+    gpus.Add({row.pod_namespace, row.pod_name, row.pod_uid, row.resource, row.device_id}, 1);
+  }
+  gpus.AppendTo(out);
 
   FamilyBuilder reads(FindMetric("roce_exporter_attribution_reads_total"));
   reads.Add({}, static_cast<double>(state.reads));

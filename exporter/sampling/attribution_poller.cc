@@ -67,6 +67,7 @@ class AttributionPoller::Round {
 
   void Device(uint32_t device_index, const std::vector<AttributionTarget>& targets);
   std::vector<AttributionRow> Rows() const;
+  std::vector<AttributionGpuRow> Gpus();
 
  private:
   const Owner& Resolve(const RdmaQpOwnerKey& key);
@@ -196,6 +197,28 @@ const PodNames& AttributionPoller::Round::Names() {
   return *names_;
 }
 
+std::vector<AttributionGpuRow> AttributionPoller::Round::Gpus() {
+  if (!p_.pod_devices_source_) return {};
+  Result<std::vector<PodDevice>> devices = p_.pod_devices_source_();
+  if (!devices) {
+    CountFailedRead(devices.error(), "attribution kubelet", p_.errors_, p_.fault_log_);
+    return {};
+  }
+  p_.fault_log_.Ok("attribution kubelet");
+  // PodResources names a pod, not its UID: the log directories join the two.
+  std::map<std::pair<std::string, std::string>, std::string> uid_of;
+  for (const auto& [uid, pod] : Names()) uid_of[{pod.pod_namespace, pod.name}] = uid;
+  std::set<AttributionGpuRow> rows;
+  for (PodDevice& d : *devices) {
+    if (!IsGpuResource(d.resource) || rows.size() >= kMaxGpuRows) continue;
+    auto uid = uid_of.find({d.pod_namespace, d.pod_name});
+    rows.insert({std::move(d.pod_namespace), std::move(d.pod_name),
+                 uid == uid_of.end() ? "" : uid->second, std::move(d.resource),
+                 std::move(d.device_id)});
+  }
+  return {rows.begin(), rows.end()};
+}
+
 std::vector<AttributionRow> AttributionPoller::Round::Rows() const {
   // The cap is per netdev, over all its devices: collect each netdev's owners first.
   struct Entry {
@@ -231,6 +254,10 @@ std::vector<AttributionRow> AttributionPoller::Round::Rows() const {
   return rows;
 }
 
+bool IsGpuResource(std::string_view resource) {
+  return resource.ends_with("/gpu") || resource.starts_with("nvidia.com/mig-");
+}
+
 AttributionPoller::AttributionPoller(AttributionPollerOptions options,
                                      std::unique_ptr<AttributionIo> io, Targets targets)
     : options_(options),
@@ -261,6 +288,7 @@ void AttributionPoller::PollOnce() {
   // Devices gone from the selection: their port counts are not needed again.
   std::erase_if(port_counts_, [&](const auto& entry) { return !by_device.contains(entry.first); });
   state->rows = round.Rows();
+  state->gpus = round.Gpus();
   state->reads = reads_;
   state->errors = errors_;
   latest_.Store(std::move(state));

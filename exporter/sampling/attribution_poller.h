@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
@@ -63,6 +64,18 @@ class AttributionIo {
 std::unique_ptr<AttributionIo> MakeKernelAttributionIo(std::string proc_root,
                                                        std::string pod_logs_root);
 
+/// A device the kubelet allocated to a pod (one device ID of one container's resource).
+struct PodDevice {
+  std::string pod_namespace;
+  std::string pod_name;
+  std::string resource;
+  std::string device_id;
+};
+
+/// A GPU as device plugins name their resources: `<vendor>/gpu` (nvidia.com/gpu, amd.com/gpu)
+/// and NVIDIA's MIG slices, `nvidia.com/mig-<profile>`.
+bool IsGpuResource(std::string_view resource);
+
 struct AttributionPollerOptions {
   std::chrono::nanoseconds interval = std::chrono::seconds(15);
 };
@@ -74,6 +87,10 @@ class AttributionPoller {
   /// Pod names from another source (the kubelet's PodResources API); called at most once per
   /// round, only when a pod holds QPs. Its names win over the pod log directories'.
   using PodNameSource = std::function<PodNames()>;
+  /// The devices the kubelet allocated (its PodResources List); called once per round.
+  using PodDeviceSource = std::function<Result<std::vector<PodDevice>>()>;
+  /// At most this many roce_workload_gpu_info rows per round (a 1,024-pod node of 8 GPUs each).
+  static constexpr size_t kMaxGpuRows = 8192;
 
   /// At most this many owners (every kind but unknown) per netdev; the QPs of the owners beyond
   /// it, the fewest-QP ones, are added to that netdev's kind="unknown" series.
@@ -87,6 +104,8 @@ class AttributionPoller {
 
   /// Before Start(); unset (the default) means the pod log directories alone name pods.
   void SetPodNameSource(PodNameSource source) { pod_names_source_ = std::move(source); }
+  /// Before Start(); unset (the default): no roce_workload_gpu_info.
+  void SetPodDeviceSource(PodDeviceSource source) { pod_devices_source_ = std::move(source); }
 
   /// Dumps every device once and publishes. Not concurrently with itself or a running thread.
   void PollOnce();
@@ -106,6 +125,7 @@ class AttributionPoller {
   std::unique_ptr<AttributionIo> io_;
   Targets targets_;
   PodNameSource pod_names_source_;
+  PodDeviceSource pod_devices_source_;
   FaultLog fault_log_;
   uint64_t reads_ = 0;
   std::map<std::string, uint64_t> errors_;
