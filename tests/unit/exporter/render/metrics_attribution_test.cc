@@ -30,6 +30,8 @@ Snapshot WithOwners(const std::vector<std::string>& netdevs) {
       {"sim0", "mlx5_0", "kernel", "ib_core", "", "", "", 1},
       {"sim1", "mlx5_1", "slurm_job", "4242", "", "", "", 3},
   };
+  state->gpus = {{"ml", "trainer-0", "0f4a1c2e-7b3d-4e5f-9a8b-1c2d3e4f5a6b", "nvidia.com/gpu",
+                  "GPU-2f6b1c9e"}};
   state->reads = 7;
   state->errors = {{"malformed", 1}, {"permission", 0}};
   state->interval_seconds = 15;
@@ -65,6 +67,19 @@ TEST(RenderAttribution, OneSeriesPerOwnerWithPodLabels) {
   EXPECT_DOUBLE_EQ(Value(f, "roce_exporter_attribution_interval_seconds", {}), 15);
 }
 
+TEST(RenderAttribution, KubeletGpusAsInfoSeries) {
+  const Snapshot s = WithOwners({"sim0"});
+  const Families f = RenderSnapshot(&s);
+  EXPECT_DOUBLE_EQ(Value(f, "roce_workload_gpu_info",
+                         {{"pod_namespace", "ml"},
+                          {"pod_name", "trainer-0"},
+                          {"pod_uid", "0f4a1c2e-7b3d-4e5f-9a8b-1c2d3e4f5a6b"},
+                          {"resource", "nvidia.com/gpu"},
+                          {"device_id", "GPU-2f6b1c9e"}}),
+                   1);
+  EXPECT_EQ(Count(f, "roce_workload_gpu_info"), 1u);
+}
+
 TEST(RenderAttribution, OnlyNetdevsOfTheSnapshot) {
   const Snapshot s = WithOwners({"sim1"});  // sim0 left the selection
   EXPECT_EQ(Count(RenderSnapshot(&s), "roce_workload_qps"), 1u);
@@ -75,6 +90,7 @@ TEST(RenderAttribution, NothingWithThePollerOff) {
   s.attribution.reset();
   const Families f = RenderSnapshot(&s);
   EXPECT_EQ(Count(f, "roce_workload_qps"), 0u);
+  EXPECT_EQ(Count(f, "roce_workload_gpu_info"), 0u);
   EXPECT_EQ(Count(f, "roce_exporter_attribution_reads_total"), 0u);
   EXPECT_EQ(Count(f, "roce_exporter_attribution_interval_seconds"), 0u);
 }

@@ -271,6 +271,58 @@ TEST_F(AttributionPollerTest, ThePodNameHookWins) {
   EXPECT_TRUE(Row(*poller.Latest(), "eth0", "pod", "team/from-kubelet"));
 }
 
+TEST_F(AttributionPollerTest, KubeletGpusCarryThePodUidFromItsLogDirectory) {
+  PodLogDir(std::string("ml_trainer-0_") + kUid);
+  AttributionPoller poller = MakePoller();
+  poller.SetPodDeviceSource([]() -> Result<std::vector<PodDevice>> {
+    return std::vector<PodDevice>{
+        {"ml", "trainer-0", "nvidia.com/gpu", "GPU-b"},
+        {"ml", "trainer-0", "nvidia.com/gpu", "GPU-a"},
+        {"ml", "trainer-0", "nvidia.com/gpu", "GPU-a"},  // two containers, one device: one row
+        {"ml", "trainer-0", "rdma/hca_shared_devices_a", "hca0"},  // not a GPU
+        {"ml", "trainer-0", "intel.com/sriov_netdevice", "0000:3b:00.2"},
+        {"web", "infer-1", "nvidia.com/mig-1g.10gb", "MIG-7"},  // no log directory: no UID
+        {"web", "infer-2", "amd.com/gpu", "0000:c1:00.0"},
+    };
+  });
+  poller.PollOnce();
+  const std::vector<AttributionGpuRow> want = {
+      {"ml", "trainer-0", kUid, "nvidia.com/gpu", "GPU-a"},
+      {"ml", "trainer-0", kUid, "nvidia.com/gpu", "GPU-b"},
+      {"web", "infer-1", "", "nvidia.com/mig-1g.10gb", "MIG-7"},
+      {"web", "infer-2", "", "amd.com/gpu", "0000:c1:00.0"},
+  };
+  EXPECT_EQ(poller.Latest()->gpus, want);
+}
+
+TEST_F(AttributionPollerTest, AFailedKubeletListLeavesNoGpuRowsAndIsCounted) {
+  bool fail = false;
+  AttributionPoller poller = MakePoller();
+  poller.SetPodDeviceSource([&fail]() -> Result<std::vector<PodDevice>> {
+    if (fail) return MakeError(ECONNREFUSED, "kubelet restarting");
+    return std::vector<PodDevice>{{"ml", "trainer-0", "nvidia.com/gpu", "GPU-a"}};
+  });
+  poller.PollOnce();
+  EXPECT_EQ(poller.Latest()->gpus.size(), 1u);
+  uint64_t errors_before = 0;
+  for (const auto& [reason, n] : poller.Latest()->errors) errors_before += n;
+  fail = true;
+  poller.PollOnce();
+  EXPECT_TRUE(poller.Latest()->gpus.empty());  // no stale rows from the last good List
+  uint64_t errors_after = 0;
+  for (const auto& [reason, n] : poller.Latest()->errors) errors_after += n;
+  EXPECT_EQ(errors_after, errors_before + 1);
+}
+
+TEST(IsGpuResourceTest, DevicePluginNames) {
+  EXPECT_TRUE(IsGpuResource("nvidia.com/gpu"));
+  EXPECT_TRUE(IsGpuResource("amd.com/gpu"));
+  EXPECT_TRUE(IsGpuResource("nvidia.com/mig-3g.40gb"));
+  EXPECT_FALSE(IsGpuResource("nvidia.com/gpu.shared-bogus"));
+  EXPECT_FALSE(IsGpuResource("rdma/hca_shared_devices_a"));
+  EXPECT_FALSE(IsGpuResource("gpu"));
+}
+
 TEST_F(AttributionPollerTest, NoSelectionNoReads) {
   AttributionPoller poller = MakePoller();
   poller.PollOnce();
