@@ -11,7 +11,7 @@
 #             resolves after the storm stops; the exporter's own detection latency (storm start ->
 #             roce_pfc_storm=1 in the snapshot) is measured in the guest
 #   drift     `dcb pfc set` turns PFC off on priority 3: RoceQosDrift (field pfc) fires
-#   workloads a pod on one port, a Slurm job on the other (rping over Soft-RoCE, docs/attribution.md);
+#   workloads a pod on one port, a Slurm job on the other (QPs on Soft-RoCE, docs/attribution.md);
 #             a storm on the pod's port: RoceQosPfcStorm carries the pod (labels) and its GPU from
 #             the fake kubelet (annotation), nothing names the job
 # The healthy baseline's in-sync check and the drift scenario need the QoS engine's metrics; an
@@ -338,7 +338,7 @@ fi
 
 # ---- workloads: two jobs on two NICs; a storm on one names exactly its pod and the pod's GPUs --
 # Soft-RoCE over both simnic ports; a pod (kubelet- and containerd-shaped cgroup, its
-# /var/log/pods directory) loops rping over the first, a Slurm job over the second; the fake
+# /var/log/pods directory) holds a QP on the first, a Slurm job on the second; the fake
 # kubelet (tests/tools/fake_kubelet, the real PodResources v1 gRPC API) allocates the pod a GPU.
 # The exporter restarts with both ports and attribution on (docs/attribution.md).
 sim2=$(guest 'simnic_netdevs | sed -n 2p')
@@ -351,8 +351,8 @@ ib2=\$(rdma_links | awk -v n=$sim2 '\$2 == n { split(\$1, a, \"/\"); print a[1] 
 simnic_conform_default_policy $sim2 \$ib2
 workload_rxe $sim 192.168.81.1 rxa
 workload_rxe $sim2 192.168.82.1 rxb
-workload_rping \$(workload_pod_cgroup ml trainer-0 $pod_uid) 192.168.81.1 7001 pod
-workload_rping \$(workload_slurm_cgroup 4242) 192.168.82.1 7002 job
+workload_qps \$(workload_pod_cgroup ml trainer-0 $pod_uid) rxa 7001 pod
+workload_qps \$(workload_slurm_cgroup 4242) rxb 7002 job
 printf '%s\n' 'pods:' '- namespace: ml' '  name: trainer-0' '  containers:' '  - name: trainer' \
   '    devices:' '    - resource_name: nvidia.com/gpu' '      device_ids: [$pod_gpu]' >/run/e2e-pods.yaml
 /testbed/bin/fake_kubelet --socket /run/e2e-kubelet.sock --pods /run/e2e-pods.yaml >/run/e2e-kubelet.log 2>&1 &

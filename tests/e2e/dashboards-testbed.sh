@@ -85,7 +85,7 @@ start_lldpd -r $sim
 # A pod holding QPs on the port (Soft-RoCE over it, docs/attribution.md): who is on this NIC, and
 # the job the storm below touches.
 workload_rxe $sim 192.168.81.1 rxa
-workload_rping \$(workload_pod_cgroup ml trainer-0 6f1c2a4e-0d5b-4c1e-9a57-3b8f0e2d7c11) 192.168.81.1 7001 pod
+workload_qps \$(workload_pod_cgroup ml trainer-0 6f1c2a4e-0d5b-4c1e-9a57-3b8f0e2d7c11) rxa 7001 pod
 start_exporter --sampler.period=250ms --storm.detection-time=200ms --storm.restoration-time=400ms --qos.poll-interval=500ms --remediation=enforce --config=/run/dashboards-policy.yaml --remediation.backoff=1s --collector.device-include=$sim --lldp.interval=1s --lldp.socket=\$LLDPD_SOCK --attribution.interval=1s --pcie.interval=1s
 # The switch port: a leaf that agrees with the NIC (PFC {3}, DSCP 26 -> 3, 9216-byte frames), so
 # the by-switch dashboard has a neighbour, and its mismatch panel a series (0).

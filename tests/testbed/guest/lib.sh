@@ -315,7 +315,7 @@ _gone() { ! kill -0 "$1" 2>/dev/null; }
 
 # --- workloads: processes holding QPs in the cgroups kubelet and Slurm make (docs/attribution.md)
 # workload_rxe NETDEV ADDR IBDEV: Soft-RoCE IBDEV over NETDEV, with ADDR/24 on NETDEV (idempotent).
-# simnic's own RDMA devices hold no QP; an rxe device over the same netdev does, for rping.
+# simnic's own RDMA devices hold no QP; an rxe device over the same netdev does.
 workload_rxe() {
   ip addr show dev "$1" | grep -q "inet $2/" || ip addr add "$2/24" dev "$1" || fail "ip addr add $2 on $1"
   rdma link show "$3/1" >/dev/null 2>&1 || rdma link add "$3" type rxe netdev "$1" || fail "rdma link add $3 netdev $1"
@@ -342,24 +342,19 @@ _cg_mount() {
   [ -f /sys/fs/cgroup/cgroup.procs ] || mount -t cgroup2 none /sys/fs/cgroup ||
     fail "cannot mount cgroup2 at /sys/fs/cgroup"
 }
-# workload_rping CGROUP ADDR PORT NAME: an rping server and client on ADDR:PORT, looping until
-# killed, both moved into CGROUP before they exec; their PIDs are appended to $TESTBED_WORK/NAME.pids.
-# Returns once the client's QP is up (rdma resource shows both PIDs' QPs).
-workload_rping() {
-  _wr_in() { # LOG CMD...: CMD in the background, in CGROUP
-    _wr_log=$1
-    shift
-    sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$_wr_cg" "$@" >"$_wr_log" 2>&1 &
-    echo "$!" >>"$TESTBED_WORK/$_wr_name.pids"
-  }
-  _wr_cg=$1 _wr_name=$4
-  _wr_in "$TESTBED_WORK/$4-server.log" rping -s -a "$2" -p "$3"
-  wait_for 10 sh -c "rdma resource show cm_id 2>/dev/null | grep -q '$2:$3'" ||
-    fail "$4: rping server not listening on $2:$3"
-  _wr_in "$TESTBED_WORK/$4-client.log" rping -c -a "$2" -p "$3" -S 64
-  wait_for 10 _wr_up "$TESTBED_WORK/$4.pids" || fail "$4: rping QPs not up: $(rdma resource show qp)"
+# workload_qps CGROUP IBDEV TCPPORT NAME: a process holding one idle QP on IBDEV port 1, moved
+# into CGROUP before it execs: an ibv_rc_pingpong server, which creates its QP (moved to INIT on
+# port 1) and then waits for a peer on TCPPORT that never comes, so it costs no CPU (a looping
+# rping would take the 1-vCPU guest's time from the exporter). Its PID is appended to
+# $TESTBED_WORK/NAME.pids; returns once rdma resource shows the QP.
+workload_qps() {
+  sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$1" ibv_rc_pingpong -d "$2" -i 1 -p "$3" \
+    >"$TESTBED_WORK/$4-$3.log" 2>&1 &
+  echo "$!" >>"$TESTBED_WORK/$4.pids"
+  _wq_pid=$!
+  wait_for 10 _wq_up "$_wq_pid" || fail "$4: no QP of PID $_wq_pid on $2: $(rdma resource show qp) $(cat "$TESTBED_WORK/$4-$3.log")"
 }
-_wr_up() { [ "$(workload_qps_of_pids "" "$1")" -ge 2 ]; }
+_wq_up() { echo "$1" >"$TESTBED_WORK/wq.pid" && [ "$(workload_qps_of_pids "" "$TESTBED_WORK/wq.pid")" -ge 1 ]; }
 # workload_qps_of_pids IBDEV PIDFILE: the QPs of IBDEV (every device when empty) whose owner is a
 # PID in PIDFILE, from rdma resource show (the oracle).
 workload_qps_of_pids() {
@@ -368,7 +363,7 @@ workload_qps_of_pids() {
     { for (i = 1; i < NF; i++) if ($i == "pid" && ($(i + 1) in want)) n++ }
     END { print n + 0 }'
 }
-# workload_stop NAME: kills the processes workload_rping started for NAME.
+# workload_stop NAME: kills the processes workload_qps started for NAME.
 workload_stop() {
   [ -f "$TESTBED_WORK/$1.pids" ] || return 0
   while read -r _p; do kill "$_p" 2>/dev/null; done <"$TESTBED_WORK/$1.pids"

@@ -1,7 +1,7 @@
 # shellcheck shell=sh
 # Attribution (docs/attribution.md): two jobs on two NICs, each holding QPs, named by their owners.
 # Soft-RoCE over each of two simnic ports (rxa on A, rxb on B: simnic's own RDMA device holds no
-# QP), rping pairs looping over each:
+# QP), processes holding QPs on each (ibv_rc_pingpong servers waiting for a peer):
 #  - a pod (kubelet's systemd-driver path, containerd scope) on A, with its /var/log/pods directory;
 #  - a Slurm job (slurmstepd's cgroup v2 path) on B;
 #  - a process in no pod, job or unit (the root cgroup) on A.
@@ -25,9 +25,10 @@ workload_rxe "$b" 192.168.82.1 rxb
 uid=6f1c2a4e-0d5b-4c1e-9a57-3b8f0e2d7c11
 pod_cg=$(workload_pod_cgroup ml trainer-0 "$uid")
 job_cg=$(workload_slurm_cgroup 4242)
-workload_rping "$pod_cg" 192.168.81.1 7001 pod
-workload_rping "$job_cg" 192.168.82.1 7002 job
-workload_rping /sys/fs/cgroup 192.168.81.1 7003 stray
+workload_qps "$pod_cg" rxa 7001 pod
+workload_qps "$pod_cg" rxa 7002 pod
+workload_qps "$job_cg" rxb 7003 job
+workload_qps /sys/fs/cgroup rxa 7004 stray
 
 # The oracle: rdma resource show, per RDMA device, for each job's PIDs and the kernel's own QPs.
 kernel_qps_of() { # IBDEV MODULE
@@ -41,7 +42,7 @@ kmod=$(rdma resource show qp link rxa/1 | awk '{ for (i = 1; i < NF; i++) if ($i
 kern_qps=$(kernel_qps_of rxa "$kmod")
 log "oracle: pod $pod_qps QPs on rxa, job $job_qps on rxb, stray $stray_qps on rxa, [$kmod] $kern_qps on rxa"
 pid=$(head -n1 "$TESTBED_WORK/pod.pids")
-grep -q "kubepods-besteffort-pod" "/proc/$pid/cgroup" || fail "the pod's rping is not in its cgroup: $(cat "/proc/$pid/cgroup")"
+grep -q "kubepods-besteffort-pod" "/proc/$pid/cgroup" || fail "the pod's QP holder is not in its cgroup: $(cat "/proc/$pid/cgroup")"
 
 start_exporter --collector.device-include="^($a|$b)\$" --attribution.interval=1s
 
