@@ -275,6 +275,16 @@ def gpu_topology_seeds():
         put('gpu_topology_fuzz', name, text.encode())
 
 
+def pod_log_dirs_seeds():
+    """pod_log_dirs_fuzz: /var/log/pods entry names as kubelet's BuildPodLogsDirectory makes them
+    (<namespace>_<name>_<uid>), one per line, with a static pod and entries to skip."""
+    put('pod_log_dirs_fuzz', 'pods',
+        b'kube-system_etcd-node-1_d41d8cd98f00b204e9800998ecf8427e\n'
+        b'ml_trainer-0_0f4a1c2e-7b3d-4e5f-9a8b-1c2d3e4f5a6b\n'
+        b'default_web.example_11111111-2222-3333-4444-555555555555\n'
+        b'.\n..\nREADME\n')
+
+
 if __name__ == '__main__':
     (CORPUS / 'policy_fuzz').mkdir(parents=True, exist_ok=True)
     netlink_seeds(); dcb_seeds(); rdma_seeds(); module_seeds(); ethtool_seeds(); text_seeds()
@@ -283,3 +293,4 @@ if __name__ == '__main__':
     addresses_seeds()
     attribution_seeds()
     gpu_topology_seeds()
+    pod_log_dirs_seeds()

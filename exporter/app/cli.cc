@@ -41,6 +41,7 @@ struct FlagText {
   std::string remediation;  // a name of kAllRemediationModes (CLI11 checks it)
   std::string pcie_interval;
   std::string gids_interval;
+  std::string attribution_interval;
 };
 
 Result<void> Invalid(std::string message) { return MakeError(EINVAL, std::move(message)); }
@@ -248,6 +249,23 @@ Result<void> ValidateGids(Config& config, const FlagText& text) {
   return {};
 }
 
+// --attribution.interval: one QP dump per RDMA device and a cgroup read per PID holding QPs;
+// owners change as jobs start and end, over minutes.
+Result<void> ValidateAttribution(Config& config, const FlagText& text) {
+  auto interval = ParseDurationFlag("--attribution.interval", text.attribution_interval,
+                                    {std::chrono::seconds(1), std::chrono::hours(24), true});
+  if (!interval) return interval.error();
+  config.attribution_interval = *interval;
+  for (auto [flag, path] :
+       {std::pair{"--attribution.proc-root", &config.attribution_proc_root},
+        std::pair{"--attribution.pod-logs-root", &config.attribution_pod_logs_root}}) {
+    if (path->empty() || path->front() != '/') {
+      return Invalid(fmt::format("{} \"{}\" must be an absolute path", flag, *path));
+    }
+  }
+  return {};
+}
+
 Result<void> Validate(Config& config, const FlagText& text) {
   if (auto valid = ValidateSampler(config, text); !valid) return valid;
   if (auto valid = ValidateSchedule(config, text); !valid) return valid;
@@ -266,6 +284,7 @@ Result<void> Validate(Config& config, const FlagText& text) {
   }
   if (auto valid = ValidateEnforcePolicy(config); !valid) return valid;
   if (auto valid = ValidateGids(config, text); !valid) return valid;
+  if (auto valid = ValidateAttribution(config, text); !valid) return valid;
   // Compiles the regexes; a bad one is a usage error now rather than a failure at start.
   if (auto options = MakeSamplerOptions(config); !options) return options.error();
   return {};
@@ -484,6 +503,24 @@ void AddGidFlags(CLI::App& app, FlagText& text) {
       ->capture_default_str();
 }
 
+void AddAttributionFlags(CLI::App& app, Config& config, FlagText& text) {
+  app.add_option("--attribution.interval", text.attribution_interval,
+                 "How often the QPs on the selected netdevs' RDMA ports are counted per owner "
+                 "(pod, Slurm job, systemd unit, kernel) on its own thread: one RDMA netlink QP "
+                 "dump per device and /proc/PID/cgroup of each PID holding QPs; needs the host "
+                 "PID namespace (docs/attribution.md); Prometheus duration, 0 turns it off "
+                 "(1s..24h)")
+      ->capture_default_str();
+  app.add_option(
+         "--attribution.proc-root", config.attribution_proc_root,
+         "The procfs of the host PID namespace, where /PID/cgroup names a QP holder's owner")
+      ->capture_default_str();
+  app.add_option("--attribution.pod-logs-root", config.attribution_pod_logs_root,
+                 "The kubelet's pod log directory (<namespace>_<name>_<uid> per pod), read-only, "
+                 "for pod names; a missing directory leaves pods named by UID")
+      ->capture_default_str();
+}
+
 void AddDeriveFlags(CLI::App& app, FlagText& text) {
   app.add_option("--storm.threshold", text.storm_threshold,
                  "Paused-time ratio of a sample interval at or above which (with no packet "
@@ -521,6 +558,7 @@ FlagText DefaultFlagText(const Config& config) {
   text.storm_threshold = config.derive.storm.threshold;
   text.storm_detection = FormatDuration(config.derive.storm.detection_time);
   text.gids_interval = FormatDuration(config.gids_interval);
+  text.attribution_interval = FormatDuration(config.attribution_interval);
   for (auto window : config.derive.windows) {
     text.derive_windows += (text.derive_windows.empty() ? "" : ",") + WindowLabel(window);
   }
@@ -617,6 +655,7 @@ CliOutcome ParseCommandLine(std::span<const char* const> args, std::ostream& out
   AddLinkFlags(app, text);
   AddPcieFlags(app, config, text);
   AddGidFlags(app, text);
+  AddAttributionFlags(app, config, text);
   app.add_option(
       "--replay", config.replay_path,
       "Answer every kernel read from this bundle (written by the capture subcommand) instead "

@@ -81,6 +81,13 @@ struct Config {
   std::chrono::nanoseconds gids_interval = std::chrono::seconds(60);
   /// --gpu-topology.nearest-only: only each netdev's nearest GPUs in roce_nic_gpu_topology
   bool gpu_nearest_only = false;
+  /// --attribution.interval: QPs per owner on the selected netdevs' RDMA ports, on its own
+  /// thread (docs/attribution.md); 0 = off (the default: it needs the host PID namespace)
+  std::chrono::nanoseconds attribution_interval{0};
+  /// --attribution.proc-root: procfs of the host PID namespace (/PID/cgroup of QP holders)
+  std::string attribution_proc_root = "/proc";
+  /// --attribution.pod-logs-root: the kubelet's pod log directories, for pod names
+  std::string attribution_pod_logs_root = "/var/log/pods";
 };
 
 /// The window the shipped alert rules and dashboards read (`window="1m"`).

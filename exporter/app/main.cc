@@ -36,6 +36,7 @@
 #include "exporter/qos/remediate.h"
 #include "exporter/render/exposition_cache.h"
 #include "exporter/render/metrics.h"
+#include "exporter/sampling/attribution_poller.h"
 #include "exporter/sampling/gid_stage.h"
 #include "exporter/sampling/link_poller.h"
 #include "exporter/sampling/lldp_poller.h"
@@ -173,18 +174,21 @@ struct Pollers {
   std::unique_ptr<LldpPoller> lldp;                 // null with --lldp.interval=0
   std::unique_ptr<LinkPoller> link;                 // null with --link.interval=0
   std::unique_ptr<PciePoller> pcie;                 // null with --pcie.interval=0
+  std::unique_ptr<AttributionPoller> attribution;   // null with --attribution.interval=0
 
   void Start() {
     if (transceivers) transceivers->Start();
     if (lldp) lldp->Start();
     if (link) link->Start();
     if (pcie) pcie->Start();
+    if (attribution) attribution->Start();
   }
   void Stop() {
     if (transceivers) transceivers->Stop();
     if (lldp) lldp->Stop();
     if (link) link->Stop();
     if (pcie) pcie->Stop();
+    if (attribution) attribution->Stop();
   }
 };
 
@@ -236,6 +240,24 @@ LinkPoller::BitCounts SelectedPhyBits(Sampler& sampler) {
   };
 }
 
+// The RDMA ports bound to the last sample's devices, each under its netdev (a LAG port under the
+// bond and each selected slave: Device::rdma_ports).
+AttributionPoller::Targets SelectedRdmaPorts(Sampler& sampler) {
+  return [&sampler] {
+    (void)sampler.WaitForSequence(1, std::chrono::steady_clock::now() + std::chrono::seconds(30));
+    std::vector<AttributionTarget> targets;
+    if (std::shared_ptr<const Snapshot> latest = sampler.Latest()) {
+      for (const DeviceSnapshot& d : latest->devices) {
+        if (!d.device) continue;
+        for (const RdmaPort& port : d.device->rdma_ports) {
+          targets.push_back({d.device->name, port.device, port.device_index, port.port});
+        }
+      }
+    }
+    return targets;
+  };
+}
+
 Pollers MakePollers(const Config& config, Sampler& sampler) {
   Pollers pollers;
   if (!config.replay_path.empty()) return pollers;
@@ -264,12 +286,20 @@ Pollers MakePollers(const Config& config, Sampler& sampler) {
                                                        .gpu_nearest_only = config.gpu_nearest_only},
                                      SelectedNetdevs(sampler));
   }
+  if (config.attribution_interval.count() != 0) {
+    pollers.attribution = std::make_unique<AttributionPoller>(
+        AttributionPollerOptions{.interval = config.attribution_interval},
+        MakeKernelAttributionIo(config.attribution_proc_root, config.attribution_pod_logs_root),
+        SelectedRdmaPorts(sampler));
+  }
   sampler.SetAttachHook([t = pollers.transceivers.get(), l = pollers.lldp.get(),
-                         k = pollers.link.get(), p = pollers.pcie.get()](Snapshot& draft) {
+                         k = pollers.link.get(), p = pollers.pcie.get(),
+                         a = pollers.attribution.get()](Snapshot& draft) {
     if (t) draft.transceivers = t->Latest();
     if (l) draft.lldp = l->Latest();
     if (k) draft.links = k->Latest();
     if (p) draft.pcie = p->Latest();
+    if (a) draft.attribution = a->Latest();
   });
   return pollers;
 }

@@ -17,6 +17,7 @@
 #include "collectors/device.h"
 #include "collectors/ethtool_map.h"
 #include "collectors/process_stats.h"
+#include "exporter/core/attribution_state.h"
 #include "exporter/core/derived_signals.h"
 #include "exporter/core/error_reason.h"
 #include "exporter/core/gid_state.h"
@@ -110,6 +111,10 @@ struct Snapshot {
   /// rounds; null with --gids.interval=0, before its first round and after a failed dump.
   /// Rendered only for `devices`.
   std::shared_ptr<const GidState> gids;
+  /// The attribution poller's latest state (QPs per owner per netdev), attached like the PCIe
+  /// state; null with --attribution.interval=0 and before its first round. Rendered only for
+  /// `devices`.
+  std::shared_ptr<const AttributionState> attribution;
 
   const DeviceSnapshot* FindDevice(std::string_view netdev) const {
     for (const DeviceSnapshot& d : devices) {

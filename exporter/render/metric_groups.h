@@ -15,9 +15,9 @@ namespace roceqos {
 
 /// Every group, in docs/metrics.md order. tests/unit/exporter/render/metric_groups_test.cc checks
 /// that every table entry's area is one of them.
-inline constexpr std::array<std::string_view, 12> kMetricGroupNames = {
-    "ethtool", "rdma", "device", "transceiver", "lldp", "process",
-    "derived", "qos",  "self",   "link",        "pcie", "gids"};
+inline constexpr std::array<std::string_view, 13> kMetricGroupNames = {
+    "ethtool", "rdma", "device", "transceiver", "lldp", "process",    "derived",
+    "qos",     "self", "link",   "pcie",        "gids", "attribution"};
 
 /// A set of groups.
 class MetricGroups {

@@ -603,6 +603,21 @@ inline constexpr MetricDef kMetricTable[] = {
   {"roce_gpu_numa_node", MetricKind::kGauge,
    "NUMA node of an NVIDIA GPU of the host (no series when the kernel knows none).",
    {"gpu_pci_bus_id"}, "pcie", "sysfs `/sys/bus/pci/devices/<gpu>/numa_node`"},
+
+  // ---- Consumers of each RDMA device (own thread: exporter/sampling/attribution_poller.h; docs/attribution.md)
+  {"roce_workload_qps", MetricKind::kGauge,
+   "QPs held now on the RDMA device's ports bound to the netdev, by owner: kind=pod (workload NAMESPACE/NAME, or the pod UID when the name is unknown), slurm_job (job ID), systemd_unit (unit), kernel (restrack's module name) or unknown (workload empty; also the owners beyond 256 per netdev). A series only for owners holding QPs.",
+   {"netdev", "rdma_device", "kind", "workload", "pod_namespace", "pod_name", "pod_uid"}, "attribution",
+   "RDMA_NLDEV_CMD_RES_QP_GET dump (RDMA_NLDEV_ATTR_RES_PID, RES_KERN_NAME, PORT_INDEX), `/proc/<pid>/cgroup`, `/var/log/pods/<namespace>_<name>_<uid>`"},
+  {"roce_exporter_attribution_reads_total", MetricKind::kCounter,
+   "RDMA QP dumps of the attribution poller (one per RDMA device of the selection per --attribution.interval).",
+   {}, "self", "attribution poller"},
+  {"roce_exporter_attribution_read_errors_total", MetricKind::kCounter,
+   "Failed attribution reads by reason: QP dumps, /proc/PID/cgroup reads (a process that exited is not an error), the pod log directory.",
+   {"reason"}, "self", "attribution poller"},
+  {"roce_exporter_attribution_interval_seconds", MetricKind::kGauge,
+   "Attribution poll interval set by --attribution.interval (no series when it is 0, off).",
+   {}, "self", "--attribution.interval"},
 };
 // clang-format on
 

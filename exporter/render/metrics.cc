@@ -23,6 +23,7 @@ void RenderSnapshot(const Snapshot* snapshot, const ServingStats* serving, Metri
     RenderLink(*snapshot, out);
     RenderPcie(*snapshot, out);
     RenderGids(*snapshot, out);
+    RenderAttribution(*snapshot, out);
   }
   RenderSelf(snapshot, out);
   if (serving != nullptr) RenderServing(*serving, out);

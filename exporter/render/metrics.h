@@ -77,6 +77,7 @@ void RenderLldp(const Snapshot& snapshot, MetricSink& out);             // metri
 void RenderLink(const Snapshot& snapshot, MetricSink& out);             // metrics_link.cc
 void RenderPcie(const Snapshot& snapshot, MetricSink& out);             // metrics_pcie.cc
 void RenderGids(const Snapshot& snapshot, MetricSink& out);             // metrics_gids.cc
+void RenderAttribution(const Snapshot& snapshot, MetricSink& out);      // metrics_attribution.cc
 /// Self-metrics; `snapshot` is null before the first sample (build info only).
 void RenderSelf(const Snapshot* snapshot, MetricSink& out);      // metrics_self.cc
 void RenderServing(const ServingStats& stats, MetricSink& out);  // metrics_self.cc

@@ -82,6 +82,13 @@ constexpr Area kAreas[] = {
      "of its VLANs (one `RTM_GETADDR` dump), against the port's GID table in sysfs; an address "
      "needs a RoCE v2 GID on the netdev it is on. Counts per netdev, never a series per address "
      "(the addresses are in the log and in `check`). Details: [gids.md](gids.md)."},
+    {"attribution", "Consumers of each RDMA device",
+     "Counted by the attribution poller on its own thread every `--attribution.interval` "
+     "(default `0`, off): one restrack QP dump per RDMA device bound to a selected netdev, the "
+     "owner of each PID from `/proc/<pid>/cgroup`, pod names from the kubelet's "
+     "`/var/log/pods` directories. Counts per owner, never a series per QP or per process; at "
+     "most 256 owners per netdev. Needs the host PID namespace. Details: "
+     "[attribution.md](attribution.md)."},
 };
 
 constexpr EnumName<MetricKind> kKindNames[] = {

@@ -121,11 +121,9 @@ TEST(ServeMetrics, ThroughTheHttpServer) {
   EXPECT_THAT(device, Not(HasSubstr("roce_exporter_")));
   const std::string bad = Get(port, "/metrics?collect[]=nope");
   EXPECT_THAT(bad, StartsWith("HTTP/1.1 400 Bad Request\r\n"));
-  EXPECT_THAT(
-      bad,
-      EndsWith(
-          "\r\n\r\nunknown metric group \"nope\" in collect[] (known: ethtool, "
-          "rdma, device, transceiver, lldp, process, derived, qos, self, link, pcie, gids)\n"));
+  EXPECT_THAT(bad, EndsWith("\r\n\r\nunknown metric group \"nope\" in collect[] (known: ethtool, "
+                            "rdma, device, transceiver, lldp, process, derived, qos, self, link, "
+                            "pcie, gids, attribution)\n"));
   for (const auto& [code, count] : counters.Read().requests_by_code) {
     if (code == "400") {
       EXPECT_EQ(count, 1u);

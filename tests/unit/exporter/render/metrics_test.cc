@@ -135,6 +135,12 @@ Snapshot RichSnapshot() {
       {1, 1}, {{"ens1f0np0", "192.0.2.1", AddressFamily::kIpv4, GidMissReason::kNoGid, ""}}};
   gids->interval_seconds = 60;
   s.gids = std::move(gids);
+  auto attribution = std::make_shared<AttributionState>();
+  attribution->rows = {{"ens1f0np0", "mlx5_0", "kernel", "ib_core", "", "", "", 1}};
+  attribution->reads = 1;
+  attribution->errors["malformed"] = 0;
+  attribution->interval_seconds = 15;
+  s.attribution = std::move(attribution);
   return s;
 }
 
