@@ -9,7 +9,10 @@
 #  1. the .deb: apt installs it and its dependencies (from the archive's lists and packages the
 #     image holds); the unit is active, /-/ready answers, /metrics has samples of the simulated
 #     ConnectX, the task count fits TasksMax= with half of it to spare; restart; upgrade to the
-#     package repacked one version higher (restarted, the edited conffile kept and used); enforce
+#     package repacked one version higher (restarted, the edited conffile kept and used); the
+#     attribution drop-in (Soft-RoCE over sim0, rping in the transient unit nccl-job.service: its
+#     QPs are kind="systemd_unit" with the drop-in's ProtectProc=default, the oracle's count from
+#     `rdma resource show qp`; kind="unknown" with the unit's ProtectProc=invisible); the
 #     lldp drop-in (Debian's lldpd installed and running: permission_denied without the drop-in,
 #     with it active, group _lldpd, lldpd's socket reached); enforce drop-in (added to lldp's:
 #     active in enforce mode, lock held, state directory, both kept by systemctl stop); remove (stopped, masked, conffile and state kept); purge (all removed);
@@ -209,6 +212,97 @@ lldp() {
   fi
 }
 
+# attribution LABEL DROPIN: the attribution drop-in, with real systemd's cgroups as the owners.
+# Soft-RoCE (rxa) over sim0 and an rping server and client looping in the transient unit
+# nccl-job.service (systemd-run: the cgroup /system.slice/nccl-job.service is PID 1's own). The
+# oracle is `rdma resource show qp`: the QPs on rxa whose PID is a thread of that cgroup. A second
+# drop-in, zz-attribution-test.conf (sorted after attribution.conf, so its Environment= of the
+# same variable wins), shortens the interval to 1 s: every wait below is then bounded by seconds,
+# not by the drop-in's 15 s rounds; ProtectProc=, what the drop-in is for, is still the drop-in's.
+attr_ip=192.168.81.1
+nccl_cg=/sys/fs/cgroup/system.slice/nccl-job.service
+nccl_qps() { # the oracle: QPs on rxa held by a thread of nccl-job.service
+  rdma resource show qp link rxa/1 | awk -v f="$nccl_cg/cgroup.threads" '
+    BEGIN { while ((getline p < f) > 0) want[p] = 1 }
+    { for (i = 1; i < NF; i++) if ($i == "pid" && ($(i + 1) in want)) n++ }
+    END { print n + 0 }'
+}
+nccl_up() { (($(nccl_qps) >= 2)); } # the server's QP of the connection and the client's
+# workload_qps LABELS: the value of roce_workload_qps{LABELS} in the last scrape (/tmp/metrics).
+workload_qps() { grep -F "roce_workload_qps{$1}" /tmp/metrics | awk '{ print $NF }'; }
+attr_labels() { # KIND WORKLOAD
+  echo "netdev=\"sim0\",rdma_device=\"rxa\",kind=\"$1\",workload=\"$2\",pod_namespace=\"\",pod_name=\"\",pod_uid=\"\""
+}
+# attr_is KIND WORKLOAD: the scrape names the oracle's QPs under KIND/WORKLOAD.
+attr_is() {
+  curl -sf "$url/metrics" >/tmp/metrics || return 1
+  want=$(nccl_qps)
+  [[ $(workload_qps "$(attr_labels "$1" "$2")") == "$want" ]]
+}
+attribution() {
+  local label=$1 dir=/etc/systemd/system/$unit.d pid t
+  t=$SECONDS
+  modprobe -a crc32_generic rdma_rxe rdma_ucm || { fail "$label: cannot load rdma_rxe and rdma_ucm"; return 1; }
+  ip addr add $attr_ip/24 dev sim0 && rdma link add rxa type rxe netdev sim0 ||
+    { fail "$label: no Soft-RoCE rxa over sim0: $(rdma link show 2>&1 | tr '\n' ' ')"; return 1; }
+  # The client retries until the server listens, and again should it lose the connection.
+  systemd-run --quiet --unit=nccl-job /bin/sh -c "rping -s -a $attr_ip -p 7001 >/dev/null 2>&1 &
+    while :; do rping -c -a $attr_ip -p 7001 -S 64 >/dev/null 2>&1; sleep 0.2; done"
+  if wait_until 20 nccl_up; then
+    pass "$label: nccl-job.service (systemd-run) holds $(nccl_qps) QPs on rxa over sim0 (rdma resource show qp), up in $((SECONDS - t)) s"
+  else
+    fail "$label: nccl-job.service holds no QP on rxa"
+    rdma resource show qp 2>&1 | detail
+    journal nccl-job.service
+    return 1
+  fi
+  curl -sf "$url/metrics" >/tmp/metrics
+  grep -q '^roce_workload_qps' /tmp/metrics && fail "$label without attribution.conf: roce_workload_qps present" ||
+    pass "$label without attribution.conf: no roce_workload_qps (attribution is opt-in)"
+
+  install -D -m 0644 "$2" "$dir/attribution.conf"
+  printf '[Service]\nEnvironment=ROCE_QOS_EXPORTER_ATTRIBUTION_ARGS=--attribution.interval=1s\n' >"$dir/zz-attribution-test.conf"
+  pid=$(main_pid)
+  systemctl daemon-reload && systemctl restart "$unit"
+  restarted "$label + attribution.conf" "$pid"
+  check "$label + attribution.conf: ProtectProc=$(prop "$unit" ProtectProc) (default)" [ "$(prop "$unit" ProtectProc)" = default ]
+  t=$SECONDS
+  if wait_until 20 attr_is systemd_unit nccl-job.service; then
+    pass "$label + attribution.conf: roce_workload_qps{kind=\"systemd_unit\",workload=\"nccl-job.service\"} $want, the oracle's count, $((SECONDS - t)) s after the restart"
+  else
+    fail "$label + attribution.conf: roce_workload_qps is not the oracle's $want for nccl-job.service"
+    grep -E '^roce_(workload_qps|exporter_attribution)' /tmp/metrics | detail
+  fi
+  awk '$1 == "roce_exporter_attribution_interval_seconds" && $2 == 1 { f = 1 } END { exit !f }' /tmp/metrics &&
+    pass "$label + attribution.conf: the 1 s of zz-attribution-test.conf reached ExecStart" ||
+    fail "$label + attribution.conf: $(grep '^roce_exporter_attribution_interval_seconds' /tmp/metrics)"
+
+  # Without attribution.conf's ProtectProc=default: the unit's invisible hides nccl-job's /proc.
+  rm "$dir/attribution.conf"
+  pid=$(main_pid)
+  systemctl daemon-reload && systemctl restart "$unit"
+  restarted "$label + the interval alone" "$pid"
+  check "$label + the interval alone: ProtectProc=$(prop "$unit" ProtectProc) (the unit's invisible)" [ "$(prop "$unit" ProtectProc)" = invisible ]
+  t=$SECONDS
+  if wait_until 20 attr_is unknown ""; then
+    pass "$label + the interval alone: the same $want QPs are kind=\"unknown\", $((SECONDS - t)) s after the restart"
+  else
+    fail "$label + the interval alone: roce_workload_qps{kind=\"unknown\"} is not the oracle's $want"
+    grep -E '^roce_(workload_qps|exporter_attribution)' /tmp/metrics | detail
+  fi
+  grep -q 'kind="systemd_unit"' <(grep '^roce_workload_qps' /tmp/metrics) &&
+    fail "$label + the interval alone: a systemd_unit series without /proc: $(grep systemd_unit /tmp/metrics)" ||
+    pass "$label + the interval alone: no systemd_unit series (the owner's /proc is hidden)"
+
+  # The next step (lldp) reloads and restarts the unit: this process, the interval alone, runs
+  # until then (a restart here would cost 15 s of the guest's time and test nothing new).
+  rm "$dir/zz-attribution-test.conf"
+  rmdir "$dir" 2>/dev/null
+  systemctl stop nccl-job.service
+  rdma link delete rxa
+  ip addr del $attr_ip/24 dev sim0
+}
+
 # --- the guest -----------------------------------------------------------------------------------
 state=$(systemctl is-system-running --wait)
 info "boot: $(systemd-analyze 2>/dev/null | head -1); system state $state; systemd $(systemctl --version | awk 'NR == 1 { print $2 }'); kernel $(uname -r)"
@@ -260,6 +354,7 @@ grep -q '# site edit' /etc/default/roce-qos-exporter &&
   pass ".deb: upgrade kept the edited /etc/default/roce-qos-exporter, and the new process uses it" ||
   fail ".deb: the upgrade lost the conffile edit: $(tr '\0' ' ' <"/proc/$(main_pid)/cmdline")"
 
+attribution ".deb" /usr/share/doc/roce-qos-exporter/examples/attribution.conf
 lldp ".deb" /usr/share/doc/roce-qos-exporter/examples/lldp.conf
 enforce ".deb + lldp.conf" /usr/share/doc/roce-qos-exporter/examples/enforce.conf /lib/systemd/system/$unit
 
