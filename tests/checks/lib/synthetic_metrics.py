@@ -120,6 +120,23 @@ for node in NODES:
         for fam in ("roce_link_symbol_errors", "roce_link_fcs_errors", "roce_link_down_events"):
             add(fam, "counter", fam + "_total", {**nd, "source": "netlink"}, lambda t, f=flap: (t - 600) // 60 if f(t) else 0)
         add("roce_rdma_gids", "gauge", "roce_rdma_gids", rd, lambda t: 2)
+        # Who is on the NIC (docs/attribution.md): a pod per port, ib_core's GSI QP; one GPU per
+        # port on its PCIe switch, the other port's GPU across the host bridge (docs/gpus.md).
+        i = PORTS.index((netdev, dev, pci))
+        uid = f"6f1c2a4e-0d5b-4c1e-9a57-3b8f0e2d7c{NODES.index(node)}{i}"
+        add("roce_workload_qps", "gauge", "roce_workload_qps",
+            {**nd, "rdma_device": dev, "kind": "pod", "workload": f"ml/trainer-{i}", "pod_namespace": "ml",
+             "pod_name": f"trainer-{i}", "pod_uid": uid}, lambda t: 8)
+        add("roce_workload_qps", "gauge", "roce_workload_qps",
+            {**nd, "rdma_device": dev, "kind": "kernel", "workload": "ib_core", "pod_namespace": "",
+             "pod_name": "", "pod_uid": ""}, lambda t: 1)
+        add("roce_workload_gpu", "info", "roce_workload_gpu_info",
+            {**inst, "pod_namespace": "ml", "pod_name": f"trainer-{i}", "pod_uid": uid,
+             "resource": "nvidia.com/gpu", "device_id": f"GPU-0000000{i}"}, lambda t: 1)
+        for g in range(len(PORTS)):
+            add("roce_nic_gpu_topology", "gauge", "roce_nic_gpu_topology",
+                {**nd, "gpu_pci_bus_id": f"00000000:{0x1b + g:02X}:00.0", "relation": "PIX" if g == i else "SYS"},
+                lambda t: 1)
         for family in ("ipv4", "ipv6"):
             add("roce_roce_v2_gid_checked_addresses", "gauge", "roce_roce_v2_gid_checked_addresses", {**nd, "family": family}, lambda t: 1)
         add("roce_transceiver", "info", "roce_transceiver_info", {**nd, "type": "QSFP28", "spec": "sff8636", "vendor": "SIMNIC", "part_number": "SIM-QSFP28-SR4", "revision": "A1", "firmware": "", "serial": ""}, lambda t: 1)
