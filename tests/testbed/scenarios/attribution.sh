@@ -44,6 +44,8 @@ log "oracle: pod $pod_qps QPs on rxa, job $job_qps on rxb, stray $stray_qps on r
 pid=$(head -n1 "$TESTBED_WORK/pod.pids")
 grep -q "kubepods-besteffort-pod" "/proc/$pid/cgroup" || fail "the pod's QP holder is not in its cgroup: $(cat "/proc/$pid/cgroup")"
 
+# PFC on priority 3 (the storm series exist only for a PFC-enabled priority).
+for nd in "$a" "$b"; do dcb pfc set dev "$nd" prio-pfc all:off 3:on || fail "dcb pfc set $nd"; done
 start_exporter --collector.device-include="^($a|$b)\$" --attribution.interval=1s
 
 # 1. The owners, with the oracle's counts.
