@@ -354,8 +354,9 @@ workload_rxe $sim2 192.168.82.1 rxb
 workload_qps \$(workload_pod_cgroup ml trainer-0 $pod_uid) rxa 7001 pod
 workload_qps \$(workload_slurm_cgroup 4242) rxb 7002 job
 printf '%s\n' 'pods:' '- namespace: ml' '  name: trainer-0' '  containers:' '  - name: trainer' \
-  '    devices:' '    - resource_name: nvidia.com/gpu' '      device_ids: [$pod_gpu]' >/run/e2e-pods.yaml
+  '    devices:' '    - resource: nvidia.com/gpu' '      ids: [$pod_gpu]' >/run/e2e-pods.yaml
 /testbed/bin/fake_kubelet --socket /run/e2e-kubelet.sock --pods /run/e2e-pods.yaml >/run/e2e-kubelet.log 2>&1 &
+echo \$! >/run/e2e-kubelet.pid
 wait_for 10 test -S /run/e2e-kubelet.sock || fail \"fake kubelet: \$(cat /run/e2e-kubelet.log)\"
 EXPORTER_LOG=$exporter_log
 start_exporter --sampler.period=250ms --storm.detection-time=200ms --storm.restoration-time=400ms --collector.device-include='^($sim|$sim2)\$' --attribution.interval=1s --attribution.kubelet-socket=/run/e2e-kubelet.sock" ||
@@ -394,7 +395,7 @@ if received firing RoceQosPfcStorm "$t_wl" netdev="$sim2" >/dev/null || received
 else
   pass "no storm alert on $sim2 nor for the Slurm job 4242"
 fi
-guest 'workload_stop pod; workload_stop job; pkill -f fake_kubelet; true'
+guest 'workload_stop pod; workload_stop job; kill $(cat /run/e2e-kubelet.pid) 2>/dev/null; true'
 
 guest 'exporter_alive; stop_exporter' || fail "the exporter did not survive or stop cleanly"
 if ((failures)); then

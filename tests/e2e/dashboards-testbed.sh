@@ -60,6 +60,12 @@ wait_until() {
 # ---- 0. a clean guest, whatever ran before in this VM ------------------------------------------
 sim=$(guest 'require exporter simnic; simnic_netdevs | head -n1')
 [[ -n "$sim" ]] || { echo "no simulated netdev in the guest" >&2; exit 1; }
+# The second port carries a pod's QP (Soft-RoCE over it: who is on this NIC) and storms with the
+# first (the jobs a storm touched). Not on the first: enforce refuses to write to a netdev whose RDMA
+# devices are not its PCI function's (the write gate's identity check), and Soft-RoCE over a
+# ConnectX netdev is such a device.
+sim2=$(guest 'simnic_netdevs | sed -n 2p')
+[[ -n "$sim2" ]] || { echo "no second simulated netdev in the guest" >&2; exit 1; }
 guest "p=\$(cat \$EXPORTER_PIDFILE 2>/dev/null)
 if [ -n \"\$p\" ] && kill -0 \"\$p\" 2>/dev/null; then stop_exporter; fi
 rm -f \$EXPORTER_PIDFILE
@@ -67,6 +73,9 @@ $nordma; p=\$(cat \$EXPORTER_PIDFILE 2>/dev/null)
 if [ -n \"\$p\" ] && kill -0 \"\$p\" 2>/dev/null; then stop_exporter; fi
 rm -f \$EXPORTER_PIDFILE
 simnic_ctl $sim 'storm stop all; rate * 0'
+simnic_ctl $sim2 'storm stop all; rate * 0'
+rdev2=\$(rdma_links | awk -v n=$sim2 '\$2 == n { split(\$1, a, \"/\"); print a[1] }')
+simnic_conform_default_policy $sim2 \$rdev2
 dcb pfc set dev $sim prio-pfc all:off 3:on
 dcb app add dev $sim dscp-prio 24:3 26:3 48:6
 simnic_ctl $sim 'ecn np all 0; ecn rp all 0; ecn np 3 1; ecn rp 3 1'
@@ -84,9 +93,9 @@ guest "EXPORTER_LOG=/run/dashboards-exporter.log
 start_lldpd -r $sim
 # A pod holding QPs on the port (Soft-RoCE over it, docs/attribution.md): who is on this NIC, and
 # the job the storm below touches.
-workload_rxe $sim 192.168.81.1 rxa
+workload_rxe $sim2 192.168.82.1 rxa
 workload_qps \$(workload_pod_cgroup ml trainer-0 6f1c2a4e-0d5b-4c1e-9a57-3b8f0e2d7c11) rxa 7001 pod
-start_exporter --sampler.period=250ms --storm.detection-time=200ms --storm.restoration-time=400ms --qos.poll-interval=500ms --remediation=enforce --config=/run/dashboards-policy.yaml --remediation.backoff=1s --collector.device-include=$sim --lldp.interval=1s --lldp.socket=\$LLDPD_SOCK --attribution.interval=1s --pcie.interval=1s
+start_exporter --sampler.period=250ms --storm.detection-time=200ms --storm.restoration-time=400ms --qos.poll-interval=500ms --remediation=enforce --config=/run/dashboards-policy.yaml --remediation.backoff=1s --collector.device-include='^($sim|$sim2)\$' --lldp.interval=1s --lldp.socket=\$LLDPD_SOCK --attribution.interval=1s --pcie.interval=1s
 # The switch port: a leaf that agrees with the NIC (PFC {3}, DSCP 26 -> 3, 9216-byte frames), so
 # the by-switch dashboard has a neighbour, and its mismatch panel a series (0).
 simnic_rx $sim \$(lldp_frame 0c:42:a1:00:00:01 leaf1 Ethernet1/1 3600 \$(lldp_mfs 9216) \$(lldp_pfc 0 0 8 3) \$(lldp_app 3:5:26))" \
@@ -140,7 +149,7 @@ guest "dcb pfc show dev $sim | grep -q ' 3:on '" ||
 echo "ok: PFC drift restored by enforce (dcb agrees)"
 
 # ---- 3. storm -----------------------------------------------------------------------------------
-guest "simnic_ctl $sim 'storm start 3 rx'"
+guest "simnic_ctl $sim 'storm start 3 rx'; simnic_ctl $sim2 'storm start 3 rx'"
 wait_until 60 "roce_pfc_storm{netdev=\"$sim\", prio=\"3\", direction=\"rx\"} == 1"
 echo "ok: storm seen"
 
@@ -182,7 +191,7 @@ for inst in "$TESTBED_EXPORTER_ADDR" "$nordma_addr"; do
 done
 
 # ---- 6. storm over: enforce restores the policy -------------------------------------------------
-guest "simnic_ctl $sim 'storm stop all'"
+guest "simnic_ctl $sim 'storm stop all'; simnic_ctl $sim2 'storm stop all'"
 if wait_until 60 "roce_qos_remediations_total{netdev=\"$sim\", field=\"dscp_prio\", result=\"success\"} >= 1" &&
   wait_until 30 "roce_qos_in_sync{netdev=\"$sim\"} == 1" &&
   guest "dcb -N app show dev $sim | tr ' ' '\n' | grep -qx '26:3'"; then
