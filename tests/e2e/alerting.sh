@@ -395,7 +395,8 @@ if received firing RoceQosPfcStorm "$t_wl" netdev="$sim2" >/dev/null || received
 else
   pass "no storm alert on $sim2 nor for the Slurm job 4242"
 fi
-guest 'workload_stop pod; workload_stop job; kill $(cat /run/e2e-kubelet.pid) 2>/dev/null; true'
+guest "workload_stop pod; workload_stop job; kill \$(cat /run/e2e-kubelet.pid) 2>/dev/null
+rdma link del rxa; rdma link del rxb; ip addr del 192.168.81.1/24 dev $sim; ip addr del 192.168.82.1/24 dev $sim2; true"
 
 guest 'exporter_alive; stop_exporter' || fail "the exporter did not survive or stop cleanly"
 if ((failures)); then

@@ -54,6 +54,7 @@ wait_until() {
     sleep 0.5
   done
   echo "FAIL: timed out after $1 s waiting for: $2" >&2
+  guest 'tail -n 25 /run/dashboards-exporter.log' >&2 || true
   return 1
 }
 
@@ -73,6 +74,8 @@ $nordma; p=\$(cat \$EXPORTER_PIDFILE 2>/dev/null)
 if [ -n \"\$p\" ] && kill -0 \"\$p\" 2>/dev/null; then stop_exporter; fi
 rm -f \$EXPORTER_PIDFILE
 simnic_ctl $sim 'storm stop all; rate * 0'
+# Soft-RoCE devices a previous script left on the simnic ports (rxe0 on veth0 is the baseline's).
+for r in \$(rdma link show | awk '\$2 ~ /^rx/ && \$2 !~ /^rxe0\\// { sub(/\\/.*/, \"\", \$2); print \$2 }'); do rdma link del \$r; done
 simnic_ctl $sim2 'storm stop all; rate * 0'
 rdev2=\$(rdma_links | awk -v n=$sim2 '\$2 == n { split(\$1, a, \"/\"); print a[1] }')
 simnic_conform_default_policy $sim2 \$rdev2
