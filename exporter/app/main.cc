@@ -268,8 +268,8 @@ AttributionPoller::PodDeviceSource KubeletDevices(const std::string& socket) {
     if (!list) return list.error();
     std::vector<PodDevice> devices;
     for (kubelet::AllocatedDevice& d : kubelet::AllocatedDevices(*list)) {
-      devices.push_back({std::move(d.namespace_name), std::move(d.pod),
-                         std::move(d.resource_name), std::move(d.device_id)});
+      devices.push_back({std::move(d.namespace_name), std::move(d.pod), std::move(d.resource_name),
+                         std::move(d.device_id)});
     }
     return devices;
   };
