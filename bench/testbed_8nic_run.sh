@@ -4,28 +4,11 @@
 # traffic, PFC pauses and ECN/CNP activity. Prints MEASURE lines; fails if the exporter died, if it
 # did not report all 8 ports, or if no samples were taken.
 require exporter simnic
-# NIC8_ATTRIBUTION=1 (bench/testbed_fleet_series.sh): also 8 GPUs on simnic's bus and, on each
-# port, a pod holding one QP (Soft-RoCE over the port), with attribution on: the label cost of
-# docs/attribution.md and docs/gpus.md on a node shaped like an 8-GPU, 8-NIC server.
-if [ "${NIC8_ATTRIBUTION:-0}" = 1 ]; then
-  simnic_load_ports 8 gpus=8
-else
-  simnic_load_ports 8
-fi
-i=0
+simnic_load_ports 8
 for n in $(simnic_netdevs); do
   simnic_ctl "$n" 'traffic 3 rx 20000; traffic 3 tx 20000; rate rx_prio3_pause 50; rate rx_prio3_pause_duration 2000; rate np_ecn_marked_roce_packets 400; rate np_cnp_sent 300'
-  if [ "${NIC8_ATTRIBUTION:-0}" = 1 ]; then
-    workload_rxe "$n" "192.168.$((90 + i)).1" "rxs$i"
-    workload_qps "$(workload_pod_cgroup ml "trainer-$i" "6f1c2a4e-0d5b-4c1e-9a57-3b8f0e2d7c1$i")" "rxs$i" $((7100 + i)) pods
-  fi
-  i=$((i + 1))
 done
-if [ "${NIC8_ATTRIBUTION:-0}" = 1 ]; then
-  start_exporter --attribution.interval=1s
-else
-  start_exporter
-fi
+start_exporter
 pid=$(_exporter_pid)
 ports() { wget -qO- "$EXPORTER_URL/metrics" | grep -c '^roce_device_info{'; }
 wait_for 20 sh -c "[ \$(wget -qO- $EXPORTER_URL/metrics | grep -c '^roce_device_info{') -ge 8 ]" || fail "exporter reports $(ports) RDMA ports, expected 8"
