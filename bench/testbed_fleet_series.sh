@@ -90,8 +90,9 @@ query() { curl -sf --max-time 5 "http://127.0.0.1:$port/api/v1/query" --data-url
   python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(" ".join(x["value"][1] for x in r) if r else "")'; }
 deadline=$((SECONDS + 90))
 # The LLDP roll-ups (switch:*, switch_port:*, netdev:roce_lldp_neighbor:info) need a neighbour,
-# and this node runs no lldpd: left out (tests/e2e's dashboards scenario has a switch).
-rules=$(python3 -c "import yaml; print(' '.join(r['record'] for g in yaml.safe_load(open('$root/alerts/roce_qos.recording.yaml'))['groups'] for r in g['rules'] if not r['record'].startswith(('switch', 'netdev:roce_lldp_'))))")
+# and this node runs no lldpd; the workload rules (netdev:roce_workload*) need attribution, off at
+# the default flags: both left out (tests/e2e has a switch and workloads).
+rules=$(python3 -c "import yaml; print(' '.join(r['record'] for g in yaml.safe_load(open('$root/alerts/roce_qos.recording.yaml'))['groups'] for r in g['rules'] if not r['record'].startswith(('switch', 'netdev:roce_lldp_', 'netdev:roce_workload'))))")
 # Ready when both jobs were scraped and every recording rule has a lean result (rates need two
 # scrapes, then one evaluation).
 until
