@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace roceqos {
@@ -36,7 +37,12 @@ struct AttributionGpuRow {
   std::string pod_uid;    // "" when the pod has no log directory (yet)
   std::string resource;   // "nvidia.com/gpu", "nvidia.com/mig-1g.10gb", "amd.com/gpu"
   std::string device_id;  // the device plugin's ID: a GPU UUID for NVIDIA's
-  auto operator<=>(const AttributionGpuRow&) const = default;
+  bool operator==(const AttributionGpuRow&) const = default;
+  // Not a defaulted <=>: clang-tidy 14 reads its synthesized 0 as a null pointer constant.
+  bool operator<(const AttributionGpuRow& o) const {
+    return std::tie(pod_namespace, pod_name, pod_uid, resource, device_id) <
+           std::tie(o.pod_namespace, o.pod_name, o.pod_uid, o.resource, o.device_id);
+  }
 };
 
 struct AttributionState {
