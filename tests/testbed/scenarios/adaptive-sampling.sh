@@ -89,15 +89,17 @@ storm() {
 # (1.058 % idle was seen there); bench/testbed_model_cost.sh measures the target on an idle host
 # (docs/performance.md). The other checks guard what the schedule does under TCG on a shared host, where
 # one 2 ms read costs ~2.5 ms and the QoS engine's 5 s poll (outside the schedule) costs up to
-# ~1.4 %: reading every port every 250 ms would be ~8 %, and a period stops at 4 s
-# (16 x --sampler.period) + the 100 ms follow-up.
-duty idle 0.03 0.012
+# ~1.4 %: reading every port every 250 ms would be ~8 % (more under load), and a period stops at
+# 4 s (16 x --sampler.period) + the 100 ms follow-up. The exported (wall-time) duty cycle grows
+# with the host's load, the model-time one does not: 2.25 % idle and 4.51 % busy were seen with
+# the sanitizer build beside the VM, hence 4 % and 6 %.
+duty idle 0.04 0.012
 storm idle 4500
 for n in $(simnic_netdevs); do
   simnic_ctl "$n" 'traffic 3 rx 20000; traffic 3 tx 20000; rate rx_prio3_pause 50; rate rx_prio3_pause_duration 2000; rate np_ecn_marked_roce_packets 400; rate np_cnp_sent 300'
 done
 # Targets 2 % and 1 s; the model-time duty cycle to the target plus 20 % as above, the rest with TCG margins as above (the busy period is ~1.05 s at 2.5 ms per read, and
 # up to ~1.9 s while CI's sanitizer build shares the two cores: 2020 ms was seen there).
-duty busy 0.04 0.024
+duty busy 0.06 0.024
 storm busy 3000
 exporter_alive
