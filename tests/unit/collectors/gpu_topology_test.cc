@@ -5,9 +5,10 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
+
+#include "tests/unit/support/gpu_topology_fixture.h"
 
 namespace roceqos {
 namespace {
@@ -16,48 +17,12 @@ namespace fs = std::filesystem;
 
 // --- The machines of tests/fixtures/gpu_topology, against their published matrices. ---
 
-struct ExpectedMatrix {
-  std::vector<std::string> gpus;
-  std::vector<std::optional<int>> gpu_numa;
-  std::vector<std::string> netdevs;
-  std::vector<std::optional<int>> nic_numa;
-  std::vector<std::vector<std::string>> relations;  // [nic][gpu]
-};
-
-std::optional<int> Node(const std::string& word) {
-  const int node = std::stoi(word);
-  return node < 0 ? std::nullopt : std::optional<int>(node);
-}
-
-ExpectedMatrix ReadExpected(const fs::path& file) {
-  ExpectedMatrix m;
-  std::ifstream in(file);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream words(line);
-    std::string head, word;
-    words >> head;
-    std::vector<std::string> rest;
-    while (words >> word) rest.push_back(word);
-    if (head == "gpus") {
-      m.gpus = rest;
-    } else if (head == "gpu_numa") {
-      for (const std::string& w : rest) m.gpu_numa.push_back(Node(w));
-    } else {
-      m.netdevs.push_back(head);
-      m.nic_numa.push_back(Node(rest.at(0)));
-      m.relations.emplace_back(rest.begin() + 1, rest.end());
-    }
-  }
-  return m;
-}
-
-class PublishedMachine : public testing::TestWithParam<std::string> {};
+class PublishedMachine : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(PublishedMachine, MatchesThePublishedMatrix) {
   const fs::path dir = fs::path(ROCEQOS_FIXTURES_DIR) / "gpu_topology" / GetParam();
-  const ExpectedMatrix expected = ReadExpected(dir / "expected.txt");
+  const testing::PublishedGpuMatrix expected =
+      testing::ReadPublishedGpuMatrix(dir / "expected.txt");
   ASSERT_FALSE(expected.netdevs.empty());
   auto topology = ReadGpuTopology((dir / "sys").string(), expected.netdevs);
   ASSERT_TRUE(topology) << topology.error().message;
@@ -82,7 +47,7 @@ TEST_P(PublishedMachine, MatchesThePublishedMatrix) {
 }
 
 INSTANTIATE_TEST_SUITE_P(GpuTopology, PublishedMachine,
-                         testing::Values("dgx_a100", "dgx_h100", "two_socket"));
+                         ::testing::Values("dgx_a100", "dgx_h100", "two_socket"));
 
 // --- Each relation, from device paths alone. ---
 
@@ -177,12 +142,12 @@ TEST(GpuTopologyParsers, NumaNodeClassVendorBusId) {
 
 // --- Reading a tree that changes or cannot be read. ---
 
-class GpuTopologyTree : public testing::Test {
+class GpuTopologyTree : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ =
-        fs::temp_directory_path() / ("roceqos_gpu_" + std::to_string(::getpid()) + "_" +
-                                     testing::UnitTest::GetInstance()->current_test_info()->name());
+    root_ = fs::temp_directory_path() /
+            ("roceqos_gpu_" + std::to_string(::getpid()) + "_" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(root_);
     fs::create_directories(root_ / "bus/pci/devices");
     fs::create_directories(root_ / "class/net");

@@ -7,12 +7,12 @@
 #include <fstream>
 #include <memory>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "exporter/render/metrics.h"
 #include "tests/unit/support/fake_sources.h"
+#include "tests/unit/support/gpu_topology_fixture.h"
 #include "tests/unit/support/metric_families.h"
 
 namespace roceqos {
@@ -145,28 +145,18 @@ struct ExpectedSeries {
 };
 
 ExpectedSeries ReadExpected(const fs::path& file) {
+  const testing::PublishedGpuMatrix m = testing::ReadPublishedGpuMatrix(file);
   ExpectedSeries e;
-  std::vector<std::string> gpus;
-  std::ifstream in(file);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream words(line);
-    std::string head, word;
-    words >> head;
-    if (head == "gpus") {
-      while (words >> word) gpus.push_back(word);
-    } else if (head == "gpu_numa") {
-      for (size_t g = 0; words >> word; ++g) {
-        if (std::stoi(word) >= 0) e.gpu_numa[gpus.at(g)] = std::stoi(word);
-      }
-    } else {
-      e.netdevs.push_back(head);
-      words >> word;
-      if (std::stoi(word) >= 0) e.nic_numa[head] = std::stoi(word);
-      for (size_t g = 0; words >> word; ++g) {
-        e.pairs.insert({{"netdev", head}, {"gpu_pci_bus_id", gpus.at(g)}, {"relation", word}});
-      }
+  e.netdevs = m.netdevs;
+  for (size_t g = 0; g < m.gpus.size(); ++g) {
+    if (m.gpu_numa.at(g)) e.gpu_numa[m.gpus[g]] = *m.gpu_numa[g];
+  }
+  for (size_t n = 0; n < m.netdevs.size(); ++n) {
+    if (m.nic_numa[n]) e.nic_numa[m.netdevs[n]] = *m.nic_numa[n];
+    for (size_t g = 0; g < m.gpus.size(); ++g) {
+      e.pairs.insert({{"netdev", m.netdevs[n]},
+                      {"gpu_pci_bus_id", m.gpus[g]},
+                      {"relation", m.relations[n][g]}});
     }
   }
   return e;
