@@ -251,7 +251,8 @@ AttributionPoller::Targets SelectedRdmaPorts(Sampler& sampler) {
       for (const DeviceSnapshot& d : latest->devices) {
         if (!d.device) continue;
         for (const RdmaPort& port : d.device->rdma_ports) {
-          targets.push_back({d.device->name, port.device, port.device_index, port.port});
+          targets.push_back(
+              {d.device->name, port.device, port.device_index, port.port, d.device->pci_address});
         }
       }
     }
@@ -260,16 +261,20 @@ AttributionPoller::Targets SelectedRdmaPorts(Sampler& sampler) {
 }
 
 // The kubelet's PodResources List as the attribution poller's device source (docs/kubelet.md):
-// one List per round, on the poller's thread.
-AttributionPoller::PodDeviceSource KubeletDevices(const std::string& socket) {
+// one List per round, on the poller's thread; a device ID that is a VF's PCI address is followed
+// to its PF in sysfs (one readlink per VF).
+AttributionPoller::PodDeviceSource KubeletDevices(const std::string& socket,
+                                                  const std::string& sysfs_root) {
   std::shared_ptr<kubelet::PodResourcesSource> source = kubelet::MakeKubeletSource(socket);
-  return [source]() -> Result<std::vector<PodDevice>> {
+  return [source, sysfs_root]() -> Result<std::vector<PodDevice>> {
     Result<kubelet::PodResourcesList> list = source->List();
     if (!list) return list.error();
     std::vector<PodDevice> devices;
     for (kubelet::AllocatedDevice& d : kubelet::AllocatedDevices(*list)) {
+      std::optional<std::string> vf = kubelet::PciAddressOfDeviceId(d.device_id);
+      std::optional<std::string> pf = vf ? kubelet::VfPhysfnAddress(sysfs_root, *vf) : std::nullopt;
       devices.push_back({std::move(d.namespace_name), std::move(d.pod), std::move(d.resource_name),
-                         std::move(d.device_id)});
+                         std::move(d.device_id), pf.value_or("")});
     }
     return devices;
   };
@@ -309,7 +314,8 @@ Pollers MakePollers(const Config& config, Sampler& sampler) {
         MakeKernelAttributionIo(config.attribution_proc_root, config.attribution_pod_logs_root),
         SelectedRdmaPorts(sampler));
     if (!config.attribution_kubelet_socket.empty()) {
-      pollers.attribution->SetPodDeviceSource(KubeletDevices(config.attribution_kubelet_socket));
+      pollers.attribution->SetPodDeviceSource(
+          KubeletDevices(config.attribution_kubelet_socket, QosHostPaths(config).sysfs));
     }
   }
   sampler.SetAttachHook([t = pollers.transceivers.get(), l = pollers.lldp.get(),

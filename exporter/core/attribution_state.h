@@ -45,6 +45,23 @@ struct AttributionGpuRow {
   }
 };
 
+/// One roce_workload_vf_info series: an SR-IOV VF the kubelet allocated to a pod, under the
+/// selected netdev of its PF. A pod on a VF holds its QPs on the VF's RDMA device, which the PF's
+/// QP dump does not show; its traffic still crosses the PF's port.
+struct AttributionVfRow {
+  std::string netdev;  // the PF's
+  std::string pod_namespace;
+  std::string pod_name;
+  std::string pod_uid;  // "" when the pod has no log directory (yet)
+  std::string resource;
+  std::string vf_pci_address;  // the device plugin's ID, lower-cased: "0000:3b:00.2"
+  bool operator==(const AttributionVfRow&) const = default;
+  bool operator<(const AttributionVfRow& o) const {
+    return std::tie(netdev, pod_namespace, pod_name, pod_uid, resource, vf_pci_address) <
+           std::tie(o.netdev, o.pod_namespace, o.pod_name, o.pod_uid, o.resource, o.vf_pci_address);
+  }
+};
+
 struct AttributionState {
   /// Sorted by (netdev, rdma_device, kind, workload, pod_uid); rebuilt every round, so a device,
   /// netdev or owner gone since the last round has no row.
@@ -52,6 +69,8 @@ struct AttributionState {
   /// Sorted, one per pod and allocated GPU; empty without --attribution.kubelet-socket or when
   /// this round's List failed (counted in errors).
   std::vector<AttributionGpuRow> gpus;
+  /// Sorted, one per pod, allocated VF and selected netdev of its PF; empty as `gpus` is.
+  std::vector<AttributionVfRow> vfs;
   uint64_t reads = 0;  // QP dumps attempted since start (one per RDMA device per round)
   /// reason -> failed reads since start (QP dumps, /proc/PID/cgroup, the pod log directory);
   /// every reason is present (0 until it happens).

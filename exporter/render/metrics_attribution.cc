@@ -36,6 +36,14 @@ void RenderAttribution(const Snapshot& snapshot, MetricSink& out) {
     gpus.Add({row.pod_namespace, row.pod_name, row.pod_uid, row.resource, row.device_id}, 1);
   }
   gpus.AppendTo(out);
+  FamilyBuilder vfs(FindMetric("roce_workload_vf_info"));
+  for (const AttributionVfRow& row : state.vfs) {
+    if (!netdevs.contains(row.netdev)) continue;
+    vfs.Add({row.netdev, row.pod_namespace, row.pod_name, row.pod_uid, row.resource,
+             row.vf_pci_address},
+            1);
+  }
+  vfs.AppendTo(out);
 
   FamilyBuilder reads(FindMetric("roce_exporter_attribution_reads_total"));
   reads.Add({}, static_cast<double>(state.reads));

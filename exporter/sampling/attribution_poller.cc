@@ -47,6 +47,45 @@ class KernelAttributionIo final : public AttributionIo {
 /// A roce_workload_qps series' labels after netdev and rdma_device.
 using OwnerLabels = std::tuple<std::string, std::string, std::string, std::string, std::string>;
 
+/// (namespace, name) -> pod UID: PodResources names a pod, not its UID.
+using PodUids = std::map<std::pair<std::string, std::string>, std::string>;
+
+std::string UidOf(const PodUids& uids, const PodDevice& device) {
+  auto found = uids.find({device.pod_namespace, device.pod_name});
+  return found == uids.end() ? "" : found->second;
+}
+
+std::vector<AttributionGpuRow> GpuRows(const std::vector<PodDevice>& devices, const PodUids& uids) {
+  std::set<AttributionGpuRow> rows;
+  for (const PodDevice& d : devices) {
+    if (!IsGpuResource(d.resource)) continue;
+    if (rows.size() >= AttributionPoller::kMaxGpuRows) break;
+    rows.insert({d.pod_namespace, d.pod_name, UidOf(uids, d), d.resource, d.device_id});
+  }
+  return {rows.begin(), rows.end()};
+}
+
+/// Each VF under every selected netdev of its PF (a PF selected as itself and as a bond's slave
+/// has two).
+std::vector<AttributionVfRow> VfRows(const std::vector<PodDevice>& devices, const PodUids& uids,
+                                     const std::vector<AttributionTarget>& targets) {
+  std::set<std::pair<std::string, std::string>> pf_netdevs;  // (PF PCI address, netdev)
+  for (const AttributionTarget& t : targets) {
+    if (!t.pci_address.empty()) pf_netdevs.insert({t.pci_address, t.netdev});
+  }
+  std::set<AttributionVfRow> rows;
+  for (const PodDevice& d : devices) {
+    if (d.vf_physfn.empty()) continue;
+    for (auto it = pf_netdevs.lower_bound({d.vf_physfn, ""});
+         it != pf_netdevs.end() && it->first == d.vf_physfn; ++it) {
+      if (rows.size() >= AttributionPoller::kMaxVfRows) break;
+      rows.insert(
+          {it->second, d.pod_namespace, d.pod_name, UidOf(uids, d), d.resource, d.device_id});
+    }
+  }
+  return {rows.begin(), rows.end()};
+}
+
 }  // namespace
 
 std::unique_ptr<AttributionIo> MakeKernelAttributionIo(std::string proc_root,
@@ -67,7 +106,7 @@ class AttributionPoller::Round {
 
   void Device(uint32_t device_index, const std::vector<AttributionTarget>& targets);
   std::vector<AttributionRow> Rows() const;
-  std::vector<AttributionGpuRow> Gpus();
+  void Allocations(const std::vector<AttributionTarget>& targets, AttributionState& state);
 
  private:
   const Owner& Resolve(const RdmaQpOwnerKey& key);
@@ -197,26 +236,25 @@ const PodNames& AttributionPoller::Round::Names() {
   return *names_;
 }
 
-std::vector<AttributionGpuRow> AttributionPoller::Round::Gpus() {
-  if (!p_.pod_devices_source_) return {};
+/// The kubelet's allocations that name something on a NIC: GPUs, and VFs of a selected PF.
+void AttributionPoller::Round::Allocations(const std::vector<AttributionTarget>& targets,
+                                           AttributionState& state) {
+  if (!p_.pod_devices_source_) return;
   Result<std::vector<PodDevice>> devices = p_.pod_devices_source_();
   if (!devices) {
     CountFailedRead(devices.error(), "attribution kubelet", p_.errors_, p_.fault_log_);
-    return {};
+    return;
   }
   p_.fault_log_.Ok("attribution kubelet");
-  // PodResources names a pod, not its UID: the log directories join the two.
-  std::map<std::pair<std::string, std::string>, std::string> uid_of;
-  for (const auto& [uid, pod] : Names()) uid_of[{pod.pod_namespace, pod.name}] = uid;
-  std::set<AttributionGpuRow> rows;
-  for (PodDevice& d : *devices) {
-    if (!IsGpuResource(d.resource) || rows.size() >= kMaxGpuRows) continue;
-    auto uid = uid_of.find({d.pod_namespace, d.pod_name});
-    rows.insert({std::move(d.pod_namespace), std::move(d.pod_name),
-                 uid == uid_of.end() ? "" : uid->second, std::move(d.resource),
-                 std::move(d.device_id)});
-  }
-  return {rows.begin(), rows.end()};
+  std::erase_if(*devices, [](const PodDevice& d) {
+    return !IsGpuResource(d.resource) && d.vf_physfn.empty();
+  });
+  if (devices->empty()) return;
+  // The log directories give the UIDs (listed once per round, shared with the QP owners' names).
+  PodUids uids;
+  for (const auto& [uid, pod] : Names()) uids[{pod.pod_namespace, pod.name}] = uid;
+  state.gpus = GpuRows(*devices, uids);
+  state.vfs = VfRows(*devices, uids, targets);
 }
 
 std::vector<AttributionRow> AttributionPoller::Round::Rows() const {
@@ -288,7 +326,7 @@ void AttributionPoller::PollOnce() {
   // Devices gone from the selection: their port counts are not needed again.
   std::erase_if(port_counts_, [&](const auto& entry) { return !by_device.contains(entry.first); });
   state->rows = round.Rows();
-  state->gpus = round.Gpus();
+  round.Allocations(targets, *state);
   state->reads = reads_;
   state->errors = errors_;
   latest_.Store(std::move(state));

@@ -38,10 +38,12 @@ struct AttributionTarget {
   std::string rdma_device;
   uint32_t device_index = 0;
   uint32_t port = 0;
+  std::string pci_address;  // the netdev's PCI function ("" when not PCI): where its VFs hang
 
   bool operator<(const AttributionTarget& other) const {
-    return std::tie(device_index, port, netdev, rdma_device) <
-           std::tie(other.device_index, other.port, other.netdev, other.rdma_device);
+    return std::tie(device_index, port, netdev, rdma_device, pci_address) <
+           std::tie(other.device_index, other.port, other.netdev, other.rdma_device,
+                    other.pci_address);
   }
 };
 
@@ -70,6 +72,9 @@ struct PodDevice {
   std::string pod_name;
   std::string resource;
   std::string device_id;
+  /// When device_id is an SR-IOV VF's PCI address: its PF's ("" otherwise), which the source
+  /// reads from sysfs (collectors/kubelet/pod_resources.h VfPhysfnAddress).
+  std::string vf_physfn;
 };
 
 /// A GPU as device plugins name their resources: `<vendor>/gpu` (nvidia.com/gpu, amd.com/gpu)
@@ -89,8 +94,10 @@ class AttributionPoller {
   using PodNameSource = std::function<PodNames()>;
   /// The devices the kubelet allocated (its PodResources List); called once per round.
   using PodDeviceSource = std::function<Result<std::vector<PodDevice>>()>;
-  /// At most this many roce_workload_gpu_info rows per round (a 1,024-pod node of 8 GPUs each).
+  /// At most this many roce_workload_gpu_info rows per round (a 1,024-pod node of 8 GPUs each),
+  /// and as many roce_workload_vf_info rows.
   static constexpr size_t kMaxGpuRows = 8192;
+  static constexpr size_t kMaxVfRows = 8192;
 
   /// At most this many owners (every kind but unknown) per netdev; the QPs of the owners beyond
   /// it, the fewest-QP ones, are added to that netdev's kind="unknown" series.
@@ -104,7 +111,7 @@ class AttributionPoller {
 
   /// Before Start(); unset (the default) means the pod log directories alone name pods.
   void SetPodNameSource(PodNameSource source) { pod_names_source_ = std::move(source); }
-  /// Before Start(); unset (the default): no roce_workload_gpu_info.
+  /// Before Start(); unset (the default): no roce_workload_gpu_info or roce_workload_vf_info.
   void SetPodDeviceSource(PodDeviceSource source) { pod_devices_source_ = std::move(source); }
 
   /// Dumps every device once and publishes. Not concurrently with itself or a running thread.

@@ -133,6 +133,9 @@ for node in NODES:
         add("roce_workload_gpu", "info", "roce_workload_gpu_info",
             {**inst, "pod_namespace": "ml", "pod_name": f"trainer-{i}", "pod_uid": uid,
              "resource": "nvidia.com/gpu", "device_id": f"GPU-0000000{i}"}, lambda t: 1)
+        add("roce_workload_vf", "info", "roce_workload_vf_info",
+            {**nd, "pod_namespace": "ml", "pod_name": f"infer-{i}", "pod_uid": "",
+             "resource": "intel.com/sriov_rdma", "vf_pci_address": f"0000:{0x3b + i:02x}:00.2"}, lambda t: 1)
         for g in range(len(PORTS)):
             add("roce_nic_gpu_topology", "gauge", "roce_nic_gpu_topology",
                 {**nd, "gpu_pci_bus_id": f"00000000:{0x1b + g:02X}:00.0", "relation": "PIX" if g == i else "SYS"},

@@ -32,6 +32,8 @@ Snapshot WithOwners(const std::vector<std::string>& netdevs) {
   };
   state->gpus = {{"ml", "trainer-0", "0f4a1c2e-7b3d-4e5f-9a8b-1c2d3e4f5a6b", "nvidia.com/gpu",
                   "GPU-2f6b1c9e"}};
+  state->vfs = {{"sim0", "ml", "trainer-1", "", "intel.com/sriov_rdma", "0000:3b:00.2"},
+                {"sim1", "ml", "trainer-1", "", "intel.com/sriov_rdma", "0000:3b:08.2"}};
   state->reads = 7;
   state->errors = {{"malformed", 1}, {"permission", 0}};
   state->interval_seconds = 15;
@@ -80,9 +82,25 @@ TEST(RenderAttribution, KubeletGpusAsInfoSeries) {
   EXPECT_EQ(Count(f, "roce_workload_gpu_info"), 1u);
 }
 
+TEST(RenderAttribution, KubeletVfsUnderTheirPfsNetdev) {
+  const Snapshot s = WithOwners({"sim0", "sim1"});
+  const Families f = RenderSnapshot(&s);
+  EXPECT_DOUBLE_EQ(Value(f, "roce_workload_vf_info",
+                         {{"netdev", "sim0"},
+                          {"pod_namespace", "ml"},
+                          {"pod_name", "trainer-1"},
+                          {"pod_uid", ""},
+                          {"resource", "intel.com/sriov_rdma"},
+                          {"vf_pci_address", "0000:3b:00.2"}}),
+                   1);
+  EXPECT_EQ(Count(f, "roce_workload_vf_info"), 2u);
+}
+
 TEST(RenderAttribution, OnlyNetdevsOfTheSnapshot) {
   const Snapshot s = WithOwners({"sim1"});  // sim0 left the selection
-  EXPECT_EQ(Count(RenderSnapshot(&s), "roce_workload_qps"), 1u);
+  const Families f = RenderSnapshot(&s);
+  EXPECT_EQ(Count(f, "roce_workload_qps"), 1u);
+  EXPECT_EQ(Count(f, "roce_workload_vf_info"), 1u);
 }
 
 TEST(RenderAttribution, NothingWithThePollerOff) {
@@ -91,6 +109,7 @@ TEST(RenderAttribution, NothingWithThePollerOff) {
   const Families f = RenderSnapshot(&s);
   EXPECT_EQ(Count(f, "roce_workload_qps"), 0u);
   EXPECT_EQ(Count(f, "roce_workload_gpu_info"), 0u);
+  EXPECT_EQ(Count(f, "roce_workload_vf_info"), 0u);
   EXPECT_EQ(Count(f, "roce_exporter_attribution_reads_total"), 0u);
   EXPECT_EQ(Count(f, "roce_exporter_attribution_interval_seconds"), 0u);
 }

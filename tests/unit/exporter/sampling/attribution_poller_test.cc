@@ -36,16 +36,22 @@ struct Qp {
 Qp User(uint32_t pid, uint32_t port = 1) { return {port, pid, ""}; }
 Qp Kernel(std::string name, uint32_t port = 1) { return {port, 0, std::move(name)}; }
 
+/// What the poller asked of its I/O.
+struct IoCalls {
+  int dumps = 0;
+  int pod_listings = 0;
+};
+
 /// Dumps answered from `qps` (a device absent from it is ENODEV); owners from a temp procfs;
 /// names from a temp /var/log/pods.
 class FakeIo final : public AttributionIo {
  public:
   FakeIo(std::map<uint32_t, std::vector<Qp>>* qps, std::map<uint32_t, uint32_t>* ports,
-         std::string proc, std::string logs, int* dumps)
-      : qps_(qps), ports_(ports), proc_(std::move(proc)), logs_(std::move(logs)), dumps_(dumps) {}
+         std::string proc, std::string logs, IoCalls* calls)
+      : qps_(qps), ports_(ports), proc_(std::move(proc)), logs_(std::move(logs)), calls_(calls) {}
 
   Result<void> DumpQps(uint32_t device_index, RdmaQpTally& tally) override {
-    ++*dumps_;
+    ++calls_->dumps;
     auto found = qps_->find(device_index);
     if (found == qps_->end()) return MakeError(ENODEV, "no such device");
     netlink::Message msg(RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_RES_QP_GET), NLM_F_MULTI);
@@ -73,13 +79,16 @@ class FakeIo final : public AttributionIo {
   Result<std::optional<CgroupOwner>> ReadOwner(uint32_t pid) override {
     return ReadProcCgroupOwner(proc_, pid);
   }
-  Result<PodNames> ReadPodNames() override { return ReadPodLogDirs(logs_); }
+  Result<PodNames> ReadPodNames() override {
+    ++calls_->pod_listings;
+    return ReadPodLogDirs(logs_);
+  }
 
  private:
   std::map<uint32_t, std::vector<Qp>>* qps_;
   std::map<uint32_t, uint32_t>* ports_;
   std::string proc_, logs_;
-  int* dumps_;
+  IoCalls* calls_;
 };
 
 class AttributionPollerTest : public ::testing::Test {
@@ -103,7 +112,7 @@ class AttributionPollerTest : public ::testing::Test {
   AttributionPoller MakePoller() {
     return AttributionPoller({.interval = std::chrono::seconds(15)},
                              std::make_unique<FakeIo>(&qps_, &ports_, (root_ / "proc").string(),
-                                                      (root_ / "pods").string(), &dumps_),
+                                                      (root_ / "pods").string(), &calls_),
                              [this] { return targets_; });
   }
 
@@ -120,11 +129,11 @@ class AttributionPollerTest : public ::testing::Test {
   std::map<uint32_t, std::vector<Qp>> qps_;
   std::map<uint32_t, uint32_t> ports_;
   std::vector<AttributionTarget> targets_;
-  int dumps_ = 0;
+  IoCalls calls_;
 };
 
 TEST_F(AttributionPollerTest, NamesEveryKindOfOwner) {
-  targets_ = {{"eth0", "mlx5_0", 3, 1}};
+  targets_ = {{"eth0", "mlx5_0", 3, 1, ""}};
   ports_[3] = 1;
   qps_[3] = {Kernel("ib_core"), User(100), User(100), User(200), User(300), User(400), User(500)};
   Cgroup(100, std::string("/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod") +
@@ -163,7 +172,7 @@ TEST_F(AttributionPollerTest, NamesEveryKindOfOwner) {
 }
 
 TEST_F(AttributionPollerTest, AVanishedPidIsUnknownNotAnError) {
-  targets_ = {{"eth0", "mlx5_0", 3, 1}};
+  targets_ = {{"eth0", "mlx5_0", 3, 1, ""}};
   qps_[3] = {User(777), User(0)};  // 777 exited after the dump; PID 0: exiting already
   AttributionPoller poller = MakePoller();
   poller.PollOnce();
@@ -174,7 +183,7 @@ TEST_F(AttributionPollerTest, AVanishedPidIsUnknownNotAnError) {
 }
 
 TEST_F(AttributionPollerTest, AMalformedCgroupFileIsCountedAndUnknown) {
-  targets_ = {{"eth0", "mlx5_0", 3, 1}};
+  targets_ = {{"eth0", "mlx5_0", 3, 1, ""}};
   qps_[3] = {User(9)};
   fs::create_directories(root_ / "proc/9");
   std::ofstream(root_ / "proc/9/cgroup") << "garbage\n";
@@ -187,7 +196,7 @@ TEST_F(AttributionPollerTest, AMalformedCgroupFileIsCountedAndUnknown) {
 TEST_F(AttributionPollerTest, QpsFollowTheirPortToItsNetdev) {
   // A two-port device with a netdev per port, and an unselected third port: each QP counts
   // under its port's netdev; a port-0 QP of a multi-port device is left out.
-  targets_ = {{"eth0", "mlx4_0", 5, 1}, {"eth1", "mlx4_0", 5, 2}};
+  targets_ = {{"eth0", "mlx4_0", 5, 1, ""}, {"eth1", "mlx4_0", 5, 2, ""}};
   ports_[5] = 3;
   qps_[5] = {User(300, 1), User(300, 2), User(300, 2), User(300, 3), User(300, 0)};
   Cgroup(300, "/system.slice/slurmstepd.scope/job_7/step_0/user/task_0");
@@ -201,7 +210,7 @@ TEST_F(AttributionPollerTest, QpsFollowTheirPortToItsNetdev) {
 
 TEST_F(AttributionPollerTest, PortZeroCountsOnAOnePortDevice) {
   // 5.10's GSI QP has no port; a one-port device (every mlx5 function, rxe) says whose it is.
-  targets_ = {{"eth0", "rxe0", 2, 1}};
+  targets_ = {{"eth0", "rxe0", 2, 1, ""}};
   ports_[2] = 1;
   qps_[2] = {Kernel("ib_core", 0), Kernel("rdma_cm", 1)};
   AttributionPoller poller = MakePoller();
@@ -211,7 +220,7 @@ TEST_F(AttributionPollerTest, PortZeroCountsOnAOnePortDevice) {
 }
 
 TEST_F(AttributionPollerTest, AVanishedDeviceLeavesNoRowsAndNoError) {
-  targets_ = {{"eth0", "mlx5_0", 3, 1}, {"eth1", "mlx5_1", 4, 1}};
+  targets_ = {{"eth0", "mlx5_0", 3, 1, ""}, {"eth1", "mlx5_1", 4, 1, ""}};
   qps_[3] = {Kernel("ib_core")};
   qps_[4] = {Kernel("ib_core")};
   AttributionPoller poller = MakePoller();
@@ -228,20 +237,20 @@ TEST_F(AttributionPollerTest, AVanishedDeviceLeavesNoRowsAndNoError) {
 
 TEST_F(AttributionPollerTest, OneDumpPerDeviceAndOneCgroupReadPerPid) {
   // A LAG port listed under the bond and a slave: one dump; a PID on both netdevs: one owner.
-  targets_ = {{"bond0", "mlx5_bond_0", 7, 1},
-              {"eth0", "mlx5_bond_0", 7, 1},
-              {"bond0", "mlx5_bond_0", 7, 1}};
+  targets_ = {{"bond0", "mlx5_bond_0", 7, 1, ""},
+              {"eth0", "mlx5_bond_0", 7, 1, ""},
+              {"bond0", "mlx5_bond_0", 7, 1, ""}};
   qps_[7] = {User(300), User(300)};
   Cgroup(300, "/system.slice/trainer.service");
   AttributionPoller poller = MakePoller();
   poller.PollOnce();
-  EXPECT_EQ(dumps_, 1);
+  EXPECT_EQ(calls_.dumps, 1);
   EXPECT_EQ(Row(*poller.Latest(), "bond0", "systemd_unit", "trainer.service")->qps, 2u);
   EXPECT_EQ(Row(*poller.Latest(), "eth0", "systemd_unit", "trainer.service")->qps, 2u);
 }
 
 TEST_F(AttributionPollerTest, OwnersBeyondTheCapAreSummedIntoUnknown) {
-  targets_ = {{"eth0", "mlx5_0", 3, 1}};
+  targets_ = {{"eth0", "mlx5_0", 3, 1, ""}};
   const uint32_t owners = AttributionPoller::kMaxOwnersPerNetdev + 4;
   for (uint32_t pid = 1000; pid < 1000 + owners; ++pid) {
     Cgroup(pid, "/system.slice/job" + std::to_string(pid) + ".service");
@@ -261,7 +270,7 @@ TEST_F(AttributionPollerTest, OwnersBeyondTheCapAreSummedIntoUnknown) {
 }
 
 TEST_F(AttributionPollerTest, ThePodNameHookWins) {
-  targets_ = {{"eth0", "mlx5_0", 3, 1}};
+  targets_ = {{"eth0", "mlx5_0", 3, 1, ""}};
   qps_[3] = {User(100)};
   Cgroup(100, std::string("/kubepods/besteffort/pod") + kUid + "/" + kContainer);
   PodLogDir(std::string("old_name_") + kUid);
@@ -276,13 +285,13 @@ TEST_F(AttributionPollerTest, KubeletGpusCarryThePodUidFromItsLogDirectory) {
   AttributionPoller poller = MakePoller();
   poller.SetPodDeviceSource([]() -> Result<std::vector<PodDevice>> {
     return std::vector<PodDevice>{
-        {"ml", "trainer-0", "nvidia.com/gpu", "GPU-b"},
-        {"ml", "trainer-0", "nvidia.com/gpu", "GPU-a"},
-        {"ml", "trainer-0", "nvidia.com/gpu", "GPU-a"},  // two containers, one device: one row
-        {"ml", "trainer-0", "rdma/hca_shared_devices_a", "hca0"},  // not a GPU
-        {"ml", "trainer-0", "intel.com/sriov_netdevice", "0000:3b:00.2"},
-        {"web", "infer-1", "nvidia.com/mig-1g.10gb", "MIG-7"},  // no log directory: no UID
-        {"web", "infer-2", "amd.com/gpu", "0000:c1:00.0"},
+        {"ml", "trainer-0", "nvidia.com/gpu", "GPU-b", ""},
+        {"ml", "trainer-0", "nvidia.com/gpu", "GPU-a", ""},
+        {"ml", "trainer-0", "nvidia.com/gpu", "GPU-a", ""},  // two containers, one device: one row
+        {"ml", "trainer-0", "rdma/hca_shared_devices_a", "hca0", ""},  // not a GPU
+        {"ml", "trainer-0", "intel.com/sriov_netdevice", "0000:3b:00.2", ""},
+        {"web", "infer-1", "nvidia.com/mig-1g.10gb", "MIG-7", ""},  // no log directory: no UID
+        {"web", "infer-2", "amd.com/gpu", "0000:c1:00.0", ""},
     };
   });
   poller.PollOnce();
@@ -295,12 +304,58 @@ TEST_F(AttributionPollerTest, KubeletGpusCarryThePodUidFromItsLogDirectory) {
   EXPECT_EQ(poller.Latest()->gpus, want);
 }
 
+TEST_F(AttributionPollerTest, KubeletVfsAreRowsUnderTheSelectedNetdevsOfTheirPf) {
+  // eth0's PF is selected twice (itself and a bond's slave); eth1 has no PCI function.
+  targets_ = {{"eth0", "mlx5_0", 3, 1, "0000:3b:00.0"},
+              {"bond0", "mlx5_bond_0", 5, 1, "0000:3b:00.0"},
+              {"eth1", "rxe0", 4, 1, ""}};
+  qps_[3] = {};
+  qps_[4] = {};
+  qps_[5] = {};
+  PodLogDir(std::string("ml_trainer-1_") + kUid);
+  AttributionPoller poller = MakePoller();
+  poller.SetPodDeviceSource([]() -> Result<std::vector<PodDevice>> {
+    return std::vector<PodDevice>{
+        {"ml", "trainer-1", "intel.com/sriov_rdma", "0000:3b:00.2", "0000:3b:00.0"},
+        {"ml", "trainer-1", "intel.com/sriov_rdma", "0000:3b:00.3", "0000:3b:00.0"},
+        {"web", "infer-1", "intel.com/sriov_rdma", "0000:af:00.2",
+         "0000:af:00.0"},                                                // PF unselected
+        {"web", "infer-1", "intel.com/sriov_rdma", "0000:af:00.4", ""},  // not a VF (no physfn)
+    };
+  });
+  poller.PollOnce();
+  const std::vector<AttributionVfRow> want = {
+      {"bond0", "ml", "trainer-1", kUid, "intel.com/sriov_rdma", "0000:3b:00.2"},
+      {"bond0", "ml", "trainer-1", kUid, "intel.com/sriov_rdma", "0000:3b:00.3"},
+      {"eth0", "ml", "trainer-1", kUid, "intel.com/sriov_rdma", "0000:3b:00.2"},
+      {"eth0", "ml", "trainer-1", kUid, "intel.com/sriov_rdma", "0000:3b:00.3"},
+  };
+  EXPECT_EQ(poller.Latest()->vfs, want);
+  EXPECT_TRUE(poller.Latest()->gpus.empty());
+}
+
+TEST_F(AttributionPollerTest, PodLogsAreListedOnlyWhenAPodOrAGpuNeedsAName) {
+  targets_ = {{"eth0", "mlx5_0", 3, 1, ""}};
+  qps_[3] = {User(300)};
+  Cgroup(300, "/system.slice/trainer.service");
+  std::vector<PodDevice> devices = {{"ml", "trainer-0", "rdma/hca_shared_devices_a", "hca0", ""}};
+  AttributionPoller poller = MakePoller();
+  poller.SetPodDeviceSource([&devices]() -> Result<std::vector<PodDevice>> { return devices; });
+  poller.PollOnce();
+  EXPECT_EQ(calls_.pod_listings, 0);  // a unit's QPs and no GPU: no name to look up
+  devices.push_back({"ml", "trainer-0", "nvidia.com/gpu", "GPU-a", ""});
+  qps_[3].push_back(User(100));
+  Cgroup(100, std::string("/kubepods/besteffort/pod") + kUid + "/" + kContainer);
+  poller.PollOnce();
+  EXPECT_EQ(calls_.pod_listings, 1);  // the pod's QPs and its GPU share one listing
+}
+
 TEST_F(AttributionPollerTest, AFailedKubeletListLeavesNoGpuRowsAndIsCounted) {
   bool fail = false;
   AttributionPoller poller = MakePoller();
   poller.SetPodDeviceSource([&fail]() -> Result<std::vector<PodDevice>> {
     if (fail) return MakeError(ECONNREFUSED, "kubelet restarting");
-    return std::vector<PodDevice>{{"ml", "trainer-0", "nvidia.com/gpu", "GPU-a"}};
+    return std::vector<PodDevice>{{"ml", "trainer-0", "nvidia.com/gpu", "GPU-a", ""}};
   });
   poller.PollOnce();
   EXPECT_EQ(poller.Latest()->gpus.size(), 1u);
@@ -328,7 +383,7 @@ TEST_F(AttributionPollerTest, NoSelectionNoReads) {
   poller.PollOnce();
   EXPECT_TRUE(poller.Latest()->rows.empty());
   EXPECT_EQ(poller.Latest()->reads, 0u);
-  EXPECT_EQ(dumps_, 0);
+  EXPECT_EQ(calls_.dumps, 0);
 }
 
 }  // namespace
