@@ -31,14 +31,17 @@ workload_qps "$job_cg" rxb 7003 job
 workload_qps /sys/fs/cgroup rxa 7004 stray
 
 # The oracle: rdma resource show, per RDMA device, for each job's PIDs and the kernel's own QPs.
+# qps_of_device IBDEV: every QP of the device, on any port or none: on 5.10 the GSI QP has no
+# port ("link rxa/-"), and the exporter counts it under the netdev of a one-port device.
+qps_of_device() { rdma resource show qp | awk -v d="$1/" 'index($2, d) == 1'; }
 kernel_qps_of() { # IBDEV MODULE
-  rdma resource show qp link "$1/1" | awk -v m="[$2]" '{ for (i = 1; i < NF; i++) if ($i == "comm" && $(i + 1) == m) n++ } END { print n + 0 }'
+  qps_of_device "$1" | awk -v m="[$2]" '{ for (i = 1; i < NF; i++) if ($i == "comm" && $(i + 1) == m) n++ } END { print n + 0 }'
 }
 pod_qps=$(workload_qps_of_pids rxa "$TESTBED_WORK/pod.pids")
 job_qps=$(workload_qps_of_pids rxb "$TESTBED_WORK/job.pids")
 stray_qps=$(workload_qps_of_pids rxa "$TESTBED_WORK/stray.pids")
-kmod=$(rdma resource show qp link rxa/1 | awk '{ for (i = 1; i < NF; i++) if ($i == "comm" && $(i + 1) ~ /^\[/) { m = $(i + 1); gsub(/[][]/, "", m); print m; exit } }')
-[ -n "$kmod" ] || fail "no kernel QP on rxa: $(rdma resource show qp link rxa/1)"
+kmod=$(qps_of_device rxa | awk '{ for (i = 1; i < NF; i++) if ($i == "comm" && $(i + 1) ~ /^\[/) { m = $(i + 1); gsub(/[][]/, "", m); print m; exit } }')
+[ -n "$kmod" ] || fail "no kernel QP on rxa: $(rdma resource show qp)"
 kern_qps=$(kernel_qps_of rxa "$kmod")
 log "oracle: pod $pod_qps QPs on rxa, job $job_qps on rxb, stray $stray_qps on rxa, [$kmod] $kern_qps on rxa"
 pid=$(head -n1 "$TESTBED_WORK/pod.pids")
