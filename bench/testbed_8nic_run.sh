@@ -3,12 +3,37 @@
 # the default flags with 8 simulated ConnectX ports (8 netdevs, 8 RDMA devices) carrying
 # traffic, PFC pauses and ECN/CNP activity. Prints MEASURE lines; fails if the exporter died, if it
 # did not report all 8 ports, or if no samples were taken.
+# NIC8_WORKLOADS=1 (bench/testbed_fleet_series.sh): also 8 GPUs on the PCIe bus and one training
+# pod using every port and GPU, named by attribution (docs/attribution.md): a Soft-RoCE device
+# over each port with one QP of the pod on it, the fake kubelet allocating it the 8 GPUs.
 require exporter simnic
-simnic_load_ports 8
+if [ "${NIC8_WORKLOADS:-0}" = 1 ]; then
+  require rxe
+  simnic_load_ports 8 gpus=8
+else
+  simnic_load_ports 8
+fi
 for n in $(simnic_netdevs); do
   simnic_ctl "$n" 'traffic 3 rx 20000; traffic 3 tx 20000; rate rx_prio3_pause 50; rate rx_prio3_pause_duration 2000; rate np_ecn_marked_roce_packets 400; rate np_cnp_sent 300'
 done
-start_exporter
+if [ "${NIC8_WORKLOADS:-0}" = 1 ]; then
+  uid=6f1c2a4e-0d5b-4c1e-9a57-3b8f0e2d7c11
+  cg=$(workload_pod_cgroup ml trainer-0 "$uid")
+  i=0
+  for n in $(simnic_netdevs); do
+    workload_rxe "$n" "192.168.$((90 + i)).1" "rxw$i"
+    workload_qps "$cg" "rxw$i" "$((7100 + i))" pod
+    i=$((i + 1))
+  done
+  { printf '%s\n' 'pods:' '- namespace: ml' '  name: trainer-0' '  containers:' '  - name: trainer' \
+      '    devices:' '    - resource: nvidia.com/gpu' '      ids:'
+    for g in 0 1 2 3 4 5 6 7; do echo "        - GPU-6f1c2a4e-0d5b-4c1e-9a57-3b8f0e2d7c1$g"; done; } >/run/nic8-pods.yaml
+  /testbed/bin/fake_kubelet --socket /run/nic8-kubelet.sock --pods /run/nic8-pods.yaml >/run/nic8-kubelet.log 2>&1 &
+  wait_for 10 test -S /run/nic8-kubelet.sock || fail "fake kubelet: $(cat /run/nic8-kubelet.log)"
+  start_exporter --attribution.interval=15s --attribution.kubelet-socket=/run/nic8-kubelet.sock
+else
+  start_exporter
+fi
 pid=$(_exporter_pid)
 ports() { wget -qO- "$EXPORTER_URL/metrics" | grep -c '^roce_device_info{'; }
 wait_for 20 sh -c "[ \$(wget -qO- $EXPORTER_URL/metrics | grep -c '^roce_device_info{') -ge 8 ]" || fail "exporter reports $(ports) RDMA ports, expected 8"

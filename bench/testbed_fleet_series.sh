@@ -9,6 +9,9 @@
 #    roce-lean (deploy/prometheus/lean-metric-relabel.yaml), with the recording rules loaded:
 #    scrape_samples_post_metric_relabeling of each, and every recording rule yields a result on
 #    the lean job.
+# NIC8_WORKLOADS=1: the node also runs a training pod on every port and 8 GPUs (testbed_8nic_run.sh)
+# with attribution on; prints the series of the attribution and GPU families (docs/fleet.md "What
+# naming the job costs") and checks the workload recording rules too.
 # Prints MEASURE lines; exits 1 if the lean profile cuts nothing, a rule is empty, or a step fails.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,7 +22,8 @@ prom_pid=""
 trap '[[ -n "$prom_pid" ]] && kill "$prom_pid" 2>/dev/null; true' EXIT
 
 # 1. The 8-port guest.
-{ echo NIC8_SETUP_ONLY=1; cat "$root/bench/testbed_8nic_run.sh"; } | "$TESTBED_GUEST_EXEC" >"$out/setup.log" 2>&1 ||
+workloads=${NIC8_WORKLOADS:-0}
+{ echo NIC8_SETUP_ONLY=1 "NIC8_WORKLOADS=$workloads"; cat "$root/bench/testbed_8nic_run.sh"; } | "$TESTBED_GUEST_EXEC" >"$out/setup.log" 2>&1 ||
   { cat "$out/setup.log" >&2; exit 1; }
 grep SETUP "$out/setup.log"
 
@@ -28,7 +32,9 @@ grep SETUP "$out/setup.log"
 deadline=$((SECONDS + 60))
 until curl -sf --max-time 10 "$TESTBED_EXPORTER_URL/metrics" >"$out/metrics.txt" &&
   grep -q '^roce_transceiver_info{' "$out/metrics.txt" && grep -q '^roce_link_fec_info{' "$out/metrics.txt" &&
-  grep -q '^roce_pcie_link_width{' "$out/metrics.txt"; do
+  grep -q '^roce_pcie_link_width{' "$out/metrics.txt" &&
+  { [[ $workloads != 1 ]] || { grep -q '^roce_workload_qps{.*kind="pod"' "$out/metrics.txt" &&
+    grep -q '^roce_workload_gpu_info{' "$out/metrics.txt" && grep -q '^roce_nic_gpu_topology{' "$out/metrics.txt"; }; }; do
   ((SECONDS < deadline)) || { echo "no transceiver, link or PCIe series after 60 s" >&2; exit 1; }
   sleep 1
 done
@@ -65,6 +71,11 @@ print(f"MEASURE series_total={len(lines)} sim_ports={len(per_port)} "
       f"series_per_port_min={counts[0]} series_per_port_max={counts[-1]} series_not_per_sim_port={other}")
 for name, n in per_family.most_common():
     print(f"FAMILY {name} {n}")
+naming = ("roce_workload_", "roce_nic_gpu_topology", "roce_nic_numa_node", "roce_gpu_numa_node",
+          "roce_exporter_attribution_")
+named = [l for l in lines if l.startswith(naming)]
+print(f"MEASURE attribution_series={len(named)} attribution_bytes={sum(len(l) for l in named)} "
+      + " ".join(f"{p.rstrip('_')}={sum(1 for l in named if l.startswith(p))}" for p in naming))
 EOF
 echo "MEASURE scrape_bytes=$bytes gzip_bytes=$gz"
 
@@ -90,16 +101,21 @@ query() { curl -sf --max-time 5 "http://127.0.0.1:$port/api/v1/query" --data-url
   python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(" ".join(x["value"][1] for x in r) if r else "")'; }
 deadline=$((SECONDS + 90))
 # The LLDP roll-ups (switch:*, switch_port:*, netdev:roce_lldp_neighbor:info) need a neighbour,
-# and this node runs no lldpd; the workload rules (netdev:roce_workload*) need attribution, off at
-# the default flags: both left out (tests/e2e has a switch and workloads).
-rules=$(python3 -c "import yaml; print(' '.join(r['record'] for g in yaml.safe_load(open('$root/alerts/roce_qos.recording.yaml'))['groups'] for r in g['rules'] if not r['record'].startswith(('switch', 'netdev:roce_lldp_', 'netdev:roce_workload'))))")
+# and this node runs no lldpd (tests/e2e has a switch): left out; so are the workload rules
+# (netdev:roce_workload*) unless NIC8_WORKLOADS=1 turns attribution on.
+skip="'switch', 'netdev:roce_lldp_'"
+[[ $workloads == 1 ]] || skip+=", 'netdev:roce_workload'"
+rules=$(python3 -c "import yaml; print(' '.join(r['record'] for g in yaml.safe_load(open('$root/alerts/roce_qos.recording.yaml'))['groups'] for r in g['rules'] if not r['record'].startswith(($skip))))")
+# lean_of RULE: the selector of its lean-job results; the workload rules aggregate the job away
+# (one series per instance and netdev whichever jobs scrape it): all of their results.
+lean_of() { [[ $1 == netdev:roce_workload* ]] || echo '{job="roce-lean"}'; }
 # Ready when both jobs were scraped and every recording rule has a lean result (rates need two
 # scrapes, then one evaluation).
 until
   full_n=$(query 'scrape_samples_scraped{job="roce-full"}' 2>/dev/null || true)
   lean_n=$(query 'scrape_samples_post_metric_relabeling{job="roce-lean"}' 2>/dev/null || true)
   empty=""
-  for r in $rules; do [[ -n "$(query "count($r{job=\"roce-lean\"})" 2>/dev/null || true)" ]] || empty+=" $r"; done
+  for r in $rules; do [[ -n "$(query "count($r$(lean_of "$r"))" 2>/dev/null || true)" ]] || empty+=" $r"; done
   [[ -n "$full_n" && -n "$lean_n" && -z "$empty" ]]
 do
   ((SECONDS < deadline)) || { echo "no complete data after 90 s: full='$full_n' lean='$lean_n' empty rules:$empty" >&2; tail -5 "$out/prometheus.log" >&2; exit 1; }
@@ -107,5 +123,5 @@ do
 done
 echo "MEASURE prometheus_full_series=$full_n prometheus_lean_series=$lean_n"
 query 'count by (__name__) ({job="roce-lean"})' >/dev/null
-for r in $rules; do echo "RULE $r lean_results=$(query "count($r{job=\"roce-lean\"})")"; done
+for r in $rules; do echo "RULE $r lean_results=$(query "count($r$(lean_of "$r"))")"; done
 ((lean_n < full_n)) || { echo "the lean profile cut nothing ($lean_n >= $full_n)" >&2; exit 1; }
