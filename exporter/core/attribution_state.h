@@ -54,7 +54,7 @@ struct AttributionVfRow {
   std::string pod_name;
   std::string pod_uid;  // "" when the pod has no log directory (yet)
   std::string resource;
-  std::string vf_pci_address;  // the device plugin's ID, lower-cased: "0000:3b:00.2"
+  std::string vf_pci_address;  // the device plugin's ID as it gave it: "0000:3b:00.2"
   bool operator==(const AttributionVfRow&) const = default;
   bool operator<(const AttributionVfRow& o) const {
     return std::tie(netdev, pod_namespace, pod_name, pod_uid, resource, vf_pci_address) <
