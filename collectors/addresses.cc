@@ -19,7 +19,7 @@ using netlink::Attrs;
 
 constexpr uint16_t kIpv4Len = 4;
 constexpr uint16_t kIpv6Len = 16;
-constexpr int kDumpAttempts = 2;
+constexpr int kAddressDumpAttempts = 2;
 
 constexpr auto kAddrPolicy = netlink::MakePolicy<IFA_MAX + 1>({
     {IFA_ADDRESS, netlink::attr::Binary("IFA_ADDRESS", kIpv4Len, kIpv6Len)},
@@ -103,7 +103,7 @@ Result<std::unique_ptr<AddressCollector>> AddressCollector::Open() {
 Result<std::vector<IfAddress>> AddressCollector::Dump() {
   Result<void> status;
   std::vector<IfAddress> addresses;
-  for (int attempt = 0; attempt < kDumpAttempts; ++attempt) {
+  for (int attempt = 0; attempt < kAddressDumpAttempts; ++attempt) {
     addresses.clear();
     netlink::Message request(RTM_GETADDR, NLM_F_DUMP);
     ifaddrmsg header{};

@@ -35,7 +35,7 @@ namespace attr = netlink::attr;
 namespace fs = std::filesystem;
 
 constexpr uint32_t kMellanoxVendor = 0x15b3;
-constexpr int kDumpAttempts = 3;  // NLM_F_DUMP_INTR: links changed during the dump
+constexpr int kLinkDumpAttempts = 3;  // NLM_F_DUMP_INTR: links changed during the dump
 
 // rtnl_fill_ifinfo (net/core/rtnetlink.c).
 constexpr auto kLinkPolicy = MakePolicy<IFLA_LINK_NETNSID + 1>({
@@ -269,7 +269,7 @@ struct Discovery::Impl {
   Result<std::vector<Device>> DumpLinks() {
     Result<void> status;
     std::vector<Device> devices;
-    for (int attempt = 0; attempt < kDumpAttempts; ++attempt) {
+    for (int attempt = 0; attempt < kLinkDumpAttempts; ++attempt) {
       devices.clear();
       netlink::Message request(RTM_GETLINK, NLM_F_DUMP);
       ifinfomsg header{};
@@ -310,8 +310,8 @@ struct Discovery::Impl {
       rdma = std::move(*opened);
     }
     Result<std::vector<RdmaPort>> ports = rdma->ListPorts();
-    for (int attempt = 1; !ports && TransientRdmaError(ports.error()) && attempt < kDumpAttempts;
-         ++attempt) {
+    for (int attempt = 1;
+         !ports && TransientRdmaError(ports.error()) && attempt < kLinkDumpAttempts; ++attempt) {
       // A fresh socket: the interrupted exchange may have left replies queued on the old one.
       Result<std::unique_ptr<RdmaCollector>> reopened = open_rdma();
       if (!reopened) return reopened.error();

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "base/enum_names.h"
+#include "base/trim.h"
 #include "collectors/host.h"
 #include "collectors/pci_function.h"
 #include "collectors/pcie_link.h"
@@ -33,12 +34,6 @@ constexpr uint32_t kClassDisplay3d = 0x0302;
 constexpr int kMaxNumaNode = 1023;
 // Two devices below one switch: down to it (their ports) and up from it: four hops.
 constexpr size_t kOneSwitchHops = 4;
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.remove_suffix(1);
-  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
-  return s;
-}
 
 bool IsHex(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
@@ -182,7 +177,7 @@ Result<std::optional<int>> ParseNumaNode(std::string_view content) {
 }
 
 Result<uint32_t> ParsePciHexId(std::string_view content, int digits) {
-  const std::string_view text = Trim(content);
+  const std::string_view text = TrimWhitespace(content);
   const std::string_view hex = text.starts_with("0x") ? text.substr(2) : std::string_view{};
   uint32_t value = 0;
   auto [end, ec] = std::from_chars(hex.data(), hex.data() + hex.size(), value, 16);

@@ -16,6 +16,7 @@
 #include <optional>
 #include <utility>
 
+#include "base/trim.h"
 #include "collectors/capture/tape.h"
 #include "collectors/ethtool_ioctl.h"
 #include "collectors/inbox_cc_params.h"
@@ -23,16 +24,6 @@
 
 namespace roceqos {
 namespace {
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() &&
-         (s.front() == ' ' || s.front() == '\t' || s.front() == '\n' || s.front() == '\r'))
-    s.remove_prefix(1);
-  while (!s.empty() &&
-         (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r'))
-    s.remove_suffix(1);
-  return s;
-}
 
 Result<void> WriteMarker(const std::string& dir, const std::string& marker) {
   if (tape::Replaying())
@@ -121,7 +112,7 @@ Result<void> WriteSmallFile(const std::string& path, std::string_view value) {
 }  // namespace
 
 Result<int> ParseSmallInt(std::string_view content, int lo, int hi) {
-  std::string_view text = Trim(content);
+  std::string_view text = TrimWhitespace(content);
   if (text.empty()) return MakeError(EINVAL, "empty, expected an integer");
   int value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -145,7 +136,7 @@ Result<std::optional<uint8_t>> ParseMofedTrafficClass(std::string_view content) 
   std::string_view rest = content;
   while (!rest.empty()) {
     size_t eol = rest.find('\n');
-    std::string_view line = Trim(rest.substr(0, eol));
+    std::string_view line = TrimWhitespace(rest.substr(0, eol));
     rest = eol == std::string_view::npos ? std::string_view{} : rest.substr(eol + 1);
     if (line.substr(0, kPrefix.size()) != kPrefix) continue;
     auto value = ParseSmallInt(line.substr(kPrefix.size()), 0, 255);

@@ -11,6 +11,7 @@
 #include <tuple>
 #include <utility>
 
+#include "base/trim.h"
 #include "collectors/pci_function.h"
 #include "collectors/sysfs_file.h"
 
@@ -19,12 +20,6 @@ namespace {
 
 // errnum 0: malformed text, not a failed read (ReasonOf: reason "malformed").
 constexpr int kMalformedText = 0;
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.remove_suffix(1);
-  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
-  return s;
-}
 
 bool StartsWithNoCase(std::string_view s, std::string_view prefix) {
   return s.size() >= prefix.size() &&
@@ -76,7 +71,7 @@ Result<std::optional<double>> ParsePcieLinkSpeed(std::string_view content) {
   // pci_speed_string() (drivers/pci/probe.c): "2.5 GT/s PCIe" .. "64.0 GT/s PCIe", "Unknown" for
   // PCI_SPEED_UNKNOWN. Before 5.2 the same files said "8 GT/s" and "Unknown speed".
   // docs/kernel-interfaces.md §7.11.
-  const std::string_view text = Trim(content);
+  const std::string_view text = TrimWhitespace(content);
   if (StartsWithNoCase(text, "unknown")) return std::optional<double>();
   const size_t unit = text.find(" GT/s");
   if (unit == std::string_view::npos || unit == 0) {
@@ -97,7 +92,7 @@ Result<uint32_t> ParsePcieLinkWidth(std::string_view content) {
   // current_link_width_show: PCI_EXP_LNKSTA_NLW >> PCI_EXP_LNKSTA_NLW_SHIFT, "%u\n";
   // max_link_width_show: pcie_get_width_cap() (PCI_EXP_LNKCAP_MLW), "%u\n". Six bits of field.
   constexpr uint64_t kMaxLanes = 0x3f;
-  auto width = ParseU64(Trim(content));
+  auto width = ParseU64(TrimWhitespace(content));
   if (!width) return width.error();
   if (*width > kMaxLanes) {
     return MakeError(kMalformedText,

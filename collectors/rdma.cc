@@ -18,10 +18,6 @@ namespace attr = netlink::attr;
 
 constexpr uint16_t kIfNameSize = 16;  // IFNAMSIZ
 
-constexpr uint16_t NldevType(int op) {
-  return static_cast<uint16_t>(RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, op));
-}
-
 // fill_nldev_handle + fill_port_info (drivers/infiniband/core/nldev.c).
 constexpr auto kPortPolicy = MakePolicy<RDMA_NLDEV_ATTR_NDEV_NAME + 1>({
     {RDMA_NLDEV_ATTR_DEV_INDEX, attr::Required(attr::U32("RDMA_NLDEV_ATTR_DEV_INDEX"))},
@@ -125,7 +121,7 @@ class NetlinkRdmaCollector final : public RdmaCollector {
 
   Result<std::vector<RdmaPort>> ListPorts() override {
     std::vector<RdmaDevice> devices;
-    netlink::Message list(NldevType(RDMA_NLDEV_CMD_GET), NLM_F_DUMP);
+    netlink::Message list(RdmaNldevType(RDMA_NLDEV_CMD_GET), NLM_F_DUMP);
     Result<void> listed = socket_.Request(
         list,
         [&](const netlink::NlMessage& reply) -> Result<void> {
@@ -141,7 +137,7 @@ class NetlinkRdmaCollector final : public RdmaCollector {
     // be dumped one device at a time (iproute2 `rdma link` does the same).
     std::vector<RdmaPort> ports;
     for (const RdmaDevice& device : devices) {
-      netlink::Message request(NldevType(RDMA_NLDEV_CMD_PORT_GET), NLM_F_DUMP);
+      netlink::Message request(RdmaNldevType(RDMA_NLDEV_CMD_PORT_GET), NLM_F_DUMP);
       request.PutU32(RDMA_NLDEV_ATTR_DEV_INDEX, device.index);
       const std::string context = fmt::format("RDMA_NLDEV_CMD_PORT_GET dump {}", device.name);
       Result<void> dumped = socket_.Request(
@@ -164,7 +160,7 @@ class NetlinkRdmaCollector final : public RdmaCollector {
   Result<CounterSet> ReadCounters(const RdmaPort& port) override {
     auto& names = names_[PortKey(port.device_index, port.port)];
     // No NLM_F_ACK: the reply itself completes the doit, so a sample costs one recvmsg.
-    netlink::Message request(NldevType(RDMA_NLDEV_CMD_STAT_GET), 0);
+    netlink::Message request(RdmaNldevType(RDMA_NLDEV_CMD_STAT_GET), 0);
     request.PutU32(RDMA_NLDEV_ATTR_DEV_INDEX, port.device_index);
     request.PutU32(RDMA_NLDEV_ATTR_PORT_INDEX, port.port);
     const std::string context =
@@ -194,6 +190,10 @@ class NetlinkRdmaCollector final : public RdmaCollector {
 };
 
 }  // namespace
+
+uint16_t RdmaNldevType(int op) {
+  return static_cast<uint16_t>(RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, op));
+}
 
 uint64_t PortKey(uint32_t device_index, uint32_t port) {
   return (uint64_t{device_index} << 32) | port;

@@ -59,6 +59,9 @@ Result<CounterSet> ParseRdmaStatReply(
 /// RDMA_NLDEV_ATTR_DEV_NAME; protocol is left empty: it comes from RDMA_NLDEV_CMD_GET).
 Result<RdmaPort> ParseRdmaPortReply(netlink::Bytes payload);
 
+/// The netlink message type of an RDMA_NLDEV_CMD_* request: RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, op).
+uint16_t RdmaNldevType(int op);
+
 /// Parses one RDMA_NLDEV_CMD_GET reply payload.
 Result<RdmaDevice> ParseRdmaDeviceReply(netlink::Bytes payload);
 

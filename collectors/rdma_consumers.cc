@@ -13,10 +13,6 @@
 namespace roceqos {
 namespace {
 
-constexpr uint16_t NldevType(int op) {
-  return static_cast<uint16_t>(RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, op));
-}
-
 class NetlinkRdmaQpDumper final : public RdmaQpDumper {
  public:
   explicit NetlinkRdmaQpDumper(netlink::Socket socket) : socket_(std::move(socket)) {}
@@ -30,7 +26,7 @@ class NetlinkRdmaQpDumper final : public RdmaQpDumper {
 
   Result<uint32_t> PortCount(uint32_t device_index) override {
     // nldev_get_doit: fill_dev_info puts RDMA_NLDEV_ATTR_PORT_INDEX = rdma_end_port().
-    netlink::Message request(NldevType(RDMA_NLDEV_CMD_GET), 0);
+    netlink::Message request(RdmaNldevType(RDMA_NLDEV_CMD_GET), 0);
     request.PutU32(RDMA_NLDEV_ATTR_DEV_INDEX, device_index);
     std::optional<uint32_t> ports;
     Result<void> got = socket_.Request(

@@ -30,10 +30,6 @@ constexpr uint16_t kSummaryNameMax = 32;
 // rdma/res-qp.c spells the same values (RESET, INIT, RTR, RTS, SQD, SQE, ERR).
 constexpr uint8_t kIbQpsErr = 6;
 
-constexpr uint16_t NldevType(int op) {
-  return static_cast<uint16_t>(RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, op));
-}
-
 // res_get_common_dumpit (drivers/infiniband/core/nldev.c): fill_nldev_handle, then the table
 // RDMA_NLDEV_ATTR_RES_QP with one RDMA_NLDEV_ATTR_RES_QP_ENTRY per QP that fits the message.
 constexpr auto kQpReplyPolicy = MakePolicy<RDMA_NLDEV_ATTR_RES_QP + 1>({
@@ -119,13 +115,13 @@ Result<ParsedQp> ParseQpEntry(Bytes entry_bytes, uint32_t device_index, size_t i
 }  // namespace
 
 netlink::Message RdmaQpDumpRequest(uint32_t device_index) {
-  netlink::Message request(NldevType(RDMA_NLDEV_CMD_RES_QP_GET), NLM_F_DUMP);
+  netlink::Message request(RdmaNldevType(RDMA_NLDEV_CMD_RES_QP_GET), NLM_F_DUMP);
   request.PutU32(RDMA_NLDEV_ATTR_DEV_INDEX, device_index);
   return request;
 }
 
 netlink::Message RdmaResourceSummaryDumpRequest() {
-  return netlink::Message(NldevType(RDMA_NLDEV_CMD_RES_GET), NLM_F_DUMP);
+  return netlink::Message(RdmaNldevType(RDMA_NLDEV_CMD_RES_GET), NLM_F_DUMP);
 }
 
 Result<void> RdmaQpTally::AddQpReply(Bytes payload) {

@@ -16,7 +16,7 @@ using Page = std::span<const uint8_t>;
 constexpr size_t kLanesPerBank = 8;
 constexpr uint8_t kModuleReady = 3;  // lower page byte 3 bits 3-1: ModuleReady
 
-std::string TypeName(uint8_t identifier) {
+std::string CmisTypeName(uint8_t identifier) {
   switch (identifier) {  // SFF-8024 Table 4-1
     case 0x18:
       return "QSFP-DD";
@@ -40,7 +40,7 @@ MonitorFlags LaneFlags(Page page11, size_t first_byte, size_t lane) {
 void DecodeIdentity(Page lower, Page page0, Transceiver* t) {
   t->spec = ModuleSpec::kCmis;
   t->identifier = lower[0];  // lower page byte 0: identifier (SFF-8024)
-  t->module_type = TypeName(t->identifier);
+  t->module_type = CmisTypeName(t->identifier);
   // lower page byte 1: CMIS revision, major in bits 7-4, minor in bits 3-0.
   t->spec_revision = fmt::format("CMIS {}.{}", lower[1] >> 4, lower[1] & 0x0f);
   t->flat_memory = (lower[2] & 0x80) != 0;                   // byte 2 bit 7: MemoryModel (1 = flat)

@@ -39,7 +39,7 @@ std::string RevisionName(uint8_t code) {
   }
 }
 
-std::string TypeName(uint8_t identifier) {
+std::string Sff8636TypeName(uint8_t identifier) {
   switch (identifier) {  // SFF-8024 Table 4-1
     case 0x0c:
       return "QSFP";
@@ -68,7 +68,7 @@ MonitorFlags LaneFlags(Page lower, size_t first, size_t lane) {
 void DecodeIdentity(Page lower, Page page0, Transceiver* t) {
   t->spec = ModuleSpec::kSff8636;
   t->identifier = lower[0];  // lower page byte 0: identifier (SFF-8024)
-  t->module_type = TypeName(t->identifier);
+  t->module_type = Sff8636TypeName(t->identifier);
   t->spec_revision = RevisionName(lower[1]);  // lower page byte 1: revision compliance
   // lower page byte 2 bit 2: Flat_mem (1 = upper page 00h only); bit 0: Data_Not_Ready.
   t->flat_memory = (lower[2] & 0x04) != 0;

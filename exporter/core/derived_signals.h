@@ -41,18 +41,55 @@ struct PauseSignals {
   std::array<double, kMaxWindows> paused_ratio_peak{};
 };
 
+/// The two DCQCN roles of a port, each with its own PFC-vs-ECN quotient (docs/signals.md).
+enum class EcnRole : uint8_t {
+  kReactionPoint,      // the port as a sender: pause received against CNPs handled
+  kNotificationPoint,  // the port as a receiver: pause sent against ECN-marked packets received
+};
+inline constexpr EnumName<EcnRole> kEcnRoleNames[] = {
+    {EcnRole::kReactionPoint, "rp"},
+    {EcnRole::kNotificationPoint, "np"},
+};
+inline constexpr size_t kEcnRoleCount = std::size(kEcnRoleNames);
+
+/// PFC against ECN for one role of a netdev over one window.
+struct RoleEcnSignals {
+  /// The window holds a span between two reads of the role's RDMA counter, with its lossless pause
+  /// counters, and no span with pauses longer than the window.
+  bool known = false;
+  uint64_t pause_frames = 0;  // rp: rx lossless pause frames; np: tx lossless pause frames
+  uint64_t ecn_events = 0;    // rp: rp_cnp_handled; np: np_ecn_marked_roce_packets
+  double pauses_per_ecn = 0;  // pause_frames / max(ecn_events, 1): never NaN or Inf
+  bool ecn_silent = false;    // pause_frames > 0 && ecn_events == 0
+};
+
 /// PFC-vs-ECN signals of a netdev over one window (docs/signals.md for the exact definition).
 struct EcnWindowSignals {
-  bool known = false;  // the window holds an interval with both pause and RDMA ECN counters
-  uint64_t lossless_pause_frames = 0;
-  uint64_t ecn_events = 0;      // np_ecn_marked_roce_packets + rp_cnp_handled
-  double pfc_to_ecn_ratio = 0;  // lossless_pause_frames / max(ecn_events, 1): never NaN or Inf
-  bool ecn_silent = false;      // lossless_pause_frames > 0 && ecn_events == 0
+  std::array<RoleEcnSignals, kEcnRoleCount> roles{};  // indexed by EcnRole
 
   bool cnp_known = false;  // the window holds an interval with np_cnp_sent and np_ecn_marked
   uint64_t cnp_sent = 0;
   uint64_t ecn_marked = 0;
   double cnp_to_ecn_ratio = 0;  // cnp_sent / max(ecn_marked, 1)
+
+  const RoleEcnSignals& Role(EcnRole role) const { return roles[static_cast<size_t>(role)]; }
+};
+
+/// What a port is in a PFC storm on a priority (docs/signals.md, "Storm role").
+enum class StormRole : uint8_t {
+  kNone,
+  kOrigin,  // it pauses its switch port while its own receive on the priority stalls
+  kVictim,  // it is paused while the traffic it sends on the priority is held, and is no origin
+};
+inline constexpr EnumName<StormRole> kStormRoleNames[] = {
+    {StormRole::kNone, "none"},
+    {StormRole::kOrigin, "origin"},
+    {StormRole::kVictim, "victim"},
+};
+
+struct PrioStormRole {
+  uint8_t prio = 0;
+  StormRole role = StormRole::kNone;
 };
 
 struct StormSignals {
@@ -83,7 +120,8 @@ struct DeviceSignals {
   uint32_t rdma_port = 0;
   std::vector<PauseSignals> pause;  // sorted by (prio, direction)
   std::array<EcnWindowSignals, kMaxWindows> ecn{};
-  std::vector<StormSignals> storms;  // lossless priorities, plus any with episodes
+  std::vector<StormSignals> storms;        // lossless priorities, plus any with episodes
+  std::vector<PrioStormRole> storm_roles;  // each priority of `storms`, ascending
   std::array<uint64_t, kDiscardReasonCount> discarded_intervals{};
   StormEvidence storm_evidence = StormEvidence::kUnknown;
   /// The newest counter read the evidence rests on (the sampler's monotonic clock: steady_clock's

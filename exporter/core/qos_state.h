@@ -185,7 +185,10 @@ struct QosDeviceState {
   DeviceDrift drift;
   std::string policy_rule;  // the policy rule that chose the effective policy ("default")
   std::string policy_hash;  // PolicyFingerprint of the effective policy
-  std::string state_hash;   // StateFingerprint of the observation
+  /// The effective policy's `pfc:` (bit p = PFC on priority p); the derivation's lossless
+  /// priorities while the DCB state cannot be read.
+  std::optional<uint8_t> desired_pfc;
+  std::string state_hash;  // StateFingerprint of the observation
   /// Whether the device is checked as a RoCE port; nullopt when its policy checks no field (rule
   /// "none" or unresolved). Unconfigured (checked false): `drift` still holds the verdicts, but
   /// no drift series is exported and nothing is remediated.

@@ -48,6 +48,9 @@ struct EthtoolSample {
 struct RdmaPortSample {
   RdmaPort port;
   CounterSet counters;
+  /// Monotonic time after the read (0 = unknown). A port not due is carried forward with its read
+  /// time: the derivation tells a new read from a carried one by it (ecn_pairing.h).
+  std::chrono::nanoseconds read_at{0};
 };
 
 struct DeviceSnapshot {

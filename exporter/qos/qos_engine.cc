@@ -353,6 +353,7 @@ void QosEngine::Evaluate(const Device& device, const PolicySet& policy, QosDevic
   const QosPolicy& effective = *effective_policy;
   state.policy_rule = std::string(rule);
   state.policy_hash = PolicyFingerprint(effective);
+  state.desired_pfc = effective.pfc;
   state.drift = EvaluateDrift(effective, state.observed);
   state.state_hash = StateFingerprint(state.observed);
   if (state.roce_port) roce_ports_.Learn(DeviceIdentity(device), *state.roce_port, state.drift);

@@ -490,15 +490,19 @@ inline constexpr MetricDef kMetricTable[] = {
    "Highest share (0 to 1) of any sampling interval in the window that the priority was paused.",
    {"netdev", "prio", "direction", "window"}, "derived",
    "sampler: max over the window of delta pause duration / delta t, clamped to [0, 1]"},
-  {"roce_pfc_to_ecn_ratio", MetricKind::kGauge,
-   "Pause frames on lossless priorities per ECN-marked RoCE packet or handled CNP in the window "
-   "(denominator at least 1, never NaN); absent when ECN counters are unknown.",
-   {"netdev", "window"}, "derived",
-   "sampler: lossless pause frames / max(np_ecn_marked_roce_packets + rp_cnp_handled, 1)"},
+  {"roce_pfc_pauses_per_ecn_event", MetricKind::kGauge,
+   "PFC pause frames on lossless priorities per ECN event in the window, per DCQCN role: rp, pause "
+   "frames received per CNP handled; np, pause frames sent per ECN-marked RoCE packet received. "
+   "A quotient of counts, not bounded by 1 (denominator at least 1, never NaN); absent while a "
+   "span between two RDMA counter reads with pauses is longer than the window.",
+   {"netdev", "window", "role"}, "derived",
+   "sampler: rp: rx lossless pause frames / max(rp_cnp_handled, 1); np: tx lossless pause frames / "
+   "max(np_ecn_marked_roce_packets, 1); over the same spans between RDMA counter reads"},
   {"roce_ecn_silent", MetricKind::kGauge,
-   "1 when lossless priorities had pause frames in the window while the RDMA port counted no "
-   "ECN-marked packet and handled no CNP.",
-   {"netdev", "window"}, "derived", "sampler: pause frames > 0 and ECN marks + CNPs == 0"},
+   "1 when the role's lossless pause frames rose in the window while its ECN counter did not: rp, "
+   "pause received and no CNP handled; np, pause sent and no ECN-marked packet received.",
+   {"netdev", "window", "role"}, "derived",
+   "sampler: role's pause frames > 0 and its ECN events == 0"},
   {"roce_cnp_to_ecn_ratio", MetricKind::kGauge,
    "CNPs sent per ECN-marked RoCE packet received in the window (denominator at least 1); "
    "healthy between 0 and 1.",
@@ -509,6 +513,13 @@ inline constexpr MetricDef kMetricTable[] = {
    {"netdev", "prio", "direction"}, "derived",
    "storm state machine (--storm.threshold, --storm.detection-time, --storm.restoration-time, "
    "tx_pause_storm_*_events)"},
+  {"roce_pfc_storm_role", MetricKind::kGauge,
+   "The port's part in a PFC storm on the priority: origin (it pauses its switch port while its "
+   "own receive on the priority stalls) or victim (it is paused while what it sends is held, and "
+   "is no origin); 1 for the role it has now, 0 for the other, both 0 outside a storm.",
+   {"netdev", "prio", "role"}, "derived",
+   "storm state machine: origin = tx storm (its condition: pause sent, rx_prio packets still; "
+   "tx_pause_storm_*_events), victim = rx storm without a tx storm"},
   {"roce_pfc_storms_total", MetricKind::kCounter,
    "PFC storm episodes detected since the exporter started watching the device.",
    {"netdev", "prio", "direction"}, "derived", "storm state machine"},

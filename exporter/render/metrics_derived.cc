@@ -13,10 +13,11 @@ namespace roceqos {
 void RenderDerived(const Snapshot& snapshot, MetricSink& out) {
   FamilyBuilder rate_peak(FindMetric("roce_pfc_pause_rate_peak"));
   FamilyBuilder paused_ratio(FindMetric("roce_pfc_paused_ratio"));
-  FamilyBuilder pfc_to_ecn(FindMetric("roce_pfc_to_ecn_ratio"));
+  FamilyBuilder pauses_per_ecn(FindMetric("roce_pfc_pauses_per_ecn_event"));
   FamilyBuilder ecn_silent(FindMetric("roce_ecn_silent"));
   FamilyBuilder cnp_to_ecn(FindMetric("roce_cnp_to_ecn_ratio"));
   FamilyBuilder storm(FindMetric("roce_pfc_storm"));
+  FamilyBuilder storm_role(FindMetric("roce_pfc_storm_role"));
   FamilyBuilder storms_total(FindMetric("roce_pfc_storms_total"));
   FamilyBuilder storm_duration(FindMetric("roce_pfc_storm_last_duration_seconds"));
   FamilyBuilder discarded(FindMetric("roce_derived_intervals_discarded_total"));
@@ -40,9 +41,11 @@ void RenderDerived(const Snapshot& snapshot, MetricSink& out) {
     for (size_t w = 0; w < windows.size() && w < kMaxWindows; ++w) {
       const EcnWindowSignals& ecn = signals.ecn[w];
       // Unknown ECN is not silence: without the RDMA counters there is no series at all.
-      if (ecn.known) {
-        pfc_to_ecn.Add({netdev, windows[w]}, ecn.pfc_to_ecn_ratio);
-        ecn_silent.Add({netdev, windows[w]}, ecn.ecn_silent ? 1 : 0);
+      for (const auto& [role, role_name] : kEcnRoleNames) {
+        const RoleEcnSignals& r = ecn.Role(role);
+        if (!r.known) continue;
+        pauses_per_ecn.Add({netdev, windows[w], role_name}, r.pauses_per_ecn);
+        ecn_silent.Add({netdev, windows[w], role_name}, r.ecn_silent ? 1 : 0);
       }
       if (ecn.cnp_known && !signals.rdma_device.empty()) {
         cnp_to_ecn.Add({signals.rdma_device, rdma_port, windows[w]}, ecn.cnp_to_ecn_ratio);
@@ -55,13 +58,19 @@ void RenderDerived(const Snapshot& snapshot, MetricSink& out) {
       storms_total.Add({netdev, prio, direction}, static_cast<double>(s.episodes));
       storm_duration.Add({netdev, prio, direction}, s.last_episode_seconds);
     }
+    for (const PrioStormRole& r : signals.storm_roles) {
+      const std::string_view prio = IndexLabel(r.prio, index_storage);
+      for (StormRole role : {StormRole::kOrigin, StormRole::kVictim}) {
+        storm_role.Add({netdev, prio, NameOf(kStormRoleNames, role)}, r.role == role ? 1 : 0);
+      }
+    }
     for (const auto& [reason, name] : kDiscardReasonNames) {
       discarded.Add({netdev, name},
                     static_cast<double>(signals.discarded_intervals[static_cast<size_t>(reason)]));
     }
   }
-  for (FamilyBuilder* f : {&rate_peak, &paused_ratio, &pfc_to_ecn, &ecn_silent, &cnp_to_ecn, &storm,
-                           &storms_total, &storm_duration, &discarded}) {
+  for (FamilyBuilder* f : {&rate_peak, &paused_ratio, &pauses_per_ecn, &ecn_silent, &cnp_to_ecn,
+                           &storm, &storm_role, &storms_total, &storm_duration, &discarded}) {
     f->AppendTo(out);
   }
 }

@@ -54,7 +54,8 @@ constexpr Area kAreas[] = {
      "Computed on the sampler thread from consecutive samples (`--sampler.period`), which a "
      "scrape cannot see: per-interval peaks over sliding windows (`window` label, "
      "`--derive.windows`, default `15s` and `1m`; read a window at least as long as your scrape "
-     "interval), PFC-to-ECN ratios and the PFC storm state machine. Exact definitions: "
+     "interval), PFC against ECN per DCQCN role and the PFC storm state machine. Exact "
+     "definitions: "
      "[signals.md](signals.md)."},
     {"self", "Exporter self-metrics",
      "`source` is one of `discovery`, `ethtool`, `rdma` (and the sources of later sample stages); "

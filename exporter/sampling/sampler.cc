@@ -301,7 +301,7 @@ void Sampler::SampleRdma(DeviceSnapshot& out, std::vector<std::pair<std::string,
       continue;
     }
     fault_log_.Ok(key);
-    out.rdma.push_back(RdmaPortSample{port, std::move(counters)});
+    out.rdma.push_back(RdmaPortSample{port, std::move(counters), clock_()});
   }
 }
 

@@ -9,6 +9,7 @@
 #include "base/log_event.h"
 #include "base/ring_buffer.h"
 #include "collectors/rdma.h"
+#include "exporter/signals/ecn_pairing.h"
 
 namespace roceqos {
 namespace {
@@ -52,22 +53,27 @@ struct Bucket {
   int64_t index = 0;
   std::array<float, kPauseSeries> rate_peak{};
   std::array<float, kPauseSeries> ratio_peak{};
-  uint64_t lossless_pauses = 0;  // counted only in intervals whose ECN counters are valid
-  uint64_t ecn_events = 0;
+  std::array<RoleEcnCounts, kEcnRoleCount> roles{};      // spans between RDMA reads that ended here
+  std::array<bool, kEcnRoleCount> role_counter_valid{};  // an interval here had the role's counter
+  SampleTime longest_paused_span{};  // the longest of those spans with pauses (ecn_pairing.h)
   uint64_t cnp_sent = 0;
   uint64_t ecn_marked = 0;
-  bool ecn_known = false;
   bool cnp_known = false;
+
+  void AddSpan(const EcnSpan& span) {
+    AddRoleCounts(roles, span.roles);
+    if (span.HasPauses()) longest_paused_span = std::max(longest_paused_span, span.length);
+  }
 };
 
 struct WindowAccumulator {
   std::array<float, kPauseSeries> rate_peak{};
   std::array<float, kPauseSeries> ratio_peak{};
-  uint64_t lossless_pauses = 0;
-  uint64_t ecn_events = 0;
+  std::array<RoleEcnCounts, kEcnRoleCount> roles{};
+  std::array<bool, kEcnRoleCount> role_counter_valid{};
+  SampleTime longest_paused_span{};
   uint64_t cnp_sent = 0;
   uint64_t ecn_marked = 0;
-  bool ecn_known = false;
   bool cnp_known = false;
 
   void Add(const Bucket& bucket) {
@@ -75,23 +81,26 @@ struct WindowAccumulator {
       rate_peak[i] = std::max(rate_peak[i], bucket.rate_peak[i]);
       ratio_peak[i] = std::max(ratio_peak[i], bucket.ratio_peak[i]);
     }
-    lossless_pauses += bucket.lossless_pauses;
-    ecn_events += bucket.ecn_events;
+    AddRoleCounts(roles, bucket.roles);
+    for (size_t r = 0; r < kEcnRoleCount; ++r)
+      role_counter_valid[r] |= bucket.role_counter_valid[r];
+    longest_paused_span = std::max(longest_paused_span, bucket.longest_paused_span);
     cnp_sent += bucket.cnp_sent;
     ecn_marked += bucket.ecn_marked;
-    ecn_known |= bucket.ecn_known;
     cnp_known |= bucket.cnp_known;
   }
 };
 
-EcnWindowSignals EcnSignals(const WindowAccumulator& acc) {
+// A window shorter than a span it holds would compare counts of a longer time than it names:
+// such a window is unknown until the span leaves it.
+EcnWindowSignals EcnSignals(const WindowAccumulator& acc, std::chrono::seconds window,
+                            const std::array<uint64_t, kEcnRoleCount>& pending) {
   EcnWindowSignals out;
-  out.known = acc.ecn_known;
-  out.lossless_pause_frames = acc.lossless_pauses;
-  out.ecn_events = acc.ecn_events;
-  out.pfc_to_ecn_ratio = static_cast<double>(acc.lossless_pauses) /
-                         static_cast<double>(std::max<uint64_t>(acc.ecn_events, 1));
-  out.ecn_silent = acc.ecn_known && acc.lossless_pauses > 0 && acc.ecn_events == 0;
+  const bool fresh_enough = acc.longest_paused_span <= window;
+  for (size_t r = 0; r < kEcnRoleCount; ++r) {
+    const bool quiet = acc.role_counter_valid[r] && pending[r] == 0;
+    if (fresh_enough) out.roles[r] = RoleSignalsOf(acc.roles[r], quiet);
+  }
   out.cnp_known = acc.cnp_known;
   out.cnp_sent = acc.cnp_sent;
   out.ecn_marked = acc.ecn_marked;
@@ -262,6 +271,7 @@ struct Interval {
   std::bitset<slot::kCount> valid;  // present in both samples (RDMA only for the same port)
   std::bitset<slot::kCount> seen;   // present in either sample
   std::array<uint64_t, slot::kCount> delta{};
+  bool rdma_read_at_end = true;  // the sample at `to` holds a new read of the RDMA counters
 
   bool Positive(size_t i) const { return valid.test(i) && delta[i] > 0; }
 };
@@ -275,6 +285,9 @@ std::optional<DiscardReason> Difference(const DeviceSample& previous, const Devi
   interval.valid = previous.present & sample.present;
   interval.seen = previous.present | sample.present;
   if (!sample.identity.SameRdma(previous.identity)) interval.valid &= ~kRdmaSlots;
+  // A read time of 0 is unknown: every sample is then taken for a new read.
+  interval.rdma_read_at_end =
+      sample.rdma_read_at.count() == 0 || sample.rdma_read_at != previous.rdma_read_at;
   interval.seconds = std::chrono::duration<double>(sample.time - previous.time).count();
   if (sample.time <= previous.time) return DiscardReason::kClock;
   if (!sample.identity.SamePort(previous.identity)) return DiscardReason::kIdentityChange;
@@ -407,20 +420,51 @@ void LogTransition(StormDetector::Transition transition, const StormDetector& de
   }
 }
 
-// The ECN and CNP counts of the interval, where the RDMA counters they need are valid.
-void AddEcnCounts(const Interval& interval, uint64_t lossless_pauses, Bucket& bucket) {
+// What the interval gives the pairing of pauses with the RDMA congestion counters.
+EcnIntervalInput EcnInputOf(const Interval& interval, uint64_t rx_lossless, uint64_t tx_lossless) {
+  EcnIntervalInput in{.from = interval.from,
+                      .to = interval.to,
+                      .rx_lossless_pauses = rx_lossless,
+                      .tx_lossless_pauses = tx_lossless,
+                      .rdma_read_at_end = interval.rdma_read_at_end,
+                      .rp_cnp_handled = std::nullopt,
+                      .np_ecn_marked = std::nullopt};
+  if (interval.valid.test(slot::kRpCnpHandled))
+    in.rp_cnp_handled = interval.delta[slot::kRpCnpHandled];
+  if (interval.valid.test(slot::kNpEcnMarkedRocePackets)) {
+    in.np_ecn_marked = interval.delta[slot::kNpEcnMarkedRocePackets];
+  }
+  return in;
+}
+
+// The CNP-to-ECN counts of the interval, where the RDMA counters they need are valid.
+void AddCnpCounts(const Interval& interval, Bucket& bucket) {
   const auto& valid = interval.valid;
   const auto& delta = interval.delta;
-  if (valid.test(slot::kNpEcnMarkedRocePackets) && valid.test(slot::kRpCnpHandled)) {
-    bucket.ecn_known = true;
-    bucket.lossless_pauses += lossless_pauses;
-    bucket.ecn_events += delta[slot::kNpEcnMarkedRocePackets] + delta[slot::kRpCnpHandled];
-  }
   if (valid.test(slot::kNpCnpSent) && valid.test(slot::kNpEcnMarkedRocePackets)) {
     bucket.cnp_known = true;
     bucket.cnp_sent += delta[slot::kNpCnpSent];
     bucket.ecn_marked += delta[slot::kNpEcnMarkedRocePackets];
   }
+}
+
+// The storm role of each priority with storm series (docs/signals.md, "Storm role"). The tx
+// detector's condition is the origin's: it pauses the peer while nothing is received on the
+// priority, and the NIC's own stall events (tx_pause_storm_*) feed that detector. The rx
+// detector's is the victim's: it is paused while nothing it sends moves.
+std::vector<PrioStormRole> StormRolesOf(const std::vector<StormSignals>& storms) {
+  std::vector<PrioStormRole> roles;
+  for (const StormSignals& storm : storms) {
+    if (roles.empty() || roles.back().prio != storm.prio) roles.push_back({storm.prio, {}});
+    PrioStormRole& role = roles.back();
+    if (!storm.stormed) continue;
+    if (storm.direction == Direction::kTx) {
+      role.role = StormRole::kOrigin;
+    } else if (role.role == StormRole::kNone) {
+      role.role = StormRole::kVictim;
+    }
+  }
+  return roles;
 }
 
 }  // namespace
@@ -436,6 +480,7 @@ struct SignalDeriver::DeviceState {
   // Start of the current run of consecutive usable intervals without storm signs (SeriesQuiet
   // for every series, no stall event): the history behind StormEvidence::kClear.
   std::optional<SampleTime> quiet_since;
+  EcnPairing ecn_pairing;
 
   void RequestSampleBy(SampleTime time) {
     if (!sample_due || time < *sample_due) sample_due = time;
@@ -444,6 +489,7 @@ struct SignalDeriver::DeviceState {
   void Discard(DiscardReason reason, const Interval& interval, const StormConfig& config) {
     ++discarded[static_cast<size_t>(reason)];
     quiet_since.reset();
+    ecn_pairing.Reset();
     // The detectors must not bridge a gap they cannot see: an unknown interval breaks both the
     // detection and the restoration run.
     if (interval.to > interval.from) {
@@ -481,12 +527,12 @@ struct SignalDeriver::DeviceState {
     Bucket& bucket = BucketAt(interval.to);
     const uint8_t stall_prios = StallPrios(interval, lossless);
     bool quiet = StallCountersQuiet(interval);
-    uint64_t lossless_pauses = 0;
+    std::array<uint64_t, 2> lossless_pauses{};  // by Direction::kRx, kTx
     for (Direction direction : kDirections) {
       for (int prio = 0; prio < kNumPriorities; ++prio) {
         const size_t frames = slot::PauseFrames(direction, prio);
         if (interval.valid.test(frames) && (lossless & (1u << prio))) {
-          lossless_pauses += interval.delta[frames];
+          lossless_pauses[direction == Direction::kTx ? 1 : 0] += interval.delta[frames];
         }
         PauseObservation pause = ObservePause(interval, direction, prio, config, bucket);
         pause.storm.ground_truth_event =
@@ -496,7 +542,13 @@ struct SignalDeriver::DeviceState {
                                      (lossless & (1u << prio)) != 0);
       }
     }
-    AddEcnCounts(interval, lossless_pauses, bucket);
+    const EcnIntervalInput ecn = EcnInputOf(interval, lossless_pauses[0], lossless_pauses[1]);
+    bucket.role_counter_valid[static_cast<size_t>(EcnRole::kReactionPoint)] |=
+        ecn.rp_cnp_handled.has_value();
+    bucket.role_counter_valid[static_cast<size_t>(EcnRole::kNotificationPoint)] |=
+        ecn.np_ecn_marked.has_value();
+    if (auto span = ecn_pairing.Add(ecn)) bucket.AddSpan(*span);
+    AddCnpCounts(interval, bucket);
     // A longer interval is a gap in the quiet span: it is seen only as one average, which is not
     // the resolution the state machine is built for. The span starts again after it.
     if (!quiet || interval.to - interval.from > max_gap) {
@@ -660,7 +712,10 @@ DeviceSignals SignalDeriver::BuildSignals(const std::string& netdev,
       }
     }
   }
-  for (size_t w = 0; w < window_count; ++w) device.ecn[w] = EcnSignals(windows[w]);
+  device.storm_roles = StormRolesOf(device.storms);
+  for (size_t w = 0; w < window_count; ++w) {
+    device.ecn[w] = EcnSignals(windows[w], config_.windows[w], state.ecn_pairing.PendingPauses());
+  }
   return device;
 }
 

@@ -1,8 +1,9 @@
 #pragma once
 
 // Turns high-frequency counter samples into the signals a 15 s scrape cannot see: windowed peaks
-// of the PFC pause rate and paused-time ratio, the PFC-to-ECN ratio with an explicit "ECN silent"
-// flag, CNP-vs-ECN consistency, and the PFC storm state machine. Definitions: docs/signals.md.
+// of the PFC pause rate and paused-time ratio, PFC against ECN per DCQCN role with an explicit
+// "ECN silent" flag, CNP-vs-ECN consistency, and the PFC storm state machine. Definitions:
+// docs/signals.md.
 //
 // Pure logic: every sample carries its own monotonic timestamp; nothing here reads a clock or
 // the kernel, so the sampler calls it and tests feed it by hand.
@@ -106,6 +107,10 @@ struct DeviceSample {
   /// QoS state is unknown: then the priorities whose pause counters are present are used, since
   /// mlx5 emits them only for PFC-enabled priorities (docs/kernel-interfaces.md §3.1).
   std::optional<uint8_t> lossless_prios;
+  /// When the RDMA counters in `values` were read; the sampler carries a read forward between
+  /// reads (port_scheduler.h), so equal times mean the same read. 0: unknown, every sample is
+  /// taken for a new read.
+  SampleTime rdma_read_at{};
   std::array<uint64_t, signal_slot::kCount> values{};
   std::bitset<signal_slot::kCount> present;
 

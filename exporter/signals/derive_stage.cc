@@ -1,8 +1,10 @@
 #include "exporter/signals/derive_stage.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "exporter/core/derived_signals.h"
+#include "exporter/core/qos_state.h"
 
 namespace roceqos {
 namespace {
@@ -13,17 +15,32 @@ std::shared_ptr<const std::vector<std::string>> WindowLabels(const DeriveConfig&
   return labels;
 }
 
+const DeviceSnapshot* PreviousOf(const Snapshot* previous, const DeviceSnapshot& device) {
+  if (!previous) return nullptr;
+  for (const DeviceSnapshot& old : previous->devices) {
+    if (old.device == device.device) return &old;
+  }
+  return nullptr;
+}
+
 // The sampler carried a port that was not due forward: the same read (same time) as in the
 // previous snapshot, no new interval.
-bool CarriedForward(const Snapshot* previous, const DeviceSnapshot& device) {
-  if (!previous) return false;
-  for (const DeviceSnapshot& old : previous->devices) {
-    if (old.device == device.device) {
-      return old.ethtool && old.ethtool->read_at == device.ethtool->read_at &&
-             device.ethtool->read_at.count() != 0;
-    }
+bool CarriedForward(const DeviceSnapshot* previous, const DeviceSnapshot& device) {
+  return previous && previous->ethtool && previous->ethtool->read_at == device.ethtool->read_at &&
+         device.ethtool->read_at.count() != 0;
+}
+
+// The lossless priorities (docs/signals.md, "Lossless priorities"): PFC enabled in the device's
+// QoS state (DCB_ATTR_IEEE_PFC pfc_en) as last read, else the PFC its policy asks for. The QoS
+// stage runs after this one, so the state is the previous snapshot's. Empty when neither is known
+// (no QoS stage yet, a failed DCB read and no `pfc:` in the policy): the counters present decide.
+std::optional<uint8_t> LosslessPriosOf(const DeviceSnapshot* previous) {
+  if (!previous || !previous->qos) return std::nullopt;
+  const QosDeviceState& qos = *previous->qos;
+  if (qos.observed.dcb.ok() && qos.observed.dcb.value.pfc) {
+    return qos.observed.dcb.value.pfc->enabled_mask;
   }
-  return false;
+  return qos.desired_pfc;
 }
 
 }  // namespace
@@ -41,7 +58,8 @@ void DeriveStage::Run(StageContext& ctx, Snapshot& draft) {
     // A failed ethtool read leaves the device without a sample this time: the next successful
     // one forms a longer interval, and the signals published meanwhile are those of the last
     // successful sample (the storm state does not flap off because one read failed).
-    if (device.ethtool && !CarriedForward(ctx.previous, device)) {
+    const DeviceSnapshot* previous = PreviousOf(ctx.previous, device);
+    if (device.ethtool && !CarriedForward(previous, device)) {
       DeviceSample sample;
       // The time of the device's own read: a sampler thread that wakes late (a loaded host, a
       // slow device before this one) must not turn into a rate or ratio error.
@@ -49,6 +67,7 @@ void DeriveStage::Run(StageContext& ctx, Snapshot& draft) {
       sample.time = read_at.count() != 0 ? read_at : ctx.now;
       sample.identity.ifindex = device.device->ifindex;
       sample.identity.ethtool_generation = device.ethtool->string_set_changes;
+      sample.lossless_prios = LosslessPriosOf(previous);
       if (device.ethtool->mapped) {
         FillFromEthtool(device.ethtool->counters, *device.ethtool->mapped, sample);
       }
@@ -59,6 +78,7 @@ void DeriveStage::Run(StageContext& ctx, Snapshot& draft) {
         sample.identity.rdma_port = port.port.port;
         sample.rdma_device = port.port.device;
         sample.rdma_port = port.port.port;
+        sample.rdma_read_at = port.read_at;
         rdma_indexes_[netdev].Fill(port.counters, sample);
       }
       deriver_.Observe(netdev, sample);

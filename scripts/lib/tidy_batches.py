@@ -7,8 +7,13 @@ generated file that #includes several units compiled with the same flags (same t
 directory): the system headers are walked once per batch instead of once per unit.
 
 Usage: tidy_batches.py BUILD_DIR OUT_DIR MAX_PER_BATCH UNIT...
-Writes OUT_DIR/compile_commands.json and one OUT_DIR/batch-N.cc per batch, and prints, per batch,
-a line "OUT_DIR/batch-N.cc<TAB>unit unit ...". A unit without a compile command is an error.
+       tidy_batches.py --split BATCH
+The first writes OUT_DIR/compile_commands.json and one OUT_DIR/batch-N.cc per batch, and prints, per
+batch, a line "OUT_DIR/batch-N.cc<TAB>unit unit ...". A unit without a compile command is an error.
+--split halves a batch that reported something: each half is a batch of its own, in a directory
+beside it with its own compile_commands.json, printed the same way. Two units whose file-local
+names collide fail their batch with a redefinition; halving separates them in a few runs where
+checking every unit alone costs one header walk per unit.
 """
 
 import json
@@ -48,17 +53,42 @@ def main():
     batch = 0
     for (directory, _, flags), members in sorted(groups.items()):
         for start in range(0, len(members), per_batch):
-            chunk = members[start:start + per_batch]
             path = os.path.join(out_dir, f"batch-{batch}.cc")
             batch += 1
-            with open(path, "w", encoding="utf-8") as f:
-                f.writelines(f'#include "{unit}"\n' for unit in chunk)
-            database.append({"directory": directory, "file": path,
-                             "arguments": [*flags, "-c", path, "-o", "/dev/null"]})
-            print(path + "\t" + " ".join(chunk))
+            database.append(write_batch(path, directory, flags, members[start:start + per_batch]))
+    write_database(out_dir, database)
+
+
+def write_batch(path, directory, flags, members):
+    """Writes the batch file and prints its line; returns its compile command."""
+    with open(path, "w", encoding="utf-8") as f:
+        f.writelines(f'#include "{unit}"\n' for unit in members)
+    print(path + "\t" + " ".join(members))
+    return {"directory": directory, "file": path, "arguments": [*flags, "-c", path, "-o", "/dev/null"]}
+
+
+def write_database(out_dir, database):
     with open(os.path.join(out_dir, "compile_commands.json"), "w", encoding="utf-8") as f:
         json.dump(database, f, indent=1)
 
 
+def split(batch_path):
+    """Halves a batch into two batches, each in its own directory beside it."""
+    with open(os.path.join(os.path.dirname(batch_path), "compile_commands.json"),
+              encoding="utf-8") as f:
+        entry = next(e for e in json.load(f) if e["file"] == batch_path)
+    with open(batch_path, encoding="utf-8") as f:
+        members = [line.split('"')[1] for line in f if line.startswith("#include")]
+    flags = flags_without_io(entry["arguments"], batch_path)
+    middle = (len(members) + 1) // 2
+    for index, half in enumerate((members[:middle], members[middle:])):
+        out_dir = batch_path.removesuffix(".cc") + f".{index}"
+        os.makedirs(out_dir, exist_ok=True)
+        path = os.path.join(out_dir, "batch.cc")
+        write_database(out_dir, [write_batch(path, entry["directory"], flags, half)])
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--split"]:
+        split(sys.argv[2])
+    else:
+        main()

@@ -138,7 +138,7 @@ check_fixture() {
   # The ECN window signals exist once an interval has valid RDMA counters at both ends, which
   # depends on the sampling cadence (not carried, docs/capture.md): the capture run's few samples
   # may end before one.
-  local unshared='^(roce_qos_monitor_up|roce_ecn_silent|roce_pfc_to_ecn_ratio|roce_cnp_to_ecn_ratio)[{ ]'
+  local unshared='^(roce_qos_monitor_up|roce_ecn_silent|roce_pfc_pauses_per_ecn_event|roce_cnp_to_ecn_ratio)[{ ]'
   if diff <(comparable "$work/capture.metrics" | grep -Ev "$unshared") \
     <(comparable "$work/replay.metrics" | grep -Ev "$unshared") >"$work/d"; then
     pass "$name: every value equals the capture run's /metrics"

@@ -57,7 +57,8 @@ for node in NODES:
             add("roce_port_discards", "counter", "roce_port_discards_total", {**nd, "direction": direction}, lambda t: t // 120)
         add("roce_port_rx_out_of_buffer_packets", "counter", "roce_port_rx_out_of_buffer_packets_total", nd, lambda t: t // 300)
         for window in ("15s", "1m"):
-            add("roce_pfc_to_ecn_ratio", "gauge", "roce_pfc_to_ecn_ratio", {**nd, "window": window}, lambda t, n=node, d=netdev: 40.0 if storm(n, d, 3, "rx", t) else 0.5)
+            for role in ("rp", "np"):
+                add("roce_pfc_pauses_per_ecn_event", "gauge", "roce_pfc_pauses_per_ecn_event", {**nd, "window": window, "role": role}, lambda t, n=node, d=netdev: 40.0 if storm(n, d, 3, "rx", t) else 0.5)
         add("roce_qos_trust", "gauge", "roce_qos_trust", {**nd, "mode": "dscp"}, lambda t: 1)
         add("roce_qos_trust", "gauge", "roce_qos_trust", {**nd, "mode": "pcp"}, lambda t: 0)
         for field in ("trust", "pfc", "dscp_prio", "roce_tos", "dcqcn_np", "dcqcn_rp", "tcp_ecn"):

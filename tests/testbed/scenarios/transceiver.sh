@@ -363,10 +363,11 @@ for pair in "$sff:sff8636:4" "$cmis:cmis:8"; do
     assert_eq "" "$(metric_from "$TESTBED_WORK/xcvr.txt" roce_transceiver_flag "netdev=$dev" monitor=rx_power lane=1 kind=low_warning || true)" "$dev lane 1 Rx low warning clear: no series (exporter)"
   fi
 
-  # A change through simnic reaches /metrics with the next poller round. Counted in rounds, not
-  # seconds (a loaded host stretches the scrapes, not the rounds): reads_total of the snapshot that
-  # first shows the change is at most 3 rounds (2 reads each) past the first scrape after the
-  # change: the round under way, at most one the lagging snapshot missed, and the next one.
+  # A change through simnic reaches /metrics with the next poller round: within 2 intervals of
+  # wall time, or, on a loaded host that stretches the scrapes, within 3 rounds (2 reads each) of the
+  # first scrape after the change: the round under way, one the lagging snapshot missed, and the
+  # next one. Either alone flakes on a loaded TCG guest (a CI run saw 8 reads in 1.42 s: the first
+  # scrape's snapshot was 2 rounds old); a change held back for rounds fails both.
   t0=$(now_s)
   simnic_ctl "$dev" "module temp 55250; module rx_power 1 900"
   scrape_xcvr "$TESTBED_WORK/xcvr0.txt"
@@ -380,7 +381,8 @@ for pair in "$sff:sff8636:4" "$cmis:cmis:8"; do
   took=$(awk -v a="$t0" -v b="$(now_s)" 'BEGIN { printf "%.2f", b - a }')
   r1=$(metric_from "$TESTBED_WORK/xcvr.txt" roce_exporter_transceiver_reads_total)
   log "$dev: simnic change visible in /metrics after ${took}s, $(((r1 - r0) / 2)) round(s) (interval 1s)"
-  [ $((r1 - r0)) -le 6 ] || fail "$dev: change visible only $((r1 - r0)) reads (2 per round) after it was made"
+  [ $((r1 - r0)) -le 6 ] || awk -v t="$took" 'BEGIN { exit !(t <= 2.0) }' ||
+    fail "$dev: change visible only ${took}s and $((r1 - r0)) reads (2 per round) after it was made"
 
   # Above the module's own high-alarm threshold: the flag series appears at 1, and goes when clear.
   # shellcheck disable=SC2046

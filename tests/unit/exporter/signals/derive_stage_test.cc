@@ -9,6 +9,7 @@
 #include "collectors/ethtool_map.h"
 #include "exporter/app/cli.h"
 #include "exporter/core/derived_signals.h"
+#include "exporter/core/qos_state.h"
 #include "exporter/render/metrics.h"
 #include "tests/unit/support/fake_sources.h"
 
@@ -147,7 +148,7 @@ TEST_F(DeriveStageTest, StormThroughTheSamplerAndMetrics) {
                               "direction=\"rx\",window=\"1m\"} 2000"));
   EXPECT_THAT(text, HasSubstr("roce_pfc_storms_total{netdev=\"ens1f0np0\",prio=\"3\",direction="
                               "\"rx\"} 1"));
-  EXPECT_THAT(text, Not(HasSubstr("roce_pfc_to_ecn_ratio")))
+  EXPECT_THAT(text, Not(HasSubstr("roce_pfc_pauses_per_ecn_event")))
       << "no RDMA port: ECN unknown, not silent";
 
   // Traffic resumes: restored after the 400 ms restoration time, duration recorded.
@@ -182,18 +183,80 @@ TEST_F(DeriveStageTest, EcnSilenceNeedsTheBoundRdmaPort) {
   Traffic("ens1f0np0", true);
   Add("ens1f0np0", "tx_prio3_pause", 40);
   std::string text = Render(*Sample());
-  EXPECT_THAT(text, HasSubstr("roce_ecn_silent{netdev=\"ens1f0np0\",window=\"1m\"} 1"));
-  EXPECT_THAT(text, HasSubstr("roce_pfc_to_ecn_ratio{netdev=\"ens1f0np0\",window=\"1m\"} 40"));
+  // Pause sent without an ECN-marked packet received: the notification point is silent; nothing
+  // was received paused, so the reaction point is not.
+  EXPECT_THAT(text, HasSubstr("roce_ecn_silent{netdev=\"ens1f0np0\",window=\"1m\",role=\"np\"} 1"));
+  EXPECT_THAT(text, HasSubstr("roce_ecn_silent{netdev=\"ens1f0np0\",window=\"1m\",role=\"rp\"} 0"));
+  EXPECT_THAT(text, HasSubstr("roce_pfc_pauses_per_ecn_event{netdev=\"ens1f0np0\",window=\"1m\","
+                              "role=\"np\"} 40"));
 
   Traffic("ens1f0np0", true);
   Add("ens1f0np0", "tx_prio3_pause", 40);
   AddRdma("mlx5_2/1", 3, 20);  // np_ecn_marked_roce_packets
   AddRdma("mlx5_2/1", 4, 10);  // np_cnp_sent
   text = Render(*Sample());
-  EXPECT_THAT(text, HasSubstr("roce_ecn_silent{netdev=\"ens1f0np0\",window=\"1m\"} 0"));
-  EXPECT_THAT(text, HasSubstr("roce_pfc_to_ecn_ratio{netdev=\"ens1f0np0\",window=\"1m\"} 4"));
+  EXPECT_THAT(text, HasSubstr("roce_ecn_silent{netdev=\"ens1f0np0\",window=\"1m\",role=\"np\"} 0"));
+  EXPECT_THAT(text, HasSubstr("roce_pfc_pauses_per_ecn_event{netdev=\"ens1f0np0\",window=\"1m\","
+                              "role=\"np\"} 4"));
   EXPECT_THAT(text, HasSubstr("roce_cnp_to_ecn_ratio{device=\"mlx5_2\",port=\"1\",window=\"15s\"}"
                               " 0.5"));
+}
+
+// Stands in for the QoS stage, which runs after the derive stage: publishes each device's DCB
+// state with PFC on `observed_pfc`, or a failed DCB read, and the policy's `pfc:`.
+class QosStateStage : public SampleStage {
+ public:
+  QosStateStage(std::optional<uint8_t> observed_pfc, std::optional<uint8_t> desired_pfc)
+      : observed_pfc_(observed_pfc), desired_pfc_(desired_pfc) {}
+  std::string_view Source() const override { return "qos"; }
+  void Run(StageContext& /*ctx*/, Snapshot& draft) override {
+    for (DeviceSnapshot& device : draft.devices) {
+      auto state = std::make_shared<QosDeviceState>();
+      if (observed_pfc_) {
+        QosState dcb;
+        dcb.pfc = PfcState{.cap = 8, .enabled_mask = *observed_pfc_, .mbc = 0, .delay = 0};
+        state->observed.dcb = Observed<QosState>::Ok(dcb);
+      } else {
+        state->observed.dcb = Observed<QosState>::Failed("DCB read failed");
+      }
+      state->desired_pfc = desired_pfc_;
+      device.qos = std::move(state);
+    }
+  }
+
+ private:
+  std::optional<uint8_t> observed_pfc_;
+  std::optional<uint8_t> desired_pfc_;
+};
+
+// Review finding (issue 40): lossless priorities were always taken from the pause counters
+// present, never from the QoS state that docs/signals.md names. PFC on priority 4, whose pause
+// counters this port lacks, is lossless: it has a storm series; priority 3, whose counters are
+// present but whose PFC is off, is not: its pauses are not compared with ECN.
+TEST_F(DeriveStageTest, LosslessPrioritiesComeFromTheQosState) {
+  sampler_->AddStage(std::make_unique<QosStateStage>(uint8_t{0x10}, std::nullopt));
+  AddDevice("ens1f0np0", 2, /*with_rdma=*/true);
+  Sample();
+  Sample();  // the QoS state of the first sample is known from here on
+  Traffic("ens1f0np0", true);
+  Add("ens1f0np0", "tx_prio3_pause", 40);
+  const std::string text = Render(*Sample());
+  EXPECT_THAT(text,
+              HasSubstr("roce_pfc_storm{netdev=\"ens1f0np0\",prio=\"4\",direction=\"rx\"} 0"));
+  EXPECT_THAT(text, HasSubstr("roce_ecn_silent{netdev=\"ens1f0np0\",window=\"1m\",role=\"np\"} 0"))
+      << "priority 3 has PFC off: its pause frames are not lossless";
+}
+
+TEST_F(DeriveStageTest, LosslessPrioritiesFallBackToThePolicyWhenDcbIsUnreadable) {
+  sampler_->AddStage(std::make_unique<QosStateStage>(std::nullopt, uint8_t{0x08}));
+  AddDevice("ens1f0np0", 2, /*with_rdma=*/true);
+  Sample();
+  Sample();
+  Traffic("ens1f0np0", true);
+  Add("ens1f0np0", "tx_prio3_pause", 40);
+  const std::string text = Render(*Sample());
+  EXPECT_THAT(text, HasSubstr("roce_ecn_silent{netdev=\"ens1f0np0\",window=\"1m\",role=\"np\"} 1"));
+  EXPECT_THAT(text, Not(HasSubstr("roce_pfc_storm{netdev=\"ens1f0np0\",prio=\"4\"")));
 }
 
 TEST_F(DeriveStageTest, DeviceVanishingMidStormLeavesNoSeries) {
