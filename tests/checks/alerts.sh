@@ -13,7 +13,9 @@
 #     thresholds too, and refuses a bad threshold with a clear error;
 #  6. alerts/alerttool check-thresholds: each paging threshold moved one step either way makes a
 #     promtool case fail (a case just past it, one just short of it);
-#  7. yamllint.
+#  7. yamllint;
+#  8. the shipped Alertmanager inhibit rules load in the real Alertmanager's amtool, and a planted
+#     broken matcher in them is refused.
 set -euo pipefail
 source "$(dirname "$0")/../common.bash"
 tool=$root/alerts/alerttool
@@ -295,6 +297,31 @@ if command -v yamllint >/dev/null; then
   fi
 else
   fail "yamllint not installed (scripts/install-deps)"
+fi
+
+# --- 8. alertmanager-inhibit.yaml, merged into a minimal Alertmanager configuration
+am_config() {  # INHIBIT_FILE > config
+  printf 'route:\n  receiver: default\nreceivers:\n  - name: default\n'
+  cat "$1"
+}
+if command -v amtool >/dev/null; then
+  am_config "$root/alerts/alertmanager-inhibit.yaml" >"$out/am.yml"
+  if amtool check-config "$out/am.yml" >"$out/amtool.log" 2>&1 && grep -q "2 inhibit rules" "$out/amtool.log"; then
+    pass "amtool check-config: alerts/alertmanager-inhibit.yaml (2 inhibit rules)"
+  else
+    cat "$out/amtool.log" >&2
+    fail "amtool check-config alerts/alertmanager-inhibit.yaml"
+  fi
+  sed 's/alertname="RoceQosPfcStormOrigin"/alertname=~"(RoceQosPfcStormOrigin"/' \
+    "$root/alerts/alertmanager-inhibit.yaml" >"$out/broken-inhibit.yaml"
+  am_config "$out/broken-inhibit.yaml" >"$out/am-broken.yml"
+  if ! amtool check-config "$out/am-broken.yml" >/dev/null 2>&1; then
+    pass "amtool check-config refuses a broken inhibit matcher"
+  else
+    fail "amtool check-config accepted a broken inhibit matcher"
+  fi
+else
+  fail "amtool not installed (Debian prometheus-alertmanager; scripts/install-deps)"
 fi
 
 if ((failures)); then
