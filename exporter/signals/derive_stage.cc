@@ -30,10 +30,11 @@ bool CarriedForward(const DeviceSnapshot* previous, const DeviceSnapshot& device
          device.ethtool->read_at.count() != 0;
 }
 
-// The lossless priorities (docs/signals.md, "Lossless priorities"): PFC enabled in the device's
-// QoS state (DCB_ATTR_IEEE_PFC pfc_en) as last read, else the PFC its policy asks for. The QoS
-// stage runs after this one, so the state is the previous snapshot's. Empty when neither is known
-// (no QoS stage yet, a failed DCB read and no `pfc:` in the policy): the counters present decide.
+// The lossless priorities (docs/signals.md, "PFC against ECN, per role"): PFC enabled in the
+// device's QoS state (DCB_ATTR_IEEE_PFC pfc_en) as last read, else the PFC its policy asks for.
+// The QoS stage runs after this one, so the state is the previous snapshot's. Empty when neither
+// is known (before the first QoS read, a failed DCB read and no `pfc:` in the policy): the
+// counters present decide.
 std::optional<uint8_t> LosslessPriosOf(const DeviceSnapshot* previous) {
   if (!previous || !previous->qos) return std::nullopt;
   const QosDeviceState& qos = *previous->qos;
