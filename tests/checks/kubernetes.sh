@@ -8,7 +8,7 @@
 #     every container and initContainer of every build runs the image that was set;
 #  2. every object validates against the Kubernetes / prometheus-operator schemas (npm
 #     kubernetes-models, versions pinned in tests/checks/k8s/package-lock.json) and carries no
-#     field the schema does not define;
+#     field the schema does not define; npm's deadline (lib/npm.bash) holds against a stalled npm;
 #  3. yamllint (.yamllint) on every YAML under deploy/;
 #  4. generated/ is current (deploy/kubernetes/generate --check) and the built PrometheusRule and
 #     dashboard ConfigMaps equal alerts/ and dashboards/grafana/; promtool accepts the rules;
@@ -223,6 +223,19 @@ for name in example readme-site example-enforce "${docs_sites[@]}"; do
 done
 
 # --- 2. Schemas (+ unknown fields). npm ci only when the lock file changed (lib/npm.bash).
+# First npm_bounded's deadline, against an npm that never answers (the stall a CI run met): three
+# attempts, each cut at the deadline, then a failure that says so.
+mkdir -p "$out/stalled-npm"
+printf '#!/bin/sh\nexec sleep 600\n' >"$out/stalled-npm/npm"
+chmod +x "$out/stalled-npm/npm"
+stall_start=$SECONDS
+if PATH=$out/stalled-npm:$PATH NPM_ATTEMPT_SECONDS=1 npm_bounded "stall self-test" ci 2>"$out/stall.log"; then
+  fail "npm_bounded reported success for an npm that never answers"
+elif (($(grep -c 'stalled past 1 s' "$out/stall.log") == 3 && SECONDS - stall_start <= 30)); then
+  pass "npm_bounded gives up on a stalled npm after 3 attempts of 1 s ($((SECONDS - stall_start)) s)"
+else
+  fail "npm_bounded on a stalled npm ($((SECONDS - stall_start)) s):"$'\n'"$(cat "$out/stall.log")"
+fi
 ensure_k8s_modules "$cache" || { fail "no schema packages for tests/checks/k8s (see above)"; finish kubernetes; }
 # One node process for every build (loading the schemas is most of its time); errors name the file.
 validated=(base kp kps lean-enforce optics lldp lldp-enforce attribution attribution-enforce prio site-all example)
