@@ -9,6 +9,18 @@ rate it moved in the capture times a per-node factor; then they hold their last 
   drift   sim2's NIC has PFC on priorities 3 and 4 (the policy says 3)
   odd     runs another --config (bench/fleet/run)
   healthy everything else
+Storm-origin incidents (incidents.json; docs/fleet.md "Where a storm starts"), by leaf switch (the
+nodes i // --nodes-per-switch); a leaf with k % 4 == 1 is in cluster "pod-b", the others in "pod-a":
+  pod-a leaf  incident A: the leaf's node 0 sim4 is an origin (it sends pause on priority 3 all the
+              time while nothing it receives moves: a slow receiver), nodes 1-2 sim4 its victims
+              (paused, nothing leaving); incident B the same on sim5, origin node 4, victims 5-7
+              (when the leaf has them); sim6 of nodes 2 and 5 is noise (below)
+  pod-b leaf  victims only, nodes 0-2 sim4: the origin is outside the fleet
+  noise       short bursts of sent pause: every third interval a third of it paused, every
+              fifth fully paused while what the port receives keeps moving (a congested port that
+              drains); neither is the storm condition, so neither may be named an origin
+Storms start at sample --incident-start (+0..2 per incident, staggered) and last to the end; the
+victims of pod-b storm from the first sample.
 
 How a bundle is extended (docs/capture.md, "Replay"): ETHTOOL_GSTATS is matched by the command
 buffer before the call, which is the buffer the exporter reuses for every netdev in turn, so the
@@ -17,6 +29,7 @@ netdevs in the capture's order); one record more closes the chain so that, once 
 used up, every netdev keeps answering its last values. RDMA statistics (netlink) are answered in
 order per request: S replies per RDMA device, u64 counters advanced the same way.
 Usage: synth.py --template BUNDLE --nodes N --period S --samples K --out DIR --base-port P
+       [--nodes-per-switch 8] [--incident-start SAMPLE]
 """
 import argparse
 import base64
@@ -116,25 +129,77 @@ def gstats_blob(values):
     return struct.pack(f"<II{len(values)}Q", ETHTOOL_GSTATS, len(values), *values)
 
 
-def node_values(tpl, dev, role, factor, k, period):
+def node_values(tpl, dev, role, factor, k, period, port=None):
+    """Counter values of DEV at sample K; PORT = (kind, start sample) for an incident's port."""
     names = tpl.names[dev]
-    vals = []
-    for name, base, step in zip(names, tpl.first[dev], tpl.step[dev]):
-        vals.append(base + int(step * factor * period * k))
+    vals = [base + int(step * factor * period * k)
+            for base, step in zip(tpl.first[dev], tpl.step[dev])]
+    idx = {n: j for j, n in enumerate(names)}
     if role == "storm" and dev in STORM_PORTS:
-        idx = {n: j for j, n in enumerate(names)}
-        base = tpl.first[dev]
-        # Paused twice the wall time (the exporter clamps the ratio to 1), so a late sample still
-        # reads as fully paused; nothing leaves on priority 3 while the peer pauses it.
-        vals[idx["rx_prio3_pause_duration"]] = base[idx["rx_prio3_pause_duration"]] + int(2e6 * period * k)
-        vals[idx["rx_prio3_pause"]] = base[idx["rx_prio3_pause"]] + int(20000 * period * k)
-        for frozen in ("tx_prio3_packets", "tx_prio3_bytes"):
-            if frozen in idx:
-                vals[idx[frozen]] = base[idx[frozen]]
+        storm(vals, idx, "rx", "tx", tpl.first[dev], period, k)
+    if port:
+        kind, start = port
+        if kind == "noise":
+            noise(vals, idx, period, k)
+        elif k > start:
+            # The counters of the sample before the storm, then the storm's steps from there.
+            held = node_values(tpl, dev, role, factor, start, period)
+            if kind == "origin":
+                storm(vals, idx, "tx", "rx", held, period, k - start)
+            else:
+                storm(vals, idx, "rx", "tx", held, period, k - start)
     return vals
 
 
-def write_node(tpl, path, role, factor, period, samples):
+def storm(vals, idx, paused, frozen, held, period, k):
+    """The PAUSED direction paused twice the wall time for K samples (the exporter clamps the ratio
+    to 1, so a late sample still reads as fully paused) while nothing moves in the FROZEN one (on
+    priority 3): rx paused with tx frozen is a victim, tx paused with rx frozen an origin."""
+    vals[idx[f"{paused}_prio3_pause_duration"]] = held[idx[f"{paused}_prio3_pause_duration"]] + int(2e6 * period * k)
+    vals[idx[f"{paused}_prio3_pause"]] = held[idx[f"{paused}_prio3_pause"]] + int(20000 * period * k)
+    for name in (f"{frozen}_prio3_packets", f"{frozen}_prio3_bytes"):
+        if name in idx:
+            vals[idx[name]] = held[idx[name]]
+
+
+def noise(vals, idx, period, k):
+    """Sent pause in bursts, with what the port receives moving all the time: up to sample K,
+    every third interval a third paused, every fifth fully paused (in microseconds)."""
+    bursts = (k + 2) // 3 * period * 1e6 / 3 + (k + 4) // 5 * period * 1e6
+    vals[idx["tx_prio3_pause_duration"]] += int(bursts)
+    vals[idx["tx_prio3_pause"]] += int(bursts / 50)
+    vals[idx["rx_prio3_packets"]] += int(1000 * period * k)
+
+
+def layout(nodes, per_switch, start):
+    """The incidents (origin or none, victims, noise) by leaf, and each node's incident ports:
+    {node index: {netdev: (kind, start sample)}}."""
+    incidents, ports = [], {}
+    for leaf in range((nodes + per_switch - 1) // per_switch):
+        first = leaf * per_switch
+        members = list(range(first, min(first + per_switch, nodes)))
+        if leaf % 4 == 1:  # pod-b: victims only, from the first sample
+            plan = [(None, members[:3], "sim4")]
+            noisy = []
+        else:
+            plan = [(members[0], members[1:3], "sim4")]
+            if len(members) >= 6:
+                plan.append((members[4], members[5:8], "sim5"))
+            noisy = [m for m in (first + 2, first + 5) if m in members]
+        for origin, victims, dev in plan:
+            at = 0 if origin is None else start + len(incidents) % 3
+            incidents.append({"id": len(incidents), "leaf": leaf, "netdev": dev,
+                              "origin": origin, "victims": victims, "start_sample": at})
+            for v in victims:
+                ports.setdefault(v, {})[dev] = ("victim", at)
+            if origin is not None:
+                ports.setdefault(origin, {})[dev] = ("origin", at)
+        for m in noisy:
+            ports.setdefault(m, {})["sim6"] = ("noise", 0)
+    return incidents, ports
+
+
+def write_node(tpl, path, role, factor, period, samples, ports):
     out = []
     gstats_done, rdma_done = False, set()
     for line in tpl.lines:
@@ -144,7 +209,7 @@ def write_node(tpl, path, role, factor, period, samples):
                 gstats_done = True
                 prev = bytes(8 + 8 * len(tpl.names[tpl.order[0]]))
                 prev = struct.pack("<II", ETHTOOL_GSTATS, len(tpl.names[tpl.order[0]])) + prev[8:]
-                chain = [(dev, gstats_blob(node_values(tpl, dev, role, factor, k, period)))
+                chain = [(dev, gstats_blob(node_values(tpl, dev, role, factor, k, period, ports.get(dev))))
                          for k in range(samples) for dev in tpl.order]
                 chain.append((tpl.order[0], chain[-len(tpl.order)][1]))
                 for dev, after in chain:
@@ -194,24 +259,38 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--base-port", type=int, required=True)
     ap.add_argument("--nodes-per-switch", type=int, default=8)
+    ap.add_argument("--incident-start", type=int, default=9)
     a = ap.parse_args()
     tpl = Template(a.template)
     if len(tpl.order) != 8 or not tpl.rdma:
         sys.exit(f"synth: {a.template}: expected 8 netdevs with GSTATS and moving RDMA counters, "
                  f"got {len(tpl.order)} netdevs and {len(tpl.rdma)} RDMA requests")
     os.makedirs(a.out, exist_ok=True)
+    incidents, ports = layout(a.nodes, a.nodes_per_switch, a.incident_start)
     targets, roles = [], []
     for i in range(a.nodes):
         role = role_of(i, a.nodes)
         node = f"node{i:03d}"
         factor = 0.5 + (i * 37 % 100) / 100
-        write_node(tpl, os.path.join(a.out, f"{node}.bundle"), role, factor, a.period, a.samples)
+        mine = ports.get(i, {})
+        write_node(tpl, os.path.join(a.out, f"{node}.bundle"), role, factor, a.period, a.samples, mine)
         port = a.base_port + i
-        switch = f"leaf{i // a.nodes_per_switch:02d}"
+        leaf = i // a.nodes_per_switch
+        switch, cluster = f"leaf{leaf:02d}", "pod-b" if leaf % 4 == 1 else "pod-a"
         targets.append({"targets": [f"127.0.0.1:{port}"],
-                        "labels": {"node": node, "switch": switch, "rack": f"r{i // a.nodes_per_switch:02d}"}})
+                        "labels": {"node": node, "switch": switch, "rack": f"r{leaf:02d}",
+                                   "cluster": cluster}})
+        storming = sorted(set(STORM_PORTS if role == "storm" else ()) |
+                          {d for d, (kind, _) in mine.items() if kind != "noise"})
         roles.append({"node": node, "address": f"127.0.0.1:{port}", "role": role, "instance": node,
-                      "switch": switch})
+                      "switch": switch, "cluster": cluster, "storm_ports": storming,
+                      "ports": {d: kind for d, (kind, _) in mine.items()}})
+    for inc in incidents:
+        inc["switch"] = f"leaf{inc['leaf']:02d}"
+        inc["origin"] = None if inc["origin"] is None else roles[inc["origin"]]["instance"]
+        inc["victims"] = [roles[v]["instance"] for v in inc["victims"]]
+    with open(os.path.join(a.out, "incidents.json"), "w", encoding="utf-8") as fh:
+        json.dump(incidents, fh, indent=1)
     with open(os.path.join(a.out, "targets.json"), "w", encoding="utf-8") as fh:
         json.dump(targets, fh, indent=1)
     with open(os.path.join(a.out, "roles.json"), "w", encoding="utf-8") as fh:

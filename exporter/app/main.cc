@@ -169,7 +169,8 @@ void WireSampler(const Config& config, Sampler& sampler, QosEngine& qos, Systemd
 
 // The pollers (transceiver, LLDP) read the sampler's selection on their own threads and cadences;
 // the sampler attaches their latest states to each snapshot (pointer copies, no kernel access).
-// A replay answers from its bundle, which holds neither module pages nor lldpd: no pollers there.
+// A replay answers from its bundle, which holds neither module pages nor lldpd: no pollers there
+// but an lldpd named on purpose (MakeReplayPollers).
 struct Pollers {
   std::unique_ptr<TransceiverPoller> transceivers;  // null with --transceiver.interval=0
   std::unique_ptr<LldpPoller> lldp;                 // null with --lldp.interval=0
@@ -280,9 +281,37 @@ AttributionPoller::PodDeviceSource KubeletDevices(const std::string& socket,
   };
 }
 
-Pollers MakePollers(const Config& config, Sampler& sampler) {
+// Each snapshot carries the pollers' latest states; a replay's too (its lldpd's neighbours).
+void AttachPollers(const Pollers& pollers, Sampler& sampler) {
+  sampler.SetAttachHook([t = pollers.transceivers.get(), l = pollers.lldp.get(),
+                         k = pollers.link.get(), p = pollers.pcie.get(),
+                         a = pollers.attribution.get()](Snapshot& draft) {
+    if (t) draft.transceivers = t->Latest();
+    if (l) draft.lldp = l->Latest();
+    if (k) draft.links = k->Latest();
+    if (p) draft.pcie = p->Latest();
+    if (a) draft.attribution = a->Latest();
+  });
+}
+
+// Under --replay only an lldpd named by --lldp.socket is read: the bundle holds none, and the
+// host's own lldpd (the default socket) describes another machine's cabling. The fleet bench
+// (bench/fleet/run) gives each replayed node its own lldpd and switch in network namespaces.
+Pollers MakeReplayPollers(const Config& config, Sampler& sampler) {
   Pollers pollers;
-  if (!config.replay_path.empty()) return pollers;
+  if (config.lldp_interval.count() != 0 && !config.lldp_socket.empty()) {
+    pollers.lldp = std::make_unique<LldpPoller>(
+        LldpPollerOptions{.interval = config.lldp_interval,
+                          .query = {.socket_path = config.lldp_socket}},
+        SelectedNetdevs(sampler));
+  }
+  AttachPollers(pollers, sampler);
+  return pollers;
+}
+
+Pollers MakePollers(const Config& config, Sampler& sampler) {
+  if (!config.replay_path.empty()) return MakeReplayPollers(config, sampler);
+  Pollers pollers;
   if (config.transceiver_interval.count() != 0) {
     pollers.transceivers = std::make_unique<TransceiverPoller>(
         TransceiverPollerOptions{.interval = config.transceiver_interval,
@@ -318,15 +347,7 @@ Pollers MakePollers(const Config& config, Sampler& sampler) {
           KubeletDevices(config.attribution_kubelet_socket, QosHostPaths(config).sysfs));
     }
   }
-  sampler.SetAttachHook([t = pollers.transceivers.get(), l = pollers.lldp.get(),
-                         k = pollers.link.get(), p = pollers.pcie.get(),
-                         a = pollers.attribution.get()](Snapshot& draft) {
-    if (t) draft.transceivers = t->Latest();
-    if (l) draft.lldp = l->Latest();
-    if (k) draft.links = k->Latest();
-    if (p) draft.pcie = p->Latest();
-    if (a) draft.attribution = a->Latest();
-  });
+  AttachPollers(pollers, sampler);
   return pollers;
 }
 
