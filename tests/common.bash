@@ -85,15 +85,24 @@ check_flags() {
 
 # cleanup_exporter_test: EXIT trap of the exporter tests. On failure shows $work/exporter.log,
 # then stops the exporter ($pid), deletes the network namespaces in $namespaces and removes $work.
+# An exporter that exits non-zero on SIGTERM fails the test, saying so with its log's tail (under
+# set -e a bare `wait` once failed a test with no word).
 cleanup_exporter_test() {
-  local rc=$? n
+  local rc=$? n status=0
   if ((rc != 0 && rc != 77)) && [[ -s "$work/exporter.log" ]]; then
     echo "---- exporter log" >&2
     cat "$work/exporter.log" >&2
   fi
-  [[ -n "${pid:-}" ]] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+  if [[ -n "${pid:-}" ]] && kill "$pid" 2>/dev/null; then
+    wait "$pid" 2>/dev/null || status=$?
+    if ((status != 0)); then
+      echo "FAIL: the exporter (pid $pid) exited with status $status on SIGTERM; its log's tail:" >&2
+      tail -n 20 "$work/exporter.log" 2>/dev/null >&2 || true
+    fi
+  fi
   for n in "${namespaces[@]}"; do ip netns del "$n" 2>/dev/null || true; done
   rm -rf "$work"
+  ((status == 0)) || exit "$status"
 }
 
 # wait_for SECONDS DESCRIPTION COMMAND...: runs COMMAND every 50 ms until it succeeds or the
