@@ -71,6 +71,14 @@ kernel_at_least() {
 num_eq() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 == b + 0 && a != "" && b != "") }'; }
 assert_num_eq() { num_eq "$1" "$2" || fail "${3:-assert_num_eq}: expected $1, got $2"; }
 
+# now_s: CLOCK_REALTIME as seconds with a fraction (busybox date has no %N), the clock the
+# exporter's log and its *_timestamp_seconds use. adjtimex(2) gives tv_usec in nanoseconds when
+# STA_NANO (0x2000) is set in the status (an NTP daemon may have set it).
+now_s() {
+  busybox adjtimex | awk '/status:/ { nano = int($2 / 8192) % 2 } /tv_sec/ { s = $2 } /tv_usec/ { u = $2 }
+    END { printf "%d.%06d", s, nano ? int(u / 1000) : u }'
+}
+
 # wait_for TIMEOUT_S CMD [ARG...]: runs CMD every 0.1 s until it succeeds (status 0) or TIMEOUT_S
 # seconds passed (status 1). Use: wait_for 5 some_check || fail "..."
 wait_for() {

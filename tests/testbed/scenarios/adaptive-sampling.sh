@@ -15,9 +15,6 @@ fw_us=${FW_US:-2000}
 storms=${STORMS:-2}
 check=${CHECK:-1}
 
-# now_s: CLOCK_REALTIME with microseconds (busybox date has no %N), the log's clock.
-now_s() { busybox adjtimex | awk '/tv_sec/ { s = $2 } /tv_usec/ { u = $2 } END { printf "%d.%06d", s, u }'; }
-
 simnic_load_ports 8 fw_stats_latency_us="$fw_us"
 for n in $(simnic_netdevs); do simnic_ctl "$n" 'rate * 0'; done
 sim=$(simnic_netdevs | head -n1)
