@@ -3,7 +3,8 @@
 # paths and links in README.md, docs/, runbooks, alerts and dashboards exist, and no doc contradicts
 # the tool in the ways docs_rot.py can see (an absent source called drift, a runbook query the lean
 # profile drops, "no state on disk" without the mode), states session history ("run A", "this
-# session", load narratives, "flaky"; the READMEs under tests/ too), reports a measured figure
+# session", load narratives, "flaky"; the READMEs under tests/ too) or compares with the past
+# ("707 s before, 230 s after", "(the previous gzip)"), reports a measured figure
 # whose section names no command, or names another set of kernels than tests/testbed/kernel/series
 # (tests/checks/lib/docs_rot.py; a scratch tree with one planted instance of each proves it reports
 # them, and a planted clean section that it does not), and every README block marked
@@ -39,6 +40,12 @@ printf '%s\n' '# Notebook' '' '## Lab notes' '' 'Run A: the scrape took 3.2 ms.'
   'We run a check every 250 ms.' >"$planted/docs/notebook.md"
 # A load narrative in docs/ and in a README under tests/ (line 3 of each).
 printf '%s\n' '# Load' '' 'Measured on the 2-core VM shared with other builds.' >"$planted/docs/load.md"
+# Comparisons with the past (a before/after pair of figures across a line break, a label by its
+# past, a sentence opening on "Before,") and a temporal order that must be left alone.
+printf '%s\n' '# Past' '' 'A cold build: 707 s (548 s user)' 'before, 230 s (249 s user) after.' '' \
+  '| zlib level 6 (the previous gzip) | 1.06 ms |' '' 'Before, a start had no history.' '' \
+  'The plan is read before the write, after the lock; SIGKILL before, between and after 2 writes.' \
+  >"$planted/docs/past.md"
 mkdir -p "$planted/tests/testbed/kernel" "$planted/tests/fixtures/replay/6.1"
 printf '%s\n' '# Testbed' '' 'Boot took 9 s at load average 6.' >"$planted/tests/testbed/README.md"
 # The kernel list: the real one, a kernels page that lost a series, captures of one kernel only.
@@ -59,6 +66,9 @@ for expected in "alerts/README.md:1: tests/recording_test.yaml does not exist" \
   'docs/notebook.md:3: the section "Lab notes" reports measured figures (3.2 ms, 4 ms, 9 ms)' \
   'docs/load.md:3: states session history ("shared with other builds"' \
   'tests/testbed/README.md:3: states session history ("load average"' \
+  'docs/past.md: compares with the past ("548 s user) before, 230 s (249 s user) after"' \
+  'docs/past.md: compares with the past ("(the previous gzip)"' \
+  'docs/past.md: compares with the past ("Before,"' \
   "docs/kernels.md: names the kernels ['5.10', '6.1'], tests/testbed/kernel/series lists [$series]" \
   "README.md: names the kernels nowhere, tests/testbed/kernel/series lists [$series]" \
   "tests/fixtures/replay: holds captures of ['6.1'], tests/testbed/kernel/series lists [$series]"; do
@@ -68,7 +78,7 @@ for expected in "alerts/README.md:1: tests/recording_test.yaml does not exist" \
     fail "docs_rot did not report: $expected"$'\n'"$(cat "$planted/out.log")"
   fi
 done
-for clean in "docs/notebook.md:10" "docs/notebook.md:11" '"Reproducible"'; do
+for clean in "docs/notebook.md:10" "docs/notebook.md:11" '"Reproducible"' 'The plan is read before'; do
   if grep -qF -- "$clean" "$planted/out.log"; then
     fail "docs_rot reported a clean line ($clean):"$'\n'"$(grep -F -- "$clean" "$planted/out.log")"
   else

@@ -19,7 +19,8 @@ Usage: docs_rot.py REPO EXPORTER   Prints one line per problem, then a summary; 
    --remediation.state-file (enforce keeps one);
  - README.md, docs/ and the READMEs under tests/ state the present: no dated session history
    ("run A", "runs A to E", "this session", machine-load narratives such as "load average" or
-   "shared with other builds", "flaky"); git keeps the history;
+   "shared with other builds", "flaky"), no comparison with the past ("707 s before, 230 s after",
+   "(the previous gzip)", a sentence opening on "Before,"); git keeps the history;
  - every measured figure in docs/ (a number with a unit: ms, s, %, MiB, ×, ... in a paragraph or
    table that says measured/median/p99/took/wall) has its reproducing command nearby: the same
    section (heading to heading) names a command in backquotes or holds a shell code block;
@@ -291,6 +292,29 @@ def check_session_history(repo, problems):
     return seen
 
 
+# A doc of the present states the current figure and names an alternative by what it is; these
+# phrasings tell the story of a change instead: a figure "before" beside a figure "after" ("707 s
+# before, 230 s after"), a thing labelled by its past ("zlib (the previous gzip)"), a sentence that
+# opens on "Before,". A figure must sit next to each word, so a temporal order ("read before the
+# write, after the lock"; "killed before, between and after the writes") is left alone.
+PAST_FIGURE = r"\d[\d,.]*[^.;:\d]{0,30}?"
+PAST_RE = re.compile(
+    rf"{PAST_FIGURE}\bbefore\b[,;]?\s+(?:and\s+)?[^.;]{{0,30}}?{PAST_FIGURE}\bafter\b"
+    r"|\(the previous\b[^)]*\)|^Before,")
+
+
+def check_past_comparisons(repo, problems):
+    seen = 0
+    for path in doc_files(repo, *HISTORY_DOCS):
+        for sentence in sentences(path.read_text()):
+            seen += 1
+            m = PAST_RE.search(re.sub(r"`[^`]*`", "", sentence))
+            if m:
+                problems.append(f"{path.relative_to(repo)}: compares with the past (\"{m.group(0)}\"; "
+                                f"state the present figure, name a thing by what it is): {sentence[:160]}")
+    return seen
+
+
 # A figure: a number with a unit, outside backquotes (`250ms` in backquotes is a value to type).
 FIGURE_RE = re.compile(r"(?<![\w.`/=-])\d[\d,.]*(?:[–-]\d[\d,.]*)?\s?"
                        r"(?:ms|µs|us|ns|s|min|%|MiB|KiB|GiB|MB|KB|kB|GB|TB|×)(?!\w)")
@@ -377,6 +401,7 @@ def main():
     lean = check_lean_safe(repo, problems)
     state = check_state_claims(repo, exporter, problems)
     history = check_session_history(repo, problems)
+    past = check_past_comparisons(repo, problems)
     figures = check_figures(repo, problems)
     kernels = check_kernel_list(repo, problems)
     for p in problems:
@@ -384,6 +409,7 @@ def main():
     print(f"docs: {flags} flags, {policies} policy examples, {metrics} metric mentions, "
           f"{paths} repository paths and links, {absent} absent/drift sentences, {lean} runbook "
           f"selectors (lean profile), {state} state claims, {history} lines for session history, "
+          f"{past} sentences for past comparisons, "
           f"{figures} measured figures, {kernels} kernel series checked; {len(problems)} problem(s)")
     return 1 if problems else 0
 
