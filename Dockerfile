@@ -4,9 +4,9 @@
 # Build stage packages = `scripts/install-deps --build-only`; runtime stage = only the shared
 # libraries the binary links (the second line: what libsystemd0 itself links, which ldd lists
 # once the exporter calls sd_notify; the last line: the kubelet client's gRPC and protobuf and
-# what they link, docs/decisions.md "Kubelet PodResources"). tests/checks/dockerfile.sh keeps both
+# what they link, docs/decisions.md "Kubelet PodResources"). tests/checks/deploy/dockerfile.sh keeps both
 # lists honest;
-# tests/checks/container-image.sh builds this file with buildah in CI and runs the image
+# tests/checks/deploy/container-image.sh builds this file with buildah in CI and runs the image
 # (docs/deployment.md "Container image" says what differs from docker build/run).
 ARG DEBIAN_IMAGE=debian:bookworm-slim
 

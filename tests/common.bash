@@ -1,6 +1,6 @@
-# Helpers shared by the check suites (tests/checks/*.sh), the host integration tests
+# Helpers shared by the check suites (tests/checks/*/*.sh), the host integration tests
 # (tests/integration/*.sh), the soak run and the e2e host script: one pass/fail/finish for all.
-# Sourced, never run: scripts/test-all runs tests/checks/*.sh and CTest registers
+# Sourced, never run: scripts/test-all runs tests/checks/*/*.sh and CTest registers
 # tests/integration/*.sh only. Every wait polls a condition with a deadline; nothing sleeps in
 # place of synchronisation.
 

@@ -73,7 +73,7 @@ add_custom_command(
   COMMENT "roce_qos_exporter policy show-default" VERBATIM)
 # The docs, compressed as Debian policy 12.3 asks of /usr/share/doc files over 4 kB (dh_compress's
 # job under debhelper): every docs/**/*.md, so no docs/NAME.md that --help, the man page or a
-# packaged example cites is missing (tests/checks/deb-package.sh checks that).
+# packaged example cites is missing (tests/checks/deploy/deb-package.sh checks that).
 file(GLOB_RECURSE ROCEQOS_DEB_DOCS CONFIGURE_DEPENDS RELATIVE ${CMAKE_SOURCE_DIR}
      ${CMAKE_SOURCE_DIR}/docs/*.md)
 set(ROCEQOS_DEB_DOCS_GZ)

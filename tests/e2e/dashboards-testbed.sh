@@ -20,7 +20,7 @@
 #   4. drift during the storm: DSCP 26 moved from priority 3 to 5 with `dcb app`; the storm
 #      guardrail blocks remediation, so Prometheus sees the drift (roce_qos_drift == 1,
 #      remediation state blocked_storm) and keeps seeing it;
-#   5. in that state (storm and drift current, a remediation behind), tests/checks/dashboards.sh
+#   5. in that state (storm and drift current, a remediation behind), tests/checks/monitoring/dashboards.sh
 #      --prometheus runs every panel, annotation and variable query over the scenario's time
 #      range the way Grafana would (1 s scrape interval): each must succeed and return data, and
 #      the panels this scenario drives must show it (a value > 0); Prometheus evaluates the
@@ -183,12 +183,12 @@ active+='13 Exporter sampling on this node [AB])$'
 end=$(date +%s)
 lookback=$((end - start + 5))
 rc=0
-ROCEQOS_DASHBOARDS_NO_SELFTEST=1 bash "$root/tests/checks/dashboards.sh" --prometheus "$prom" \
+ROCEQOS_DASHBOARDS_NO_SELFTEST=1 bash "$root/tests/checks/monitoring/dashboards.sh" --prometheus "$prom" \
   --end "$end" --lookback "${lookback}s" --step "${scrape_s}s" --scrape-interval "${scrape_s}s" \
   --expect-activity "$active" | tee "$work/dashboards.log" || rc=$?
 # One node picked, as a user does: every variable needs values on both nodes.
 for inst in "$TESTBED_EXPORTER_ADDR" "$nordma_addr"; do
-  ROCEQOS_DASHBOARDS_NO_SELFTEST=1 bash "$root/tests/checks/dashboards.sh" --prometheus "$prom" \
+  ROCEQOS_DASHBOARDS_NO_SELFTEST=1 bash "$root/tests/checks/monitoring/dashboards.sh" --prometheus "$prom" \
     --lookback "${lookback}s" --step "${scrape_s}s" --scrape-interval "${scrape_s}s" \
     --variables-only --set "node=$inst" | tee "$work/dashboards-node-$inst.log" || rc=$?
 done

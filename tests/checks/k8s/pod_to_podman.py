@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Turns the DaemonSet of a rendered kustomization into `podman run` arguments that run its
-containers the way a kubelet with containerd/runc would (tests/checks/kubernetes-container.sh).
+containers the way a kubelet with containerd/runc would (tests/checks/deploy/kubernetes-container.sh).
 
 It plays kubelet's part for the volumes: a hostPath is a directory or file under --host-root (the
 stand-in for the node's filesystem; DirectoryOrCreate is created there with mode 0755, Directory

@@ -1,5 +1,5 @@
 # kubectl with a current kustomize, for the checks that render deploy/kubernetes
-# (tests/checks/kubernetes.sh, tests/checks/kubernetes-container.sh). Sourced after common.bash
+# (tests/checks/deploy/kubernetes.sh, tests/checks/deploy/kubernetes-container.sh). Sourced after common.bash
 # and npm.bash.
 #
 # Debian 12's kubernetes-client is 1.20.2, whose kustomize (v2.0.3) knows neither `resources:`

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes 30 minutes of synthetic roce_qos_exporter series as OpenMetrics with timestamps, for
 `promtool tsdb create-blocks-from openmetrics`. It exists only to self-test the dashboard query
-harness (tests/checks/dashboards.sh --prometheus) against a real Prometheus before the testbed
+harness (tests/checks/monitoring/dashboards.sh --prometheus) against a real Prometheus before the testbed
 can provide real exporter data; label sets follow the catalogue in docs/metrics.md.
 
 Scenario: two nodes, two netdevs each (and cpu-node-01: one netdev without an RDMA port) (mlx5_0/mlx5_1 port 1), traffic throughout; a PFC storm on

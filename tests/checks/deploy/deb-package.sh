@@ -18,7 +18,7 @@
 # remove, purge, the drop-ins) is tests/systemd/run's: a Debian 12 guest with systemd as PID 1.
 # Needs root (chroot, unshare) and the Debian archive. SKIP_DEB_PACKAGE=1 skips it (says so).
 set -euo pipefail
-source "$(dirname "$0")/../common.bash"
+source "$(dirname "$0")/../../common.bash"
 
 if [[ "${SKIP_DEB_PACKAGE:-0}" == 1 ]]; then
   echo "deb-package: SKIPPED (SKIP_DEB_PACKAGE=1): the package was not built or installed" >&2

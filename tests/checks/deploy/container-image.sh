@@ -11,7 +11,7 @@
 #    SIGTERM.
 # SKIP_CONTAINER_IMAGE=1 skips it (says so); CI never sets it.
 set -euo pipefail
-source "$(dirname "$0")/../common.bash"
+source "$(dirname "$0")/../../common.bash"
 
 if [[ "${SKIP_CONTAINER_IMAGE:-0}" == 1 ]]; then
   echo "container-image: SKIPPED (SKIP_CONTAINER_IMAGE=1): the image was not built or run" >&2

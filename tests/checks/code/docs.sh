@@ -11,7 +11,7 @@
 # `<!-- docs-check: run -->` runs to exit 0 in a private network namespace holding veth0 and veth1,
 # with the built exporter on PATH.
 set -uo pipefail
-source "$(dirname "$0")/../common.bash"
+source "$(dirname "$0")/../../common.bash"
 exe=$(exporter_binary) || exit 1
 exe=$(realpath "$exe")  # linked from a scratch directory below
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Checks dashboards/grafana/*.json.
 #
-#   tests/checks/dashboards.sh                      lint + PromQL syntax + harness self-test (CI)
-#   tests/checks/dashboards.sh --prometheus URL [--end TIME] [--lookback 15m] [--step 15s] \
+#   tests/checks/monitoring/dashboards.sh                      lint + PromQL syntax + harness self-test (CI)
+#   tests/checks/monitoring/dashboards.sh --prometheus URL [--end TIME] [--lookback 15m] [--step 15s] \
 #       [--scrape-interval 15s] [--expect-activity REGEX] [--set VAR=VALUE]... [--variables-only]
 #                                                   also run every query against a real Prometheus
 #
@@ -27,7 +27,7 @@
 # --set VAR=VALUE gives a template variable a regex value instead of "All" (e.g. --set node=NODE:
 # one node, as a user picks it); --variables-only runs only the template variable queries.
 set -euo pipefail
-source "$(dirname "$0")/../common.bash"
+source "$(dirname "$0")/../../common.bash"
 
 prometheus="" end="" lookback=15m step=15s scrape_interval=15s expect_activity='^$'
 variables_only=false
@@ -127,7 +127,7 @@ for f in "${dashboards[@]}"; do
   jq empty "$f" 2>/dev/null || { fail "$name: not valid JSON"; continue; }
   want_uid=${stable_uid[$name]:-}
   if [[ -z "$want_uid" ]]; then
-    fail "$name: no stable uid registered in tests/checks/dashboards.sh"
+    fail "$name: no stable uid registered in tests/checks/monitoring/dashboards.sh"
   else
     jq_check "$f" "uid is $want_uid, no dashboard id" \
       "select(.uid != \"$want_uid\" or (.id // null) != null) | \"uid=\(.uid) id=\(.id)\""

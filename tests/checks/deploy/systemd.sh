@@ -10,7 +10,7 @@
 #  - every flag in the unit, the drop-in and the /etc/default example exists in the binary;
 #  - one Documentation= line.
 set -euo pipefail
-source "$(dirname "$0")/../common.bash"
+source "$(dirname "$0")/../../common.bash"
 
 src=$root/deploy/systemd
 unit=roce-qos-exporter.service

@@ -11,7 +11,7 @@
 #     the host cannot produce (a drift report, 40 drifted devices, a hung check, a crash, no
 #     binary): every outcome maps to the right status and a message that fits.
 set -euo pipefail
-source "$(dirname "$0")/../common.bash"
+source "$(dirname "$0")/../../common.bash"
 
 dir=$root/deploy/kubernetes/node-problem-detector
 config=$dir/roce-qos-monitor.json

@@ -2,7 +2,7 @@
 # The layer rule of docs/architecture.md holds for the tree, and scripts/check-layers catches each
 # kind of violation it exists for (proved on a scratch tree, so the check itself can fail).
 set -uo pipefail
-source "$(dirname "$0")/../common.bash"
+source "$(dirname "$0")/../../common.bash"
 checker=$root/scripts/check-layers
 
 if out=$("$checker" "$root" 2>&1); then

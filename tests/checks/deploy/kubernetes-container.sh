@@ -2,7 +2,7 @@
 # Runs the exporter container exactly as deploy/kubernetes renders it, for the base alone and with
 # components/lean, components/enforce, components/optics and components/lldp (each a site overlay
 # of base + that component, as docs/deployment.md has them; lldp with the site's _lldpd gid patch):
-# the image built by tests/checks/container-image.sh (never pulled), the rendered args, user,
+# the image built by tests/checks/deploy/container-image.sh (never pulled), the rendered args, user,
 # capabilities, no-new-privileges, read-only root, memory limit and seccomp, its volumeMounts
 # (hostPath = a bind mount of a stand-in directory of the "node", configMap = its rendered data,
 # read-only), the node's network namespace (hostNetwork) and its initContainers first. podman +
@@ -33,9 +33,9 @@
 # ROCEQOS_K8S_DIR=DIR runs another deploy/kubernetes tree (e.g. an older one). IMAGE_CACHE: where
 # container-image.sh left the image (default build/container). SKIP_CONTAINER_IMAGE=1 skips it.
 set -euo pipefail
-source "$(dirname "$0")/../common.bash"
-source "$(dirname "$0")/lib/npm.bash"
-source "$(dirname "$0")/lib/kubectl.bash"
+source "$(dirname "$0")/../../common.bash"
+source "$(dirname "$0")/../lib/npm.bash"
+source "$(dirname "$0")/../lib/kubectl.bash"
 
 if [[ "${SKIP_CONTAINER_IMAGE:-0}" == 1 ]]; then
   echo "kubernetes-container: SKIPPED (SKIP_CONTAINER_IMAGE=1): no image to run" >&2
@@ -78,7 +78,7 @@ for tool in podman runc; do
   command -v "$tool" >/dev/null || { fail "$tool missing (scripts/install-deps)"; finish kubernetes-container; }
 done
 if ! [[ -s "$image_cache/storage-driver" ]] || ! pm image exists "$local_image" 2>/dev/null; then
-  fail "no image $local_image under $image_cache: run tests/checks/container-image.sh first (it builds it)"
+  fail "no image $local_image under $image_cache: run tests/checks/deploy/container-image.sh first (it builds it)"
   finish kubernetes-container
 fi
 ensure_kubectl "$cache" || { fail "no kubectl v1.33.9 (see above)"; finish kubernetes-container; }

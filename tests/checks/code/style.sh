@@ -4,7 +4,7 @@
 # (scripts/check-style), after proving that its batched clang-tidy run fails on a planted finding.
 # STYLE_TIDY=0 skips clang-tidy for a quick local run.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
+root=$(cd "$(dirname "$0")/../../.." && pwd)
 if [[ "${STYLE_TIDY:-1}" == 0 ]]; then
   exec "$root/scripts/check-style" --format-only
 fi

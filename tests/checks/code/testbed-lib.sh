@@ -6,7 +6,7 @@
 # tests/checks/lib/testbed-lib.prom; `scrape` is stubbed to copy that file. Also: the kernel list
 # (tests/testbed/kernel/series) is consistent and kernel/fetch refuses a series outside it.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
+root=$(cd "$(dirname "$0")/../../.." && pwd)
 
 cases() {
   cat <<'CASES'

@@ -10,7 +10,7 @@
 #    which every Debian image has); and every library the build's -dev packages link is there.
 # Fast and precise about which list is wrong; container-image.sh builds and runs the real image.
 set -euo pipefail
-source "$(dirname "$0")/../common.bash"
+source "$(dirname "$0")/../../common.bash"
 
 dockerfile=$root/Dockerfile
 work=$(mktemp -d)

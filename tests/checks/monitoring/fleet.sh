@@ -12,5 +12,5 @@
 # victims' origin is outside the fleet. About 3 minutes; the figures it prints are not the
 # documented ones (those come from the 100-node run).
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
+root=$(cd "$(dirname "$0")/../../.." && pwd)
 exec "$root/bench/fleet/run" --nodes "${FLEET_NODES:-10}" --window "${FLEET_WINDOW:-30}"

@@ -21,9 +21,9 @@
 #  6. every exporter flag in the DaemonSets exists in `roce_qos_exporter --help`.
 # ROCEQOS_K8S_DIR=DIR checks another deploy/kubernetes tree (e.g. an older one) with these checks.
 set -euo pipefail
-source "$(dirname "$0")/../common.bash"
-source "$(dirname "$0")/lib/npm.bash"
-source "$(dirname "$0")/lib/kubectl.bash"
+source "$(dirname "$0")/../../common.bash"
+source "$(dirname "$0")/../lib/npm.bash"
+source "$(dirname "$0")/../lib/kubectl.bash"
 
 k8s_dir=${ROCEQOS_K8S_DIR:-$root/deploy/kubernetes}
 tools=$root/tests/checks/k8s

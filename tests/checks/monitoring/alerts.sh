@@ -17,7 +17,7 @@
 #  8. the shipped Alertmanager inhibit rules load in the real Alertmanager's amtool, and a planted
 #     broken matcher in them is refused.
 set -euo pipefail
-source "$(dirname "$0")/../common.bash"
+source "$(dirname "$0")/../../common.bash"
 tool=$root/alerts/alerttool
 
 out=$(mktemp -d)
