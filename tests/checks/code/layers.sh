@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The layer rule of docs/architecture.md holds for the tree, and scripts/check-layers catches each
+# The layer graph of scripts/layers.txt holds for the tree (includes, forward declarations, the
+# layers' CMake links, docs/architecture.md's folders table), and scripts/check-layers catches each
 # kind of violation it exists for (proved on a scratch tree, so the check itself can fail).
 set -uo pipefail
 source "$(dirname "$0")/../../common.bash"
@@ -29,6 +30,25 @@ printf '#include "exporter/sampling/sampler.h"\n' >"$scratch/exporter/stray.cc"
 printf '#pragma once\nstruct DeviceDrift {\n  int fields = 0;\n};\n' >"$scratch/exporter/qos/drift.h"
 printf '#pragma once\nstruct DeviceDrift;\n' >"$scratch/exporter/core/lldp_state.h"
 printf '#pragma once\nstruct DeviceDrift;\n' >"$scratch/exporter/render/table.h"
+# CMake links: a lower layer linking a higher one, a sibling linking its sibling, a library of no
+# layer; allowed: links below, a library in a comment, the layers' common function.
+printf 'target_link_libraries(roceqos_collectors PUBLIC roceqos_base\n  PRIVATE roceqos_sampling)\n' \
+  >"$scratch/collectors/CMakeLists.txt"
+printf 'roceqos_add_layer(signals PUBLIC roceqos_sampling roceqos_qos)\n' >"$scratch/exporter/signals/CMakeLists.txt"
+printf 'target_link_libraries(roceqos_base PRIVATE roceqos_stray)\n' >"$scratch/base/CMakeLists.txt"
+printf 'roceqos_add_layer(render PUBLIC roceqos_core  # not roceqos_app\n  PRIVATE roceqos_signals roceqos_qos)\n' \
+  >"$scratch/exporter/render/CMakeLists.txt"
+printf 'function(f layer)\n  target_link_libraries(roceqos_${layer} ${ARGN})\nendfunction()\n' \
+  >"$scratch/exporter/CMakeLists.txt"
+# docs/architecture.md as it is, but with the signals row naming its sibling qos, the http row
+# leaving out render and no app row; every other row must pass.
+mkdir -p "$scratch/docs"
+awk -F' [|] ' -v OFS=' | ' '
+  /^[|] `exporter\/signals\/`/ { $NF = "`exporter/qos/`, sampling, core, collectors, base |" }
+  /^[|] `exporter\/http\/`/ { $NF = "signals, qos, sampling, core, collectors, base |" }
+  !/^[|] `exporter\/app\/`/' "$root/docs/architecture.md" >"$scratch/docs/architecture.md"
+signals_row=$(grep -n '^| `exporter/signals/`' "$scratch/docs/architecture.md" | cut -d: -f1)
+http_row=$(grep -n '^| `exporter/http/`' "$scratch/docs/architecture.md" | cut -d: -f1)
 
 out=$("$checker" "$scratch" 2>&1)
 status=$?
@@ -43,15 +63,32 @@ expected=(
   "exporter/http/routes.cc:2: exporter/http must not include exporter/app/config.h"
   "exporter/stray.cc: every exporter source belongs to a layer folder"
   "exporter/core/lldp_state.h:2: exporter/core must not declare DeviceDrift, defined in exporter/qos"
-  "check-layers: 10 violation(s)"
+  "collectors/CMakeLists.txt:2: collectors must not link roceqos_sampling (exporter/sampling)"
+  "exporter/signals/CMakeLists.txt:1: exporter/signals must not link roceqos_qos (exporter/qos)"
+  "base/CMakeLists.txt:1: links roceqos_stray, a library of no layer in scripts/layers.txt"
+  "docs/architecture.md:$signals_row: the row of exporter/signals/ says it may include exporter/qos; scripts/layers.txt does not allow it"
+  "docs/architecture.md:$http_row: the row of exporter/http/ leaves out exporter/render, which scripts/layers.txt allows"
+  "docs/architecture.md: the folders table has no row of exporter/app/"
 )
 ((status == 1)) && pass "a tree with forbidden includes fails (exit 1)" ||
   fail "a tree with forbidden includes exited $status, want 1:"$'\n'"$out"
 for line in "${expected[@]}"; do
   grep -qxF "$line" <<<"$out" && pass "reported: $line" || fail "not reported: $line"$'\n'"$out"
 done
-grep -qE 'exporter/app/cli.cc|exporter/http/routes.cc:1|exporter/render/table.h' <<<"$out" &&
-  fail "an allowed include or declaration was reported:"$'\n'"$out"
+reported=$(grep -c -v '^check-layers: ' <<<"$out")
+((reported == ${#expected[@]})) && pass "nothing else was reported" ||
+  fail "reported $reported violations, want the ${#expected[@]} planted:"$'\n'"$out"
+grep -q "^check-layers: ${#expected[@]} violation(s)" <<<"$out" && pass "the count says ${#expected[@]}" ||
+  fail "the count is not ${#expected[@]}:"$'\n'"$out"
+
+# The graph itself: a layer naming one on a later line (the only way to write a cycle) is refused.
+printf 'base roceqos_base -> collectors\ncollectors roceqos_collectors -> base\n' >"$scratch/cycle.txt"
+if cycle=$(LAYERS_GRAPH=$scratch/cycle.txt "$checker" "$scratch" 2>&1); then
+  fail "a graph with a cycle was accepted:"$'\n'"$cycle"
+else
+  grep -qF "cycle.txt:1: base depends on collectors, not on an earlier line" <<<"$cycle" &&
+    pass "a graph with a cycle is refused ($cycle)" || fail "a graph with a cycle: $cycle"
+fi
 
 echo "layers: $failures failure(s)"
 ((failures == 0))
