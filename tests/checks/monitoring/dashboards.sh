@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Checks dashboards/grafana/*.json.
 #
-#   tests/checks/monitoring/dashboards.sh                      lint + PromQL syntax + harness self-test (CI)
+#   tests/checks/monitoring/dashboards.sh    lint + PromQL syntax + harness self-test (CI)
 #   tests/checks/monitoring/dashboards.sh --prometheus URL [--end TIME] [--lookback 15m] [--step 15s] \
 #       [--scrape-interval 15s] [--expect-activity REGEX] [--set VAR=VALUE]... [--variables-only]
 #                                                   also run every query against a real Prometheus
