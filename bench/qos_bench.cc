@@ -165,7 +165,7 @@ void BM_DcbReadRoundTripLoopback(benchmark::State& state) {
     state.SkipWithError(socket.error().message.c_str());
     return;
   }
-  DcbClient client(&*socket);
+  DcbReader client(&*socket);
   for (auto _ : state) {
     auto r = client.Read("lo");
     benchmark::DoNotOptimize(r);

@@ -1,7 +1,7 @@
 #pragma once
 
-// DCB (IEEE 802.1Qaz) state of one netdev, read with a single RTM_GETDCB/DCB_CMD_IEEE_GET and
-// written with RTM_SETDCB/DCB_CMD_IEEE_SET|IEEE_DEL, the interfaces `dcb` and `mlnx_qos` use.
+// DCB (IEEE 802.1Qaz) state of one netdev, read with a single RTM_GETDCB/DCB_CMD_IEEE_GET, the
+// interface `dcb` and `mlnx_qos` use. Its writes (RTM_SETDCB) are in collectors/dcb_writer.h.
 
 #include <array>
 #include <cstdint>
@@ -128,33 +128,16 @@ std::string_view DcbxModeName(uint8_t dcbx);
 /// Wrong struct sizes, a truncated nest or garbage give an Error naming `netdev`.
 Result<QosState> ParseIeeeGetPayload(netlink::Bytes payload, std::string_view netdev);
 
-/// Parses the attributes of an RTM_SETDCB reply to IEEE_SET/IEEE_DEL: the kernel reports the
-/// driver's verdict in-band as DCB_ATTR_IEEE u8 = negative errno (as int8) while the netlink ACK
-/// is 0 (§1.7). A missing status is an Error too: the write cannot be confirmed.
-Result<void> ParseSetReplyPayload(netlink::Bytes payload, std::string_view context);
-
-/// Parts of an IEEE_SET. Unset optionals are not sent.
-struct DcbWrite {
-  std::optional<PfcState> pfc;
-  std::optional<EtsState> ets;
-  std::optional<BufferState> buffer;
-  std::vector<DcbApp> apps;  // IEEE_SET adds them, IEEE_DEL removes them
-};
-
-/// Reads and writes DCB through one rtnetlink socket. Not thread-safe (one per thread).
-class DcbClient {
+/// Reads DCB through one rtnetlink socket. Not thread-safe (one per thread). The writes are
+/// DcbWriter's (collectors/dcb_writer.h).
+class DcbReader {
  public:
-  explicit DcbClient(netlink::Socket* socket) : socket_(socket) {}
+  explicit DcbReader(netlink::Socket* socket) : socket_(socket) {}
 
   /// One IEEE_GET. nullopt when the device has no dcbnl_ops (EOPNOTSUPP: VFs, veth, bonds).
   Result<std::optional<QosState>> Read(std::string_view netdev);
-  /// IEEE_SET of the given parts; checks the in-band status. Needs CAP_NET_ADMIN.
-  Result<void> Set(std::string_view netdev, const DcbWrite& write);
-  /// IEEE_DEL of APP entries; checks the in-band status. Needs CAP_NET_ADMIN.
-  Result<void> DeleteApps(std::string_view netdev, const std::vector<DcbApp>& apps);
 
  private:
-  Result<void> Write(uint8_t cmd, std::string_view netdev, const DcbWrite& write);
   netlink::Socket* socket_;
 };
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/enum_names.h"
+#include "base/observed.h"
 #include "base/result.h"
 #include "collectors/dcb.h"
 
@@ -27,28 +28,6 @@ constexpr std::string_view DcqcnRoleName(DcqcnRole role) { return NameOf(kDcqcnR
 constexpr DcqcnRole DcqcnRoleOf(bool np) {
   return np ? DcqcnRole::kNotificationPoint : DcqcnRole::kReactionPoint;
 }
-
-/// A value read from one host source: absent (the source does not exist on this host or device,
-/// e.g. no MOFED sysfs), ok, or failed (it exists but could not be read or made no sense).
-template <typename T>
-struct Observed {
-  enum class State : uint8_t { kAbsent, kOk, kFailed };
-  State state = State::kAbsent;
-  T value{};
-  std::string error;  // why it failed: path and reason
-  int errnum = 0;     // the errno behind a failure; 0 when the content was malformed
-
-  static Observed Ok(T v) { return Observed{State::kOk, std::move(v), {}, 0}; }
-  static Observed Absent() { return Observed{}; }
-  static Observed Failed(std::string why, int errnum = 0) {
-    return Observed{State::kFailed, T{}, std::move(why), errnum};
-  }
-
-  bool ok() const { return state == State::kOk; }
-  bool absent() const { return state == State::kAbsent; }
-  bool failed() const { return state == State::kFailed; }
-  bool operator==(const Observed&) const = default;
-};
 
 /// MOFED /sys/class/net/<if>/ecn/roce_{np,rp}/: DCQCN notification/reaction point per priority.
 struct DcqcnState {
@@ -101,16 +80,6 @@ class HostReader {
   DcqcnState ReadDcqcn(std::string_view netdev) const;
   RoceTosState ReadRoceTos(std::string_view rdma_device, uint32_t port) const;
   Observed<int> ReadTcpEcn() const;  // /proc/sys/net/ipv4/tcp_ecn: 0, 1 or 2
-
-  /// Writes "0"/"1" to ecn/roce_{np,rp}/enable/<prio> (remediation). Needs root.
-  Result<void> WriteDcqcnEnable(std::string_view netdev, bool np, int prio, bool enable) const;
-  /// Writes one DCQCN parameter file, ecn/roce_{np,rp}/<name> (cnp_dscp, rpg_ai_rate, ...), as
-  /// a decimal (remediation). `name` must be a plain file name. Needs root.
-  Result<void> WriteDcqcnParam(std::string_view netdev, bool np, std::string_view name,
-                               uint64_t value) const;
-  Result<void> WriteTcpEcn(int value) const;
-  /// Writes the MOFED global tclass (/sys/class/infiniband/<dev>/tc/<port>/traffic_class).
-  Result<void> WriteMofedTrafficClass(std::string_view rdma_device, uint32_t port, int tos) const;
 
   const HostPaths& paths() const { return paths_; }
 

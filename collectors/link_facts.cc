@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <climits>
 
+#include "collectors/host.h"
 #include "collectors/sysfs_file.h"
 
 namespace roceqos {

@@ -7,8 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "base/observed.h"
 #include "base/result.h"
-#include "collectors/host.h"
 
 namespace roceqos {
 

@@ -6,6 +6,7 @@
 #include <climits>
 #include <filesystem>
 
+#include "collectors/host.h"
 #include "collectors/sysfs_file.h"
 
 namespace roceqos {

@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/observed.h"
 #include "base/result.h"
-#include "collectors/host.h"
 
 namespace roceqos {
 

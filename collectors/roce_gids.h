@@ -19,9 +19,9 @@
 #include <vector>
 
 #include "base/enum_names.h"
+#include "base/observed.h"
 #include "base/result.h"
 #include "collectors/device.h"
-#include "collectors/host.h"
 
 namespace roceqos {
 

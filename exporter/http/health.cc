@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "base/duration.h"
-#include "exporter/sampling/sampler.h"
+#include "exporter/core/sampling_limits.h"
 
 namespace roceqos {
 

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "base/observed.h"
 #include "collectors/dcb.h"
 #include "collectors/dcqcn_params.h"
-#include "collectors/host.h"
 #include "exporter/core/qos_state.h"
 #include "exporter/qos/policy.h"
 

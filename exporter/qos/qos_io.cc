@@ -75,28 +75,28 @@ Observed<QosState> KernelQosReader::ReadDcb(const std::string& netdev) {
 }
 
 Result<void> KernelQosWriter::SetDcb(const std::string& netdev, const DcbWrite& write) {
-  return reader_->dcb().Set(netdev, write);
+  return dcb_.Set(netdev, write);
 }
 
 Result<void> KernelQosWriter::DeleteDcbApps(const std::string& netdev,
                                             const std::vector<DcbApp>& apps) {
-  return reader_->dcb().DeleteApps(netdev, apps);
+  return dcb_.DeleteApps(netdev, apps);
 }
 
 Result<void> KernelQosWriter::WriteDcqcn(const std::string& netdev, bool np, int prio,
                                          bool enable) {
-  return reader_->host().WriteDcqcnEnable(netdev, np, prio, enable);
+  return host_.WriteDcqcnEnable(netdev, np, prio, enable);
 }
 
-Result<void> KernelQosWriter::WriteTcpEcn(int value) { return reader_->host().WriteTcpEcn(value); }
+Result<void> KernelQosWriter::WriteTcpEcn(int value) { return host_.WriteTcpEcn(value); }
 
 Result<void> KernelQosWriter::WriteRoceTos(const std::string& rdma_device, uint32_t port, int tos) {
-  return reader_->host().WriteMofedTrafficClass(rdma_device, port, tos);
+  return host_.WriteMofedTrafficClass(rdma_device, port, tos);
 }
 
 Result<void> KernelQosWriter::WriteDcqcnParam(const std::string& netdev, bool np,
                                               const std::string& param, uint64_t value) {
-  return reader_->host().WriteDcqcnParam(netdev, np, param, value);
+  return host_.WriteDcqcnParam(netdev, np, param, value);
 }
 
 }  // namespace roceqos

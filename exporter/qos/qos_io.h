@@ -1,16 +1,18 @@
 #pragma once
 
 // The QoS sources and sinks of one device behind small interfaces, so the daemon, the `check`
-// subcommand and their tests share one reading path: DCB through DcbClient, the rest through
-// HostReader and the GTUNABLE ioctl.
+// subcommand and their tests share one reading path: DCB through DcbReader, the rest through
+// HostReader and the GTUNABLE ioctl. The writes go through DcbWriter and HostWriter.
 
 #include <memory>
 #include <string>
 
 #include "collectors/dcb.h"
+#include "collectors/dcb_writer.h"
 #include "collectors/dcqcn_params.h"
 #include "collectors/device.h"
 #include "collectors/host.h"
+#include "collectors/host_writer.h"
 #include "collectors/netlink/socket.h"
 #include "exporter/qos/drift.h"
 #include "exporter/qos/remediate.h"
@@ -69,20 +71,21 @@ class KernelQosReader : public QosReader {
     return roceqos::ReadDcqcnParams(netdev, host_.paths());
   }
 
-  DcbClient& dcb() { return dcb_; }
+  netlink::Socket* socket() { return &socket_; }
   const HostReader& host() const { return host_; }
 
  private:
   KernelQosReader(netlink::Socket socket, HostPaths paths, bool configfs_mkdir);
   netlink::Socket socket_;
-  DcbClient dcb_;
+  DcbReader dcb_;
   HostReader host_;
 };
 
 /// Writes through the same socket and paths as a KernelQosReader.
 class KernelQosWriter : public QosWriter {
  public:
-  explicit KernelQosWriter(KernelQosReader* reader) : reader_(reader) {}
+  explicit KernelQosWriter(KernelQosReader* reader)
+      : dcb_(reader->socket()), host_(reader->host().paths()) {}
   Result<void> SetDcb(const std::string& netdev, const DcbWrite& write) override;
   Result<void> DeleteDcbApps(const std::string& netdev, const std::vector<DcbApp>& apps) override;
   Result<void> WriteDcqcn(const std::string& netdev, bool np, int prio, bool enable) override;
@@ -92,7 +95,8 @@ class KernelQosWriter : public QosWriter {
                                uint64_t value) override;
 
  private:
-  KernelQosReader* reader_;
+  DcbWriter dcb_;
+  HostWriter host_;
 };
 
 }  // namespace roceqos

@@ -1,8 +1,8 @@
 #pragma once
 
 // The QoS engine as a sample stage: runs on the sampler thread after the counters of a sample,
-// fills DeviceSnapshot::qos and Snapshot::qos_global. Add it after the signals stage so the storm
-// state of the same sample guards remediation.
+// fills DeviceSnapshot::qos and Snapshot::qos. Add it after the DeriveStage (exporter/signals) so
+// the storm state of the same sample guards remediation, through the StormProbe.
 
 #include <functional>
 #include <memory>

@@ -18,7 +18,7 @@
 
 namespace roceqos {
 
-/// Where the writes go. The kernel implementation wraps DcbClient and HostReader.
+/// Where the writes go. The kernel implementation wraps DcbWriter and HostWriter.
 class QosWriter {
  public:
   virtual ~QosWriter() = default;

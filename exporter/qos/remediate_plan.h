@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "collectors/dcb.h"
+#include "collectors/dcb_writer.h"
 #include "exporter/qos/drift.h"
 #include "exporter/qos/policy.h"
 

@@ -2,8 +2,8 @@
 
 // The one table of every metric family the exporter serves. docs/metrics.md is generated from it
 // (`roce_qos_exporter --print-metrics-doc`), unit tests check the naming rules against it, and
-// renderers look their family up by name at compile time (MetricDef<"...">()), so a family that
-// is rendered but not declared here does not compile.
+// renderers look their family up by name at compile time (FindMetric("..."), consteval), so a
+// family that is rendered but not declared here does not compile.
 //
 // Adding a family: append a row in the section of your area (QoS and derived signals have their
 // own sections), render it in your metrics_<area>.cc, regenerate docs/metrics.md.

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "base/observed.h"
 #include "base/result.h"
 #include "collectors/addresses.h"
 #include "collectors/device.h"

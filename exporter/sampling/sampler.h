@@ -27,6 +27,7 @@
 #include "base/published.h"
 #include "exporter/core/error_reason.h"
 #include "exporter/core/fault_log.h"
+#include "exporter/core/sampling_limits.h"
 #include "exporter/core/snapshot.h"
 #include "exporter/sampling/device_selector.h"
 #include "exporter/sampling/period_controller.h"
@@ -34,10 +35,6 @@
 #include "exporter/sampling/sources.h"
 
 namespace roceqos {
-
-/// The backed-off period's default cap, in periods (SamplerOptions::max_period). /-/healthy's
-/// default bound is derived from it (exporter/http/health.h).
-inline constexpr int kDefaultMaxPeriodFactor = 16;
 
 struct SamplerOptions {
   std::chrono::nanoseconds period = std::chrono::milliseconds(250);

@@ -25,6 +25,11 @@ printf '#include "exporter/http/routes.h"\n' >"$scratch/exporter/render/text_for
 printf '#include "exporter/render/metrics.h"\n#include "exporter/app/config.h"\n' >"$scratch/exporter/http/routes.cc"
 printf '#include "base/duration.h"\n#include "exporter/http/routes.h"\n#include <vector>\n' >"$scratch/exporter/app/cli.cc"
 printf '#include "exporter/sampling/sampler.h"\n' >"$scratch/exporter/stray.cc"
+# The host writers: from the sampler (a reader) reported; from qos and from the writer's own .cc
+# allowed.
+printf '#include "collectors/dcb.h"\n#include "collectors/host_writer.h"\n' >"$scratch/exporter/sampling/sources.cc"
+printf '#include "collectors/dcb_writer.h"\n' >"$scratch/exporter/qos/qos_io.h"
+printf '#include "collectors/host_writer.h"\n' >"$scratch/collectors/host_writer.cc"
 # Forward declarations: one of a type from a layer above (hidden from the include check), one of
 # a type from a layer below (allowed).
 printf '#pragma once\nstruct DeviceDrift {\n  int fields = 0;\n};\n' >"$scratch/exporter/qos/drift.h"
@@ -62,6 +67,7 @@ expected=(
   "exporter/render/text_format.cc:1: exporter/render must not include exporter/http/routes.h"
   "exporter/http/routes.cc:2: exporter/http must not include exporter/app/config.h"
   "exporter/stray.cc: every exporter source belongs to a layer folder"
+  "exporter/sampling/sources.cc:2: exporter/sampling must not include collectors/host_writer.h (only exporter/qos may)"
   "exporter/core/lldp_state.h:2: exporter/core must not declare DeviceDrift, defined in exporter/qos"
   "collectors/CMakeLists.txt:2: collectors must not link roceqos_sampling (exporter/sampling)"
   "exporter/signals/CMakeLists.txt:1: exporter/signals must not link roceqos_qos (exporter/qos)"

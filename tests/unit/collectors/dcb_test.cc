@@ -160,7 +160,7 @@ std::vector<std::byte> BuildMessage(const ReplySpec& spec,
   return {bytes.begin(), bytes.end()};
 }
 
-// The bytes after nlmsghdr + dcbmsg, as DcbClient::Read hands them to the parser.
+// The bytes after nlmsghdr + dcbmsg, as DcbReader::Read hands them to the parser.
 std::vector<std::byte> PayloadOf(const std::vector<std::byte>& message) {
   size_t skip = NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(dcbmsg));
   return {message.begin() + static_cast<long>(skip), message.end()};
@@ -498,62 +498,21 @@ TEST(DcbParseMalformed, RandomGarbageNeverParsesIntoAState) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// SET replies carry the driver's verdict in-band (§1.7).
-
-std::vector<std::byte> SetReply(std::optional<uint8_t> status) {
-  netlink::Message msg(RTM_SETDCB, 0);
-  dcbmsg header{AF_UNSPEC, DCB_CMD_IEEE_SET, 0};
-  msg.PutHeader(&header, sizeof header);
-  if (status) msg.PutU8(DCB_ATTR_IEEE, *status);
-  auto bytes = msg.bytes();
-  return PayloadOf({bytes.begin(), bytes.end()});
-}
-
-TEST(DcbSetReply, ZeroStatusIsSuccess) {
-  EXPECT_TRUE(ParseSetReplyPayload(SetReply(0), "RTM_SETDCB sim0").ok());
-}
-
-TEST(DcbSetReply, NegativeErrnoAsInt8IsReported) {
-  auto r = ParseSetReplyPayload(SetReply(static_cast<uint8_t>(-EINVAL)), "RTM_SETDCB sim0");
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.error().errnum, EINVAL);
-  EXPECT_NE(r.error().message.find("Invalid argument"), std::string::npos);
-  r = ParseSetReplyPayload(SetReply(static_cast<uint8_t>(-EOPNOTSUPP)), "x");
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.error().errnum, EOPNOTSUPP);
-}
-
-// The status is the low byte of the negative errno: errnos above 127 (EHWPOISON, ERFKILL,
-// EKEYREVOKED...) wrapped to the wrong sign when the byte was read as int8.
-TEST(DcbSetReply, ErrnoAbove127IsNotNarrowedThroughInt8) {
-  for (int errnum : {1, EINVAL, 127, 128, EKEYREVOKED, ERFKILL, EHWPOISON, 255}) {
-    auto r = ParseSetReplyPayload(SetReply(static_cast<uint8_t>(-errnum)), "x");
-    ASSERT_FALSE(r.ok()) << errnum;
-    EXPECT_EQ(r.error().errnum, errnum);
-    EXPECT_NE(r.error().message.find(std::strerror(errnum)), std::string::npos) << errnum;
-  }
-}
-
-TEST(DcbSetReply, MissingStatusIsAnError) {
-  EXPECT_FALSE(ParseSetReplyPayload(SetReply(std::nullopt), "x").ok());
-}
-
-// ---------------------------------------------------------------------------------------------
 // The real kernel of the build machine: CONFIG_DCB=y, but no device with dcbnl_ops.
 
-TEST(DcbClientKernel, LoopbackHasNoDcbWhichIsAbsentNotAnError) {
+TEST(DcbReaderKernel, LoopbackHasNoDcbWhichIsAbsentNotAnError) {
   auto socket = netlink::Socket::Open(NETLINK_ROUTE);
   ASSERT_TRUE(socket.ok()) << socket.error().message;
-  DcbClient client(&*socket);
+  DcbReader client(&*socket);
   auto state = client.Read("lo");
   ASSERT_TRUE(state.ok()) << state.error().message;
   EXPECT_FALSE(state->has_value());
 }
 
-TEST(DcbClientKernel, UnknownDeviceIsAnErrorNamingIt) {
+TEST(DcbReaderKernel, UnknownDeviceIsAnErrorNamingIt) {
   auto socket = netlink::Socket::Open(NETLINK_ROUTE);
   ASSERT_TRUE(socket.ok());
-  DcbClient client(&*socket);
+  DcbReader client(&*socket);
   auto state = client.Read("nosuchdev0");
   ASSERT_FALSE(state.ok());
   EXPECT_EQ(state.error().errnum, ENODEV);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "collectors/dcqcn_params.h"
+#include "collectors/host_writer.h"
 
 namespace roceqos {
 namespace {
@@ -147,7 +148,7 @@ TEST_F(HostFixture, TcpEcnValuesAndRange) {
   EXPECT_EQ(reader.ReadTcpEcn(), Observed<int>::Ok(2));
   Write("proc/sys/net/ipv4/tcp_ecn", "3\n");
   EXPECT_TRUE(reader.ReadTcpEcn().failed());
-  ASSERT_TRUE(reader.WriteTcpEcn(1).ok());
+  ASSERT_TRUE(HostWriter(paths_).WriteTcpEcn(1).ok());
   EXPECT_EQ(reader.ReadTcpEcn(), Observed<int>::Ok(1));
 }
 
@@ -322,13 +323,14 @@ TEST_F(HostFixture, ConfigfsGroupThatExistedIsLeftInPlace) {
 TEST_F(HostFixture, DcqcnWriteIsReadBack) {
   WriteEcn("sim0", 0x00, 0x00);
   HostReader reader(paths_);
-  ASSERT_TRUE(reader.WriteDcqcnEnable("sim0", /*np=*/true, 3, true).ok());
-  ASSERT_TRUE(reader.WriteDcqcnEnable("sim0", /*np=*/false, 3, true).ok());
+  HostWriter writer(paths_);
+  ASSERT_TRUE(writer.WriteDcqcnEnable("sim0", /*np=*/true, 3, true).ok());
+  ASSERT_TRUE(writer.WriteDcqcnEnable("sim0", /*np=*/false, 3, true).ok());
   DcqcnState s = reader.ReadDcqcn("sim0");
   EXPECT_TRUE(s.np_enabled[3].value);
   EXPECT_TRUE(s.rp_enabled[3].value);
   EXPECT_FALSE(s.np_enabled[2].value);
-  auto missing = reader.WriteDcqcnEnable("nosuch", true, 3, true);
+  auto missing = writer.WriteDcqcnEnable("nosuch", true, 3, true);
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.error().message.find("nosuch/ecn/roce_np/enable/3"), std::string::npos);
 }
@@ -337,14 +339,15 @@ TEST_F(HostFixture, DcqcnParamWriteIsReadBackAndStaysInsideEcn) {
   WriteEcn("sim0", 0x08, 0x08);
   Write("sys/class/net/sim0/ecn/roce_rp/rpg_ai_rate", "5\n");
   HostReader reader(paths_);
-  ASSERT_TRUE(reader.WriteDcqcnParam("sim0", /*np=*/true, "cnp_dscp", 26).ok());
-  ASSERT_TRUE(reader.WriteDcqcnParam("sim0", /*np=*/false, "rpg_ai_rate", 10).ok());
+  HostWriter writer(paths_);
+  ASSERT_TRUE(writer.WriteDcqcnParam("sim0", /*np=*/true, "cnp_dscp", 26).ok());
+  ASSERT_TRUE(writer.WriteDcqcnParam("sim0", /*np=*/false, "rpg_ai_rate", 10).ok());
   EXPECT_EQ(reader.ReadDcqcn("sim0").cnp_dscp.value, 26);
   auto params = ReadDcqcnParams("sim0", paths_);
   ASSERT_TRUE(params.ok());
   EXPECT_EQ(params.value.reaction_point.at("rpg_ai_rate"), 10u);
   for (const char* bad : {"", "..", ".", "../../../../etc/x", "enable/3"}) {
-    auto r = reader.WriteDcqcnParam("sim0", false, bad, 1);
+    auto r = writer.WriteDcqcnParam("sim0", false, bad, 1);
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_EQ(r.error().errnum, EINVAL) << bad;
   }

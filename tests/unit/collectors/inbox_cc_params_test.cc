@@ -8,6 +8,7 @@
 #include <set>
 
 #include "collectors/host.h"
+#include "collectors/host_writer.h"
 
 namespace roceqos {
 namespace {
@@ -133,7 +134,7 @@ TEST_F(InboxCcParamsTest, TheCnpMarkingComesFromDebugfsWithoutMofed) {
 TEST_F(InboxCcParamsTest, WritesGoToTheInboxFileOfTheMofedName) {
   Write("np_cnp_prio", "3\n");
   Write("rp_rate_to_set_on_first_cnp", "0\n");
-  const HostReader host(paths_);
+  const HostWriter host(paths_);
   ASSERT_TRUE(host.WriteDcqcnParam("sim0", /*np=*/true, "cnp_802p_prio", 6));
   ASSERT_TRUE(host.WriteDcqcnParam("sim0", /*np=*/false, "rate2set_fcnp", 1000));
   EXPECT_EQ(ReadBack("np_cnp_prio"), "6\n");
@@ -144,7 +145,7 @@ TEST_F(InboxCcParamsTest, WritesGoToTheInboxFileOfTheMofedName) {
   EXPECT_EQ(unknown.error().errnum, ENOENT);
   HostPaths not_opted_in = paths_;
   not_opted_in.debugfs.clear();
-  EXPECT_FALSE(HostReader(not_opted_in).WriteDcqcnParam("sim0", true, "cnp_802p_prio", 6));
+  EXPECT_FALSE(HostWriter(not_opted_in).WriteDcqcnParam("sim0", true, "cnp_802p_prio", 6));
   EXPECT_EQ(ReadBack("np_cnp_prio"), "6\n");
 }
 
