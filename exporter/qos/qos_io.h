@@ -15,7 +15,7 @@
 #include "collectors/host_writer.h"
 #include "collectors/netlink/socket.h"
 #include "exporter/qos/drift.h"
-#include "exporter/qos/remediate.h"
+#include "exporter/qos/qos_writer.h"
 
 namespace roceqos {
 

@@ -14,24 +14,10 @@
 #include <vector>
 
 #include "base/result.h"
+#include "exporter/qos/qos_writer.h"
 #include "exporter/qos/remediate_plan.h"
 
 namespace roceqos {
-
-/// Where the writes go. The kernel implementation wraps DcbWriter and HostWriter.
-class QosWriter {
- public:
-  virtual ~QosWriter() = default;
-  virtual Result<void> SetDcb(const std::string& netdev, const DcbWrite& write) = 0;
-  virtual Result<void> DeleteDcbApps(const std::string& netdev,
-                                     const std::vector<DcbApp>& apps) = 0;
-  virtual Result<void> WriteDcqcn(const std::string& netdev, bool np, int prio, bool enable) = 0;
-  virtual Result<void> WriteTcpEcn(int value) = 0;
-  virtual Result<void> WriteRoceTos(const std::string& rdma_device, uint32_t port, int tos) = 0;
-  /// ecn/roce_np/<param> (np) or ecn/roce_rp/<param>: CNP marking and DCQCN parameters.
-  virtual Result<void> WriteDcqcnParam(const std::string& netdev, bool np, const std::string& param,
-                                       uint64_t value) = 0;
-};
 
 /// Result labels of roce_qos_remediations_total.
 inline constexpr std::string_view kResultSuccess = "success";    // written and read back equal

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "exporter/qos/ledger.h"
-#include "exporter/qos/remediate_apply.h"
+#include "exporter/qos/qos_writer.h"
 #include "exporter/qos/write_facts.h"
 
 namespace roceqos {

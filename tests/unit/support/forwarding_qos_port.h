@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "exporter/qos/qos_io.h"
-#include "exporter/qos/remediate_apply.h"
+#include "exporter/qos/qos_writer.h"
 
 namespace roceqos {
 
