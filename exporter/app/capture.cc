@@ -22,6 +22,7 @@
 #include "exporter/app/subcommands.h"
 #include "exporter/core/build_info.h"
 #include "exporter/core/derived_signals.h"
+#include "exporter/qos/policy_loader.h"
 #include "exporter/qos/qos_engine.h"
 #include "exporter/qos/qos_io.h"
 #include "exporter/qos/qos_stage.h"

@@ -52,7 +52,7 @@ struct QosEngineOptions {
   /// Where the remediation worker's write gate takes its facts at each write (the sampler's storm
   /// evidence, the device's identity in sysfs, the enforcer lock). A missing one refuses writes.
   WriteFacts write_facts;
-  /// Tests: replaces LoadPolicy(config_path) in ReloadPolicy.
+  /// Tests: replaces LoadPolicy(config_path) (policy_loader.h) in ReloadPolicy.
   std::function<Result<std::shared_ptr<const PolicySet>>()> policy_loader;
 };
 
@@ -66,13 +66,6 @@ struct QosIo {
   std::unique_ptr<QosReader> reader;
   std::unique_ptr<QosWriter> writer;
 };
-
-/// Loads the policy named by --config (or the embedded default). Used at start-up, where an
-/// invalid policy refuses to start, and by reloads. A file that changed while it was read is
-/// refused (EAGAIN). `after_read` runs between the read and the second look at the file: the seam
-/// through which a test rewrites the file at exactly that moment.
-Result<std::shared_ptr<const PolicySet>> LoadPolicy(const std::string& config_path,
-                                                    const std::function<void()>& after_read = {});
 
 class QosEngine {
  public:
