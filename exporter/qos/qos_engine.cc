@@ -213,6 +213,8 @@ QosEngine::Output QosEngine::Update(const std::vector<DeviceInput>& devices) {
   std::optional<Observed<int>> tcp_ecn;
   std::vector<SteadyClock::time_point> served;
   std::vector<std::string> names;
+  // Each device's policy is resolved once per pass; every step below reads that resolution.
+  std::vector<PolicyResolution> resolved;
   for (const auto& input : devices) {
     const std::string& name = input.device->name;
     names.push_back(name);
@@ -224,12 +226,13 @@ QosEngine::Output QosEngine::Update(const std::vector<DeviceInput>& devices) {
       tcp_ecn = reader_->ReadTcpEcn();
       out.kernel_time += SteadyClock::now() - t;
     }
-    out.devices.push_back(UpdateDevice(input, *policy, generation, event, poll,
+    resolved.push_back(policy->ResolveChecked(*input.device));
+    out.devices.push_back(UpdateDevice(input, *policy, resolved.back(), generation, event, poll,
                                        tcp_ecn.value_or(Observed<int>::Absent()), out));
     if (event) served.push_back(*event);
   }
   tracker_.Retain(names);
-  if (worker_) Remediate(devices, policy, out);
+  if (worker_) Remediate(devices, policy, resolved, out);
   std::set<std::string> known(names.begin(), names.end());
 
   // Detection latency: notification received -> this snapshot ready (it is published right
@@ -258,9 +261,9 @@ QosEngine::PollScope QosEngine::DuePoll(const DeviceInput& input, SteadyClock::t
 }
 
 std::shared_ptr<const QosDeviceState> QosEngine::UpdateDevice(
-    const DeviceInput& input, const PolicySet& policy, uint64_t generation,
-    std::optional<SteadyClock::time_point> event, PollScope poll, const Observed<int>& tcp_ecn,
-    Output& out) {
+    const DeviceInput& input, const PolicySet& policy, const PolicyResolution& resolution,
+    uint64_t generation, std::optional<SteadyClock::time_point> event, PollScope poll,
+    const Observed<int>& tcp_ecn, Output& out) {
   const Device& device = *input.device;
   const auto& prev = input.previous;
   const auto now = SteadyClock::now();
@@ -268,12 +271,12 @@ std::shared_ptr<const QosDeviceState> QosEngine::UpdateDevice(
   auto state = std::make_shared<QosDeviceState>();
   if (poll == PollScope::kNone && !event && !policy_changed) {
     // Nothing to read, but RoCE traffic may have started on an unconfigured port: checked now.
-    std::optional<RocePortClass> port = ClassifyPort(input, policy, prev->observed);
+    std::optional<RocePortClass> port = ClassifyPort(input, policy, resolution, prev->observed);
     if (port == prev->roce_port) return prev;
     *state = *prev;
     state->roce_port = std::move(port);
     LogPortClass(device.name, prev->roce_port, state->roce_port);
-    Evaluate(device, policy, *state);
+    Evaluate(device, resolution, *state);
     return state;
   }
 
@@ -298,17 +301,17 @@ std::shared_ptr<const QosDeviceState> QosEngine::UpdateDevice(
   CollectErrors(state->observed, out.errors);
 
   state->policy_generation = generation;
-  state->roce_port = ClassifyPort(input, policy, state->observed);
+  state->roce_port = ClassifyPort(input, policy, resolution, state->observed);
   LogPortClass(device.name, prev ? prev->roce_port : std::nullopt, state->roce_port);
-  Evaluate(device, policy, *state);
+  Evaluate(device, resolution, *state);
   return state;
 }
 
 std::optional<RocePortClass> QosEngine::ClassifyPort(const DeviceInput& input,
                                                      const PolicySet& policy,
+                                                     const PolicyResolution& resolution,
                                                      const ObservedQos& observed) {
   const Device& device = *input.device;
-  const PolicyResolution resolution = policy.ResolveChecked(device);
   if (!resolution.resolved || resolution.rule == "none") return std::nullopt;
   RocePortInput in{resolution.rule, policy.roce_ports, &observed, {}, {}};
   const std::optional<std::string> configured = ConfiguredEvidence(observed);
@@ -325,10 +328,10 @@ std::optional<RocePortClass> QosEngine::ClassifyPort(const DeviceInput& input,
   return ClassifyRocePort(in);
 }
 
-void QosEngine::Evaluate(const Device& device, const PolicySet& policy, QosDeviceState& state) {
-  const auto [effective_policy, rule] = policy.Resolve(device);
-  const QosPolicy& effective = *effective_policy;
-  state.policy_rule = std::string(rule);
+void QosEngine::Evaluate(const Device& device, const PolicyResolution& resolution,
+                         QosDeviceState& state) {
+  const QosPolicy& effective = *resolution.policy;
+  state.policy_rule = std::string(resolution.rule);
   state.policy_hash = PolicyFingerprint(effective);
   state.desired_pfc = effective.pfc;
   state.drift = EvaluateDrift(effective, state.observed);
@@ -344,7 +347,8 @@ void QosEngine::Evaluate(const Device& device, const PolicySet& policy, QosDevic
 }
 
 void QosEngine::Remediate(const std::vector<DeviceInput>& devices,
-                          const std::shared_ptr<const PolicySet>& policy, Output& out) {
+                          const std::shared_ptr<const PolicySet>& policy,
+                          const std::vector<PolicyResolution>& resolved, Output& out) {
   const bool stuck = ApplyStuck();
   const std::shared_ptr<const RemediationResults> results = worker_->Results();
   {
@@ -354,10 +358,11 @@ void QosEngine::Remediate(const std::vector<DeviceInput>& devices,
   for (size_t i = 0; i < devices.size(); ++i) {
     // A device evaluated anew (read, or a new policy) is stepped by the next pass posted.
     if (out.devices[i] != devices[i].previous) owed_.insert(devices[i].device->name);
-    out.devices[i] = ShowRemediation(*devices[i].device, *policy, out.devices[i], *results, stuck);
+    out.devices[i] =
+        ShowRemediation(*devices[i].device, resolved[i], out.devices[i], *results, stuck);
   }
   // A stuck pass gets no successor: the devices wait (owed) until it returns.
-  if (!stuck) PostPass(devices, out, policy);
+  if (!stuck) PostPass(devices, resolved, out, policy);
 }
 
 bool QosEngine::ApplyStuck() {
@@ -385,7 +390,7 @@ bool QosEngine::ApplyStuck() {
 }
 
 std::shared_ptr<const QosDeviceState> QosEngine::ShowRemediation(
-    const Device& device, const PolicySet& policy,
+    const Device& device, const PolicyResolution& resolution,
     const std::shared_ptr<const QosDeviceState>& state, const RemediationResults& results,
     bool stuck) {
   auto it = results.devices.find(device.name);
@@ -395,7 +400,7 @@ std::shared_ptr<const QosDeviceState> QosEngine::ShowRemediation(
   // it rather than what the writes replaced.
   if (outcome && outcome->read && outcome->read_at > state->observed_at) {
     copy = std::make_shared<QosDeviceState>(*state);
-    AdoptRead(device, policy, *outcome, *copy);
+    AdoptRead(device, resolution, *outcome, *copy);
   }
   const QosDeviceState& current = copy ? *copy : *state;
   std::optional<RemediationState> shown;  // none until the worker first steps the device
@@ -414,14 +419,15 @@ std::shared_ptr<const QosDeviceState> QosEngine::ShowRemediation(
   return copy;
 }
 
-void QosEngine::AdoptRead(const Device& device, const PolicySet& policy,
+void QosEngine::AdoptRead(const Device& device, const PolicyResolution& resolution,
                           const RemediationOutcome& outcome, QosDeviceState& state) {
   state.observed = *outcome.read;
   state.observed_at = outcome.read_at;
-  Evaluate(device, policy, state);
+  Evaluate(device, resolution, state);
 }
 
-void QosEngine::PostPass(const std::vector<DeviceInput>& devices, const Output& out,
+void QosEngine::PostPass(const std::vector<DeviceInput>& devices,
+                         const std::vector<PolicyResolution>& resolved, const Output& out,
                          const std::shared_ptr<const PolicySet>& policy) {
   RemediationPass pass;
   std::optional<bool> driver_ready;  // a filesystem look: once per pass, only when needed
@@ -431,7 +437,7 @@ void QosEngine::PostPass(const std::vector<DeviceInput>& devices, const Output& 
     if (!owed_.contains(device.name)) continue;
     if (!driver_ready) driver_ready = DriverReady();
     RemediationItem item;
-    const PolicyResolution resolution = policy->ResolveChecked(device);
+    const PolicyResolution& resolution = resolved[i];
     item.context = MakeContext(devices[i], *driver_ready);
     // A rule that could not be evaluated leaves the device's policy unknown: observe, never the
     // defaults (docs/remediation.md guard 1).

@@ -132,31 +132,35 @@ class QosEngine {
   /// What a pass polls of a device (a notified DCB change is re-read either way).
   enum class PollScope : uint8_t { kNone, kAllButDcqcn, kAll };
   PollScope DuePoll(const DeviceInput& input, SteadyClock::time_point start, bool resync) const;
-  std::shared_ptr<const QosDeviceState> UpdateDevice(const DeviceInput& input,
-                                                     const PolicySet& policy, uint64_t generation,
-                                                     std::optional<SteadyClock::time_point> event,
-                                                     PollScope poll, const Observed<int>& tcp_ecn,
-                                                     Output& out);
+  /// `resolution` is the device's policy, resolved once for the pass (Update).
+  std::shared_ptr<const QosDeviceState> UpdateDevice(
+      const DeviceInput& input, const PolicySet& policy, const PolicyResolution& resolution,
+      uint64_t generation, std::optional<SteadyClock::time_point> event, PollScope poll,
+      const Observed<int>& tcp_ecn, Output& out);
   /// Brings the worker's newest outcome for the device (and its read, when newer) into the state.
   std::shared_ptr<const QosDeviceState> ShowRemediation(
-      const Device& device, const PolicySet& policy,
+      const Device& device, const PolicyResolution& resolution,
       const std::shared_ptr<const QosDeviceState>& state, const RemediationResults& results,
       bool stuck);
   /// Takes the worker's read as the device's observation: drift and history follow it.
-  void AdoptRead(const Device& device, const PolicySet& policy, const RemediationOutcome& outcome,
-                 QosDeviceState& state);
+  void AdoptRead(const Device& device, const PolicyResolution& resolution,
+                 const RemediationOutcome& outcome, QosDeviceState& state);
   /// Whether the defaults check the device (roce_port.h), from its observation, its counters and
   /// what this process saw of it; nullopt when its policy checks no field.
   std::optional<RocePortClass> ClassifyPort(const DeviceInput& input, const PolicySet& policy,
+                                            const PolicyResolution& resolution,
                                             const ObservedQos& observed);
   /// Drift, fingerprints and history of a state whose observation and class are set.
-  void Evaluate(const Device& device, const PolicySet& policy, QosDeviceState& state);
+  void Evaluate(const Device& device, const PolicyResolution& resolution, QosDeviceState& state);
   /// Whether a pass has run past the deadline; logs the start and the end of that, once each.
   bool ApplyStuck();
   /// The sampler's half of remediation: shows the worker's outcomes, posts the next pass.
+  /// `resolved` is parallel to `devices`: each device's policy as Update resolved it.
   void Remediate(const std::vector<DeviceInput>& devices,
-                 const std::shared_ptr<const PolicySet>& policy, Output& out);
-  void PostPass(const std::vector<DeviceInput>& devices, const Output& out,
+                 const std::shared_ptr<const PolicySet>& policy,
+                 const std::vector<PolicyResolution>& resolved, Output& out);
+  void PostPass(const std::vector<DeviceInput>& devices,
+                const std::vector<PolicyResolution>& resolved, const Output& out,
                 const std::shared_ptr<const PolicySet>& policy);
   SteadyClock::time_point RemediationNow() const;
   bool DriverReady() const;

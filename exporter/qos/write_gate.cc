@@ -138,6 +138,7 @@ GateFacts WriteGate::TakeFacts(const WriteTarget& target) {
              "process writes nothing more",
              {{"netdev", netdev()}});
   }
+  // Re-resolved at each write on purpose: the pass's resolution may predate a rename or rebind.
   if (facts_.devices != nullptr) facts.device = facts_.devices->Resolve(attempt_->identity);
   if (facts_.storm != nullptr)
     facts.storm = facts_.storm->Witness(attempt_->netdev, storm_max_age_);
