@@ -36,9 +36,4 @@ Families RenderSnapshot(const Snapshot* snapshot, const ServingStats* serving) {
   return families;
 }
 
-std::vector<prometheus::MetricFamily> SnapshotCollectable::Collect() const {
-  const std::shared_ptr<const Snapshot> snapshot = latest_ ? latest_() : nullptr;
-  return RenderSnapshot(snapshot.get());
-}
-
 }  // namespace roceqos

@@ -4,15 +4,13 @@
 // pattern: nothing persists between renders, so a device that vanished leaves no series).
 // Rendering is split into one function per area, each in its own metrics_<area>.cc, each
 // appending its families to a MetricSink; RenderSnapshot calls them in catalogue order. The sink
-// takes prometheus-cpp MetricFamily values (tests, SnapshotCollectable) or writes the text format
-// directly (/metrics, exposition_cache.h), the same bytes TextSerializer would write.
+// takes prometheus-cpp MetricFamily values (tests) or writes the text format directly (/metrics,
+// exposition_cache.h), the same bytes TextSerializer would write.
 
-#include <prometheus/collectable.h>
 #include <prometheus/metric_family.h>
 
 #include <array>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -86,21 +84,10 @@ void RenderServing(const ServingStats& stats, MetricSink& out);  // metrics_self
 /// and `serving` may be null.
 void RenderSnapshot(const Snapshot* snapshot, const ServingStats* serving, MetricSink& out);
 
-/// The same as prometheus-cpp families (tests, SnapshotCollectable).
+/// The same as prometheus-cpp families (tests: the data model TextSerializer writes).
 Families RenderSnapshot(const Snapshot* snapshot, const ServingStats* serving = nullptr);
 
 /// Label value for a priority / traffic class index without allocating for 0..7.
 std::string_view IndexLabel(int index, std::string& storage);
-
-/// The /metrics collectable: renders whatever `latest` returns at scrape time.
-class SnapshotCollectable : public prometheus::Collectable {
- public:
-  using Latest = std::function<std::shared_ptr<const Snapshot>()>;
-  explicit SnapshotCollectable(Latest latest) : latest_(std::move(latest)) {}
-  std::vector<prometheus::MetricFamily> Collect() const override;
-
- private:
-  Latest latest_;
-};
 
 }  // namespace roceqos

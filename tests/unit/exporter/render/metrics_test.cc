@@ -357,14 +357,14 @@ TEST(RenderSnapshot, SkipsMappedIndicesOutsideTheValues) {
                                {{"netdev", "ens1f0np0"}, {"prio", "5"}, {"direction", "rx"}})));
 }
 
-TEST(SnapshotCollectable, RendersTheLatestSnapshotAtEachCollect) {
-  std::shared_ptr<const Snapshot> current;
-  SnapshotCollectable collectable([&] { return current; });
-  EXPECT_EQ(collectable.Collect().size(), 1u);
-  current = std::make_shared<const Snapshot>(RichSnapshot());
-  EXPECT_NE(Find(collectable.Collect(), "roce_pfc_pause_frames_total"), nullptr);
-  current = std::make_shared<const Snapshot>();  // the device is gone
-  EXPECT_EQ(Find(collectable.Collect(), "roce_pfc_pause_frames_total"), nullptr);
+// The const-metric pattern: nothing persists between renders, so a device that vanished from the
+// snapshot leaves no series behind.
+TEST(RenderSnapshot, RendersOnlyWhatTheSnapshotHolds) {
+  EXPECT_EQ(RenderSnapshot(nullptr).size(), 1u);  // build info only
+  const Snapshot rich = RichSnapshot();
+  EXPECT_NE(Find(RenderSnapshot(&rich), "roce_pfc_pause_frames_total"), nullptr);
+  const Snapshot gone;  // the device is gone
+  EXPECT_EQ(Find(RenderSnapshot(&gone), "roce_pfc_pause_frames_total"), nullptr);
 }
 
 // /metrics writes the text format directly; every render is byte for byte what prometheus-cpp's
