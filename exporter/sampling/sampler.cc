@@ -28,6 +28,7 @@ Sampler::Sampler(SamplerOptions options, SamplerSources sources, Clock clock)
       sources_(std::move(sources)),
       clock_(clock ? std::move(clock) : Clock(SteadyNow)),
       selector_(sources_.selected_by_default, options_.device_include, options_.device_exclude),
+      ethtool_mappings_(sources_.map_ethtool_names, options_.raw_include),
       controller_(options_.period, options_.budget, MaxPeriod(options_)),
       scheduler_(
           {options_.period, options_.idle_period, options_.duty_cycle, MaxPeriod(options_)}) {
@@ -135,7 +136,7 @@ void Sampler::Select(std::vector<Device> devices) {
     // A device re-created under the same name (new ifindex) may have another string set.
     if (now_there == next.end() || (*now_there)->ifindex != old->ifindex) {
       if (sources_.ethtool) sources_.ethtool->Forget(old->name);
-      name_mappings_.erase(old->name);
+      ethtool_mappings_.Forget(old->name);
       fault_log_.Forget("ethtool " + old->name);
       if (now_there == next.end())
         LogEvent(spdlog::level::info, "device left the selection", {{"netdev", old->name}});
@@ -185,50 +186,6 @@ void Sampler::EnsureRdma() {
   fault_log_.Ok("rdma");
 }
 
-const Sampler::NameMapping& Sampler::MappingFor(
-    const std::string& netdev, const std::shared_ptr<const std::vector<std::string>>& names) {
-  NameMapping& m = name_mappings_[netdev];
-  if (m.names == names) return m;
-  const bool same_content = m.names && *m.names == *names;
-  const bool first = !m.names;
-  m.names = names;
-  if (same_content) return m;  // a re-read that produced the same set: keep the mapping
-  if (!first) ++m.changes;
-
-  std::vector<MappedCounter> mapped;
-  if (sources_.map_ethtool_names) mapped = sources_.map_ethtool_names(*names);
-  // The mapper works on the same vector, but an index past the end would make the renderer read
-  // out of bounds: drop it here, once per generation.
-  std::erase_if(mapped, [&](const MappedCounter& c) { return c.source_index >= names->size(); });
-  // Two names mapped to the same series would make the exposition invalid; keep the first.
-  std::vector<MappedCounter> unique;
-  unique.reserve(mapped.size());
-  for (const MappedCounter& c : mapped) {
-    const bool duplicate = std::any_of(unique.begin(), unique.end(), [&](const MappedCounter& u) {
-      return u.counter == c.counter && u.direction == c.direction && u.index == c.index;
-    });
-    if (!duplicate) unique.push_back(c);
-  }
-  mapped = std::move(unique);
-
-  std::vector<uint32_t> raw;
-  if (options_.raw_include) {
-    std::vector<bool> is_mapped(names->size(), false);
-    for (const MappedCounter& c : mapped) is_mapped[c.source_index] = true;
-    for (uint32_t i = 0; i < names->size(); ++i) {
-      if (!is_mapped[i] && std::regex_match((*names)[i], *options_.raw_include)) raw.push_back(i);
-    }
-  }
-  m.mapped = std::make_shared<const std::vector<MappedCounter>>(std::move(mapped));
-  m.raw_indices = std::make_shared<const std::vector<uint32_t>>(std::move(raw));
-  m.link_names = std::make_shared<const LinkEthtoolNames>(MapMlx5LinkNames(*names));
-  if (!first) {
-    LogEvent(spdlog::level::info, "ethtool string set changed",
-             {{"netdev", netdev}, {"statistics", names->size()}, {"mapped", m.mapped->size()}});
-  }
-  return m;
-}
-
 void Sampler::SampleEthtool(DeviceSnapshot& out, bool& device_gone, nanoseconds& spent) {
   if (!sources_.ethtool) return;
   const Device& device = *out.device;
@@ -266,10 +223,7 @@ void Sampler::SampleEthtool(DeviceSnapshot& out, bool& device_gone, nanoseconds&
     return;
   }
   fault_log_.Ok(key);
-  const NameMapping& mapping = MappingFor(device.name, counters.names);
-  out.ethtool = EthtoolSample{std::move(counters), mapping.mapped, mapping.raw_indices,
-                              mapping.changes, read_at};
-  out.ethtool->link_names = mapping.link_names;
+  out.ethtool = ethtool_mappings_.Sample(device.name, std::move(counters), read_at);
 }
 
 void Sampler::SampleRdma(DeviceSnapshot& out, std::vector<std::pair<std::string, uint32_t>>& seen,

@@ -20,7 +20,6 @@
 #include <string>
 #include <string_view>
 #include <thread>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -30,6 +29,7 @@
 #include "exporter/core/sampling_limits.h"
 #include "exporter/core/snapshot.h"
 #include "exporter/sampling/device_selector.h"
+#include "exporter/sampling/ethtool_mapping.h"
 #include "exporter/sampling/period_controller.h"
 #include "exporter/sampling/port_scheduler.h"
 #include "exporter/sampling/sources.h"
@@ -158,14 +158,6 @@ class Sampler {
   bool WaitForSequence(uint64_t sequence, std::chrono::steady_clock::time_point deadline) const;
 
  private:
-  struct NameMapping {
-    std::shared_ptr<const std::vector<std::string>> names;  // keeps the pointer key alive
-    std::shared_ptr<const std::vector<MappedCounter>> mapped;
-    std::shared_ptr<const std::vector<uint32_t>> raw_indices;
-    uint64_t changes = 0;
-    std::shared_ptr<const LinkEthtoolNames> link_names;
-  };
-
   void Discover(std::chrono::nanoseconds now);
   /// Keeps the selected devices of a discovery, forgetting the state of those gone or re-created.
   void Select(std::vector<Device> devices);
@@ -195,8 +187,6 @@ class Sampler {
   void SampleEthtool(DeviceSnapshot& out, bool& device_gone, std::chrono::nanoseconds& spent);
   void SampleRdma(DeviceSnapshot& out, std::vector<std::pair<std::string, uint32_t>>& seen,
                   std::chrono::nanoseconds& spent);
-  const NameMapping& MappingFor(const std::string& netdev,
-                                const std::shared_ptr<const std::vector<std::string>>& names);
   void CountError(std::string_view source, ErrorReason reason);
   void InvalidateEthtoolNames(std::span<const std::string> netdevs);
   void Publish(const std::shared_ptr<const Snapshot>& snapshot);
@@ -211,6 +201,7 @@ class Sampler {
   SamplerSources sources_;
   Clock clock_;
   DeviceSelector selector_;
+  EthtoolMappings ethtool_mappings_;  // per netdev, once per string-set generation
   PeriodController controller_;
   PortScheduler scheduler_;
   DutyCycle duty_;
@@ -227,7 +218,6 @@ class Sampler {
   std::unique_ptr<RdmaCollector> rdma_;
   bool rdma_netlink_available_ = true;
   bool rdma_ports_stale_ = false;  // the last discovery published its kept RDMA port list
-  std::unordered_map<std::string, NameMapping> name_mappings_;
   std::map<CollectErrorKey, uint64_t> errors_;
   std::map<std::string, SourceStatus> sources_status_;
   uint64_t sequence_ = 0;
