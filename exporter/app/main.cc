@@ -35,6 +35,7 @@
 #include "exporter/qos/qos_io.h"
 #include "exporter/qos/qos_stage.h"
 #include "exporter/qos/remediate.h"
+#include "exporter/qos/switch_compare.h"
 #include "exporter/render/exposition_cache.h"
 #include "exporter/render/metrics.h"
 #include "exporter/sampling/attribution_poller.h"
@@ -281,13 +282,18 @@ AttributionPoller::PodDeviceSource KubeletDevices(const std::string& socket,
   };
 }
 
-// Each snapshot carries the pollers' latest states; a replay's too (its lldpd's neighbours).
+// Each snapshot carries the pollers' latest states; a replay's too (its lldpd's neighbours). The
+// host-vs-switch comparison needs both the QoS stage's state and the LLDP state it is attached
+// with, so it is computed here, once per snapshot, and /metrics only formats it.
 void AttachPollers(const Pollers& pollers, Sampler& sampler) {
   sampler.SetAttachHook([t = pollers.transceivers.get(), l = pollers.lldp.get(),
                          k = pollers.link.get(), p = pollers.pcie.get(),
                          a = pollers.attribution.get()](Snapshot& draft) {
     if (t) draft.transceivers = t->Latest();
-    if (l) draft.lldp = l->Latest();
+    if (l) {
+      draft.lldp = l->Latest();
+      CompareDevicesWithSwitch(draft);
+    }
     if (k) draft.links = k->Latest();
     if (p) draft.pcie = p->Latest();
     if (a) draft.attribution = a->Latest();

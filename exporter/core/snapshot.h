@@ -25,6 +25,7 @@
 #include "exporter/core/lldp_state.h"
 #include "exporter/core/pcie_state.h"
 #include "exporter/core/qos_state.h"
+#include "exporter/core/switch_comparison.h"
 #include "exporter/core/transceiver_state.h"
 
 namespace roceqos {
@@ -60,6 +61,9 @@ struct DeviceSnapshot {
 
   std::shared_ptr<const QosDeviceState> qos;            // filled by the QoS stage, if any
   std::shared_ptr<const DerivedDeviceSignals> derived;  // filled by the signals stage, if any
+  /// The host against its LLDP neighbour, filled when Snapshot::lldp is attached; null without
+  /// the QoS state or a neighbour.
+  std::shared_ptr<const SwitchComparison> switch_comparison;
 };
 
 /// Per-source bookkeeping for self-metrics.

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <optional>
 
 namespace roceqos {
@@ -156,6 +157,33 @@ std::vector<SwitchVerdict> CompareWithSwitch(const ObservedQos& host,
                                              const FrameDecision& frame) {
   return {ComparePfc(host, neighbor), CompareDscp(host, neighbor),
           CompareMtu(host, neighbor, frame)};
+}
+
+namespace {
+
+std::shared_ptr<const SwitchComparison> CompareDevice(const DeviceSnapshot& snap,
+                                                      const LldpState& state) {
+  if (!snap.device || !snap.qos) return nullptr;  // no QoS stage: nothing of the host to compare
+  const std::string& netdev = snap.device->name;
+  const lldp::Neighbor* neighbor = FindLldpNeighbor(state, netdev);
+  if (neighbor == nullptr) return nullptr;
+  const FrameDecision frame =
+      DecideFrameTagging(snap.qos->observed, *snap.device, RoceGidsOf(state, netdev));
+  auto out = std::make_shared<SwitchComparison>();
+  for (const SwitchVerdict& verdict : CompareWithSwitch(snap.qos->observed, *neighbor, frame)) {
+    if (verdict.status != FieldStatus::kInSync && verdict.status != FieldStatus::kDrift) continue;
+    out->fields.push_back({SwitchFieldName(verdict.field), verdict.status == FieldStatus::kDrift});
+    if (verdict.field == SwitchField::kMtu)
+      out->frame = SwitchFrameOverhead{FrameTaggingName(frame.tagging), frame.OverheadBytes()};
+  }
+  return out;
+}
+
+}  // namespace
+
+void CompareDevicesWithSwitch(Snapshot& draft) {
+  for (DeviceSnapshot& snap : draft.devices)
+    snap.switch_comparison = draft.lldp ? CompareDevice(snap, *draft.lldp) : nullptr;
 }
 
 std::string DescribeNeighbor(const lldp::Neighbor& neighbor) {

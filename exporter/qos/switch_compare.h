@@ -3,7 +3,8 @@
 // The host against the switch port it is cabled to: the switch's PFC, DSCP->priority (APP) and
 // maximum frame size as it advertises them in LLDP, against what the NIC runs. Lossless RoCE
 // needs both ends to agree; a NIC in sync with the policy can still face a switch that is not.
-// Pure: the daemon renders it as roce_qos_switch_mismatch, `check` prints it.
+// Pure: the daemon computes it into each snapshot (CompareDevicesWithSwitch) and renders it as
+// roce_qos_switch_mismatch, `check` prints it.
 
 #include <cstdint>
 #include <string>
@@ -15,6 +16,7 @@
 #include "collectors/lldp/neighbor.h"
 #include "collectors/roce_gids.h"
 #include "exporter/core/lldp_state.h"
+#include "exporter/core/snapshot.h"
 #include "exporter/qos/drift.h"
 
 namespace roceqos {
@@ -95,6 +97,12 @@ struct SwitchVerdict {
 std::vector<SwitchVerdict> CompareWithSwitch(const ObservedQos& host,
                                              const lldp::Neighbor& neighbor,
                                              const FrameDecision& frame);
+
+/// Every device of `draft` against its neighbour in draft.lldp, into
+/// DeviceSnapshot::switch_comparison: the comparable verdicts of CompareWithSwitch and, with the
+/// MTU, its frame overhead. Null for a device without the QoS state (nothing of the host to
+/// compare) or without a neighbour, and for every device while draft.lldp is null.
+void CompareDevicesWithSwitch(Snapshot& draft);
 
 /// "leaf01 Ethernet12 (chassis 0c:29:aa:bb:cc:01)": the cabling line a person documents.
 std::string DescribeNeighbor(const lldp::Neighbor& neighbor);

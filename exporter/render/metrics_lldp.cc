@@ -1,13 +1,15 @@
 // LLDP: the switch port each selected netdev is cabled to, what it advertises, and the NIC
-// against it (exporter/qos/switch_compare.h). Only netdevs of the rendered snapshot are shown, so
-// a device that left the selection has no series even while the poller's state still lists it.
+// against it (DeviceSnapshot::switch_comparison, computed by exporter/qos/switch_compare.h). Only
+// netdevs of the rendered snapshot are shown, so a device that left the selection has no series
+// even while the poller's state still lists it.
 
 #include <algorithm>
 #include <string>
 
 #include "collectors/dcb.h"
+#include "exporter/core/lldp_state.h"
 #include "exporter/core/qos_state.h"
-#include "exporter/qos/switch_compare.h"
+#include "exporter/core/switch_comparison.h"
 #include "exporter/render/metric_family_builder.h"
 #include "exporter/render/metrics.h"
 
@@ -79,18 +81,11 @@ void AddNeighbor(LldpFamilies& f, std::string_view netdev, const lldp::Neighbor&
   if (n.max_frame_size) f.max_frame.Add({netdev}, *n.max_frame_size);
 }
 
-void AddMismatch(LldpFamilies& f, std::string_view netdev, const DeviceSnapshot& snap,
-                 const LldpState& state, const lldp::Neighbor& neighbor) {
-  if (!snap.qos) return;  // no QoS stage: nothing of the host to compare
-  const FrameDecision frame =
-      DecideFrameTagging(snap.qos->observed, *snap.device, RoceGidsOf(state, netdev));
-  for (const SwitchVerdict& verdict : CompareWithSwitch(snap.qos->observed, neighbor, frame)) {
-    if (verdict.status != FieldStatus::kInSync && verdict.status != FieldStatus::kDrift) continue;
-    f.mismatch.Add({netdev, SwitchFieldName(verdict.field)},
-                   verdict.status == FieldStatus::kDrift ? 1 : 0);
-    if (verdict.field == SwitchField::kMtu)
-      f.frame_overhead.Add({netdev, FrameTaggingName(frame.tagging)}, frame.OverheadBytes());
-  }
+void AddMismatch(LldpFamilies& f, std::string_view netdev, const SwitchComparison& compared) {
+  for (const SwitchFieldComparison& field : compared.fields)
+    f.mismatch.Add({netdev, field.field}, field.drift ? 1 : 0);
+  if (compared.frame)
+    f.frame_overhead.Add({netdev, compared.frame->tagging}, compared.frame->bytes);
 }
 
 void AddPort(LldpFamilies& f, const LldpState& state, std::string_view netdev) {
@@ -116,7 +111,7 @@ void AddDevice(LldpFamilies& f, const LldpState& state, const DeviceSnapshot& sn
     return;
   }
   AddNeighbor(f, netdev, *neighbor, state.read_at_unix);
-  AddMismatch(f, netdev, snap, state, *neighbor);
+  if (snap.switch_comparison) AddMismatch(f, netdev, *snap.switch_comparison);
 }
 
 void AddSelf(const LldpState& state, MetricSink& out) {

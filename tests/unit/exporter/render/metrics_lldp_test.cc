@@ -5,6 +5,7 @@
 
 #include "base/utf8.h"
 #include "exporter/core/qos_state.h"
+#include "exporter/qos/switch_compare.h"
 #include "exporter/render/metrics.h"
 #include "tests/unit/support/fake_sources.h"
 #include "tests/unit/support/lldp_neighbors.h"
@@ -49,6 +50,13 @@ DeviceSnapshot Device(const std::string& name, uint32_t mtu = 9000,
   return d;
 }
 
+// As the daemon attaches the LLDP poller's state: with the host-vs-switch comparison of every
+// device (exporter/app/main.cc AttachPollers).
+void Attach(Snapshot& s, std::shared_ptr<const LldpState> state) {
+  s.lldp = std::move(state);
+  CompareDevicesWithSwitch(s);
+}
+
 Snapshot WithLldp() {
   Snapshot s;
   s.devices = {Device("eth0"), Device("eth1"), Device("eth2", 9000, OperState::kDown)};
@@ -64,7 +72,7 @@ Snapshot WithLldp() {
   state->interval_seconds = 10;
   state->queries = 5;
   state->errors = {{"lldpd_not_running", 1}, {"malformed_tlv", 0}};
-  s.lldp = state;
+  Attach(s, state);
   return s;
 }
 
@@ -116,10 +124,10 @@ Snapshot WithMfs9018(std::optional<NetdevRoceGids> gids, std::vector<std::string
   auto state = std::make_shared<LldpState>(*s.lldp);
   state->view->ports["eth0"].neighbors[0].max_frame_size = mfs;
   if (gids) state->roce_gids["eth0"] = *gids;
-  s.lldp = state;
   auto device = std::make_shared<roceqos::Device>(*s.devices[0].device);
   device->vlan_uppers = std::move(vlans);
   s.devices[0].device = device;
+  Attach(s, state);
   return s;
 }
 
@@ -156,6 +164,37 @@ TEST(MetricsLldpTest, TheFrameOverheadFollowsWhatTheHostKnowsOfTheTag) {
   EXPECT_EQ(Count(f, "roce_qos_switch_frame_overhead_bytes"), 0u);
 }
 
+// The comparison is the snapshot's: the renderer formats it and never compares on its own.
+TEST(MetricsLldpTest, RendersThePrecomputedComparisonOnly) {
+  Snapshot s = WithLldp();
+  auto compared = std::make_shared<SwitchComparison>();
+  compared->fields = {{"pfc", false}, {"mtu", true}};
+  compared->frame = SwitchFrameOverhead{"trust_pcp", 22};
+  s.devices[0].switch_comparison = compared;
+  Families f = RenderSnapshot(&s);
+  EXPECT_EQ(Value(f, "roce_qos_switch_mismatch", {{"netdev", "eth0"}, {"field", "pfc"}}), 0);
+  EXPECT_EQ(Value(f, "roce_qos_switch_mismatch", {{"netdev", "eth0"}, {"field", "mtu"}}), 1);
+  EXPECT_EQ(Count(f, "roce_qos_switch_mismatch"), 2u);
+  EXPECT_EQ(Overhead(f, "trust_pcp"), 22);
+
+  s.devices[0].switch_comparison = nullptr;  // QoS state and neighbour, but nothing compared
+  f = RenderSnapshot(&s);
+  EXPECT_EQ(Count(f, "roce_qos_switch_mismatch"), 0u);
+  EXPECT_EQ(Count(f, "roce_qos_switch_frame_overhead_bytes"), 0u);
+}
+
+TEST(MetricsLldpTest, NoComparisonWithoutTheHostsQosOrTheLldpState) {
+  Snapshot s = WithLldp();
+  EXPECT_NE(s.devices[0].switch_comparison, nullptr);
+  EXPECT_EQ(s.devices[1].switch_comparison, nullptr);  // no neighbour
+  s.devices[0].qos = nullptr;
+  Attach(s, s.lldp);
+  EXPECT_EQ(s.devices[0].switch_comparison, nullptr);
+  s = WithLldp();
+  Attach(s, nullptr);
+  EXPECT_EQ(s.devices[0].switch_comparison, nullptr);
+}
+
 TEST(MetricsLldpTest, NoNeighbourHasOnlyPresenceAndReason) {
   const Snapshot s = WithLldp();
   const Families f = RenderSnapshot(&s);
@@ -181,7 +220,7 @@ TEST(MetricsLldpTest, NeighbourCountsAndEachPortsErrors) {
   state->port_errors["eth0"] = {{"port_unreadable", 0}, {"malformed_app_entry", 3}};
   state->port_errors["eth1"] = {{"port_unreadable", 2}, {"malformed_app_entry", 0}};
   state->port_errors["gone"] = {{"port_unreadable", 9}};
-  s.lldp = state;
+  Attach(s, state);
   const Families f = RenderSnapshot(&s);
   EXPECT_EQ(Value(f, "roce_lldp_neighbors", {{"netdev", "eth0"}}), 2);
   // eth1's answer failed: how many neighbours it has is unknown, not 0; eth2 lldpd does not list.
@@ -206,7 +245,7 @@ TEST(MetricsLldpTest, AFailedQueryGivesEveryNetdevItsReason) {
     Snapshot s = WithLldp();
     auto failed = std::make_shared<LldpState>();
     failed->failure = reason;
-    s.lldp = failed;
+    Attach(s, failed);
     const Families f = RenderSnapshot(&s);
     EXPECT_EQ(Count(f, "roce_lldp_neighbor_info"), 0u);
     EXPECT_EQ(Count(f, "roce_qos_switch_mismatch"), 0u);
@@ -230,13 +269,13 @@ TEST(MetricsLldpTest, SelfMetricsAndNothingWhenOff) {
   Snapshot loaded = WithLldp();
   auto state = std::make_shared<LldpState>(*loaded.lldp);
   state->library = "/usr/lib/x86_64-linux-gnu/liblldpctl.so.4.9.1";
-  loaded.lldp = state;
+  Attach(loaded, state);
   EXPECT_EQ(Value(RenderSnapshot(&loaded), "roce_exporter_lldp_library_info",
                   {{"file", "/usr/lib/x86_64-linux-gnu/liblldpctl.so.4.9.1"}}),
             1);
 
   Snapshot off = WithLldp();
-  off.lldp = nullptr;
+  Attach(off, nullptr);
   const Families none = RenderSnapshot(&off);
   for (const auto& family : none) {
     EXPECT_EQ(family.name.find("lldp"), std::string::npos) << family.name;
@@ -267,8 +306,8 @@ TEST(MetricsLldpTest, BytesThatAreNotUtf8NeverReachTheBody) {
   odd.port_description = "\xed\xa0\x80 uplink";  // a surrogate
   state->view->ports["eth0"].neighbors = {odd};
   state->view->ports["eth\xfe"] = state->view->ports["eth0"];
-  s.lldp = state;
   s.devices.push_back(Device("eth\xfe"));
+  Attach(s, state);
   const std::string body = testing::DirectText(&s);
   EXPECT_TRUE(IsValidUtf8(body));
   EXPECT_NE(body.find("system_name=\"leaf\xef\xbf\xbd"
