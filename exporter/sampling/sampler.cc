@@ -32,6 +32,7 @@ Sampler::Sampler(SamplerOptions options, SamplerSources sources, Clock clock)
       controller_(options_.period, options_.budget, MaxPeriod(options_)),
       scheduler_(
           {options_.period, options_.idle_period, options_.duty_cycle, MaxPeriod(options_)}) {
+  if (sources_.ethtool) ethtool_.emplace(*sources_.ethtool);
   sources_status_[std::string(kSourceDiscovery)] = {};
   sources_status_[std::string(kSourceEthtool)] = {};
   sources_status_[std::string(kSourceRdma)] = {};
@@ -135,7 +136,7 @@ void Sampler::Select(std::vector<Device> devices) {
         std::find_if(next.begin(), next.end(), [&](const auto& d) { return d->name == old->name; });
     // A device re-created under the same name (new ifindex) may have another string set.
     if (now_there == next.end() || (*now_there)->ifindex != old->ifindex) {
-      if (sources_.ethtool) sources_.ethtool->Forget(old->name);
+      if (ethtool_) ethtool_->Forget(old->name);
       ethtool_mappings_.Forget(old->name);
       fault_log_.Forget("ethtool " + old->name);
       if (now_there == next.end())
@@ -187,13 +188,12 @@ void Sampler::EnsureRdma() {
 }
 
 void Sampler::SampleEthtool(DeviceSnapshot& out, bool& device_gone, nanoseconds& spent) {
-  if (!sources_.ethtool) return;
+  if (!ethtool_) return;
   const Device& device = *out.device;
   const std::string key = "ethtool " + device.name;
   const nanoseconds before = clock_();
-  Result<CounterSet> sample = Timed(spent, [&] {
-    return Guard<CounterSet>([&] { return sources_.ethtool->Sample(device.name); });
-  });
+  Result<CounterSet> sample = Timed(
+      spent, [&] { return Guard<CounterSet>([&] { return ethtool_->Sample(device.name); }); });
   const nanoseconds read_at = before + (clock_() - before) / 2;
   if (!sample.ok()) {
     if (sample.error().NotSupported()) {
@@ -260,8 +260,8 @@ void Sampler::SampleRdma(DeviceSnapshot& out, std::vector<std::pair<std::string,
 }
 
 void Sampler::InvalidateEthtoolNames(std::span<const std::string> netdevs) {
-  if (!sources_.ethtool) return;
-  for (const std::string& netdev : netdevs) sources_.ethtool->Invalidate(netdev);
+  if (!ethtool_) return;
+  for (const std::string& netdev : netdevs) ethtool_->Invalidate(netdev);
 }
 
 void Sampler::SampleOnce() {

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "base/published.h"
+#include "collectors/ethtool.h"
 #include "exporter/core/error_reason.h"
 #include "exporter/core/fault_log.h"
 #include "exporter/core/sampling_limits.h"
@@ -201,7 +202,8 @@ class Sampler {
   SamplerSources sources_;
   Clock clock_;
   DeviceSelector selector_;
-  EthtoolMappings ethtool_mappings_;  // per netdev, once per string-set generation
+  std::optional<EthtoolCollector> ethtool_;  // over sources_.ethtool, when there is one
+  EthtoolMappings ethtool_mappings_;         // per netdev, once per string-set generation
   PeriodController controller_;
   PortScheduler scheduler_;
   DutyCycle duty_;

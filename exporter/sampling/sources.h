@@ -11,6 +11,7 @@
 #include "base/result.h"
 #include "collectors/device.h"
 #include "collectors/discovery.h"
+#include "collectors/ethtool.h"
 #include "collectors/ethtool_map.h"
 #include "collectors/rdma.h"
 
@@ -24,19 +25,6 @@ class InventorySource {
   virtual Result<Inventory> Discover() = 0;
 };
 
-/// `ethtool -S` values of one netdev: one ETHTOOL_GSTATS per call (collectors/ethtool.h
-/// `EthtoolCollector`). The names pointer in the result must stay the same object while the
-/// string set is unchanged: the sampler caches its name mapping per pointer.
-class NetdevStatsSource {
- public:
-  virtual ~NetdevStatsSource() = default;
-  virtual Result<CounterSet> Sample(const std::string& ifname) = 0;
-  /// Drops per-device state of a netdev that left the selection.
-  virtual void Forget(const std::string& ifname) = 0;
-  /// Makes the next Sample re-read the names (a stage saw PFC or pause change on the device).
-  virtual void Invalidate(const std::string& /*ifname*/) {}
-};
-
 // RdmaOpener (collectors/discovery.h): opens the RDMA netlink collector.
 using EthtoolNameMapper =
     std::function<std::vector<MappedCounter>(const std::vector<std::string>&)>;
@@ -45,7 +33,10 @@ using DefaultDeviceRule = std::function<bool(const Device&)>;
 /// Everything the sampler reads from, plus the pure functions the collectors provide.
 struct SamplerSources {
   std::unique_ptr<InventorySource> inventory;
-  std::unique_ptr<NetdevStatsSource> ethtool;
+  /// The SIOCETHTOOL calls behind `ethtool -S` (collectors/ethtool.h). The sampler reads them
+  /// through its own EthtoolCollector: one ETHTOOL_GSTATS per netdev per sample in steady state,
+  /// the names once per string-set generation (the same pointer while it lasts).
+  std::unique_ptr<EthtoolIo> ethtool;
   /// Opens the RDMA netlink collector; called at start and retried at the discovery cadence while
   /// it fails (RDMA modules can load after the exporter started).
   RdmaOpener open_rdma;

@@ -1,7 +1,6 @@
 #pragma once
 
-// Fakes for the sampler's sources. They behave like the kernel collectors where it matters: the
-// ethtool names pointer stays the same object until the string set changes, vanished devices
+// Fakes for the sampler's sources. They behave like the kernel where it matters: vanished devices
 // answer ENODEV, and every call advances a fake monotonic clock by a configurable cost so budget
 // tests need no real time.
 
@@ -9,9 +8,11 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "collectors/ethtool.h"
 #include "exporter/sampling/sampler.h"
 #include "exporter/sampling/sources.h"
 
@@ -64,12 +65,16 @@ class FakeInventory : public InventorySource {
   std::chrono::nanoseconds cost{};
 };
 
-class FakeEthtool : public NetdevStatsSource {
+// `ethtool -S` of fake netdevs at the SIOCETHTOOL level (collectors/ethtool.h EthtoolIo); the
+// sampler reads it through its EthtoolCollector. It answers like a kernel before the 2025 fix:
+// GSTRINGS and GSTATS write the current set whatever count was asked, so a set of another size
+// shows at the next GSTATS, one of the same size when the names are re-read.
+class FakeEthtool : public EthtoolIo {
  public:
   struct Entry {
     std::shared_ptr<const std::vector<std::string>> names;
     std::vector<uint64_t> values;
-    std::optional<Error> error;
+    std::optional<Error> error;  // the answer to every call while set
   };
 
   void SetNames(const std::string& ifname, std::vector<std::string> names) {
@@ -86,25 +91,45 @@ class FakeEthtool : public NetdevStatsSource {
   /// The device is gone: reads answer ENODEV like SIOCETHTOOL on a missing ifname.
   void Remove(const std::string& ifname) { entries.erase(ifname); }
 
-  Result<CounterSet> Sample(const std::string& ifname) override {
+  // ETHTOOL_GSSET_INFO
+  Result<uint32_t> StatsCount(const std::string& ifname) override {
+    Result<const Entry*> e = Find(ifname, "ETHTOOL_GSSET_INFO");
+    if (!e.ok()) return e.error();
+    return static_cast<uint32_t>((*e)->names->size());
+  }
+  // ETHTOOL_GSTRINGS
+  Result<std::vector<std::string>> StatsNames(const std::string& ifname, uint32_t) override {
+    events.push_back("names " + ifname);
+    Result<const Entry*> e = Find(ifname, "ETHTOOL_GSTRINGS");
+    if (!e.ok()) return e.error();
+    return *(*e)->names;
+  }
+  // ETHTOOL_GSTATS: the one call per device per sample; `cost` is charged here.
+  Result<std::vector<uint64_t>> StatsValues(const std::string& ifname, uint32_t) override {
     ++calls[ifname];
     events.push_back("sample " + ifname);
     if (clock) clock->now += cost;
-    auto it = entries.find(ifname);
-    if (it == entries.end())
-      return MakeError(ENODEV, "ETHTOOL_GSTATS " + ifname + ": No such device");
-    if (it->second.error) return *it->second.error;
-    return CounterSet{it->second.names, it->second.values};
+    Result<const Entry*> e = Find(ifname, "ETHTOOL_GSTATS");
+    if (!e.ok()) return e.error();
+    return (*e)->values;
   }
-  void Forget(const std::string& ifname) override { forgotten.push_back(ifname); }
-  void Invalidate(const std::string& ifname) override { events.push_back("invalidate " + ifname); }
+  // ETHTOOL_GDRVINFO: the sampler never asks.
+  Result<DriverInfo> GetDriverInfo(const std::string&) override { return DriverInfo{}; }
 
   std::map<std::string, Entry> entries;
-  std::map<std::string, int> calls;
-  std::vector<std::string> events;  // "sample <ifname>" and "invalidate <ifname>", in call order
-  std::vector<std::string> forgotten;
+  std::map<std::string, int> calls;  // ETHTOOL_GSTATS per netdev
+  // "names <ifname>" (GSTRINGS) and "sample <ifname>" (GSTATS), in call order.
+  std::vector<std::string> events;
   FakeClock* clock = nullptr;
   std::chrono::nanoseconds cost{};
+
+ private:
+  Result<const Entry*> Find(const std::string& ifname, const std::string& op) const {
+    auto it = entries.find(ifname);
+    if (it == entries.end()) return MakeError(ENODEV, op + " " + ifname + ": No such device");
+    if (it->second.error) return *it->second.error;
+    return &it->second;
+  }
 };
 
 class FakeRdma : public RdmaCollector {

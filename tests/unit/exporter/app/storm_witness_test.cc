@@ -37,7 +37,7 @@ class SteppedClock {
 // mlx5 names with PFC on priority 3, values computed from the clock at each read: "quiet*" ports
 // never move, "storm*" ports send tx pause all the time while nothing arrives on priority 3 (a
 // tx PFC storm). Nothing here is shared with the test thread but the clock.
-class ClockDrivenEthtool : public NetdevStatsSource {
+class ClockDrivenEthtool : public EthtoolIo {
  public:
   explicit ClockDrivenEthtool(const SteppedClock& clock)
       : clock_(clock),
@@ -46,7 +46,13 @@ class ClockDrivenEthtool : public NetdevStatsSource {
             "rx_prio3_packets", "tx_prio3_packets", "rx_prio3_pause", "rx_prio3_pause_duration",
             "tx_prio3_pause", "tx_prio3_pause_duration"})) {}
 
-  Result<CounterSet> Sample(const std::string& ifname) override {
+  Result<uint32_t> StatsCount(const std::string&) override {
+    return static_cast<uint32_t>(names_->size());
+  }
+  Result<std::vector<std::string>> StatsNames(const std::string&, uint32_t) override {
+    return *names_;
+  }
+  Result<std::vector<uint64_t>> StatsValues(const std::string& ifname, uint32_t) override {
     std::vector<uint64_t> values{100, 100, 10, 1000, 10, 1000};
     if (ifname.starts_with("storm")) {
       const auto paused =
@@ -54,10 +60,9 @@ class ClockDrivenEthtool : public NetdevStatsSource {
       values[4] += static_cast<uint64_t>(paused.count() / 100);  // tx_prio3_pause
       values[5] += static_cast<uint64_t>(paused.count());        // tx_prio3_pause_duration
     }
-    return CounterSet{names_, std::move(values)};
+    return values;
   }
-  void Forget(const std::string&) override {}
-  void Invalidate(const std::string&) override {}
+  Result<DriverInfo> GetDriverInfo(const std::string&) override { return DriverInfo{}; }
 
  private:
   const SteppedClock& clock_;
