@@ -15,6 +15,7 @@
 #include "exporter/render/metrics.h"
 #include "tests/unit/support/captured_log.h"
 #include "tests/unit/support/fake_sources.h"
+#include "tests/unit/support/sampler_fixture.h"
 
 namespace roceqos {
 namespace {
@@ -31,80 +32,8 @@ using testing::MakeCounters;
 using testing::MakeDevice;
 using testing::MakePort;
 using ::testing::Not;
-
-// A stand-in for MapMlx5EthtoolNames that knows the per-priority pause names, enough to see the
-// sampler apply a mapping per string-set generation.
-std::vector<MappedCounter> MapPauseNames(const std::vector<std::string>& names) {
-  std::vector<MappedCounter> out;
-  for (uint32_t i = 0; i < names.size(); ++i) {
-    int prio = -1;
-    char dir[3] = {};
-    int consumed = 0;
-    if (std::sscanf(names[i].c_str(), "%2[rtx]_prio%d_pause%n", dir, &prio, &consumed) == 2 &&
-        static_cast<size_t>(consumed) == names[i].size()) {
-      out.push_back({PortCounter::kPauseFrames,
-                     std::string_view(dir) == "rx" ? Direction::kRx : Direction::kTx,
-                     static_cast<int8_t>(prio), i});
-    }
-  }
-  return out;
-}
-
-std::string Render(const Snapshot& snapshot) {
-  std::ostringstream out;
-  prometheus::TextSerializer().Serialize(out, RenderSnapshot(&snapshot));
-  return out.str();
-}
-
-class SamplerTest : public ::testing::Test {
- protected:
-  /// `inventory_source` replaces the FakeInventory (which then stays unused).
-  void Build(SamplerOptions options = {}, bool rdma_opens = true,
-             std::unique_ptr<InventorySource> inventory_source = nullptr) {
-    auto inventory = std::make_unique<FakeInventory>();
-    auto ethtool = std::make_unique<FakeEthtool>();
-    inventory_ = inventory.get();
-    ethtool_ = ethtool.get();
-    inventory_->clock = &clock_;
-    ethtool_->clock = &clock_;
-    SamplerSources sources;
-    sources.inventory = inventory_source ? std::move(inventory_source) : std::move(inventory);
-    sources.ethtool = std::move(ethtool);
-    sources.open_rdma = [this, rdma_opens]() -> Result<std::unique_ptr<RdmaCollector>> {
-      ++rdma_opens_;
-      if (!rdma_opens) {
-        return MakeError(EPROTONOSUPPORT, "socket(NETLINK_RDMA): Protocol not supported");
-      }
-      auto rdma = std::make_unique<FakeRdma>();
-      rdma->counters = rdma_counters_;
-      rdma->clock = &clock_;
-      rdma_ = rdma.get();
-      return std::unique_ptr<RdmaCollector>(std::move(rdma));
-    };
-    sources.map_ethtool_names = MapPauseNames;
-    sources.selected_by_default = [](const Device& d) { return d.driver == "mlx5_core"; };
-    sampler_ = std::make_unique<Sampler>(std::move(options), std::move(sources), clock_.AsClock());
-  }
-
-  void AddDevice(Device device, std::vector<std::string> names) {
-    ethtool_->SetNames(device.name, std::move(names));
-    inventory_->inventory.devices.push_back(std::move(device));
-  }
-
-  std::shared_ptr<const Snapshot> Sample() {
-    sampler_->SampleOnce();
-    clock_.now += milliseconds(250);
-    return sampler_->Latest();
-  }
-
-  FakeClock clock_;
-  FakeInventory* inventory_ = nullptr;
-  FakeEthtool* ethtool_ = nullptr;
-  FakeRdma* rdma_ = nullptr;
-  std::map<std::string, CounterSet> rdma_counters_;
-  int rdma_opens_ = 0;
-  std::unique_ptr<Sampler> sampler_;
-};
+using testing::Render;
+using SamplerTest = testing::SamplerFixture;
 
 TEST_F(SamplerTest, PublishesSnapshotsOfTheSelectedDevices) {
   Build();
@@ -178,74 +107,6 @@ TEST_F(SamplerTest, DeviceVanishingBetweenSamplesRemovesItsSeriesAtOnce) {
   s = Sample();
   EXPECT_NE(s->FindDevice("ens1f1np1"), nullptr);
   EXPECT_EQ(s->FindDevice("ens1f1np1")->device->ifindex, 7);
-}
-
-TEST_F(SamplerTest, DeviceRecreatedUnderTheSameNameIsForgottenAndRemapped) {
-  Build();
-  AddDevice(MakeDevice("ens1f0np0", 2), {"rx_prio3_pause"});
-  Sample();
-  inventory_->inventory.devices[0].ifindex = 9;
-  sampler_->RequestDiscovery();
-  ethtool_->events.clear();
-  Sample();
-  EXPECT_THAT(ethtool_->events,
-              ::testing::ElementsAre("names ens1f0np0", "sample ens1f0np0", "names ens1f0np0"))
-      << "a new ifindex may come with another string set: its names are read again";
-}
-
-TEST_F(SamplerTest, StringSetGenerationChangeIsRemappedOnceAndCounted) {
-  Build();
-  AddDevice(MakeDevice("ens1f0np0", 2), {"rx_bytes", "rx_prio3_pause", "tx_prio3_pause"});
-  std::shared_ptr<const Snapshot> s1 = Sample();
-  std::shared_ptr<const Snapshot> s2 = Sample();
-  ASSERT_TRUE(s1->devices[0].ethtool && s2->devices[0].ethtool);
-  EXPECT_EQ(s1->devices[0].ethtool->mapped, s2->devices[0].ethtool->mapped)
-      << "the mapping is computed once per generation and shared";
-  EXPECT_EQ(s2->devices[0].ethtool->string_set_changes, 0u);
-
-  // PFC enabled on priority 4 too: mlx5 inserts that priority's pause counters.
-  ethtool_->SetNames("ens1f0np0", {"rx_bytes", "rx_prio3_pause", "tx_prio3_pause", "rx_prio4_pause",
-                                   "tx_prio4_pause"});
-  ethtool_->SetValue("ens1f0np0", "rx_prio4_pause", 7);
-  std::shared_ptr<const Snapshot> s3 = Sample();
-  const EthtoolSample& e3 = *s3->devices[0].ethtool;
-  EXPECT_NE(e3.mapped, s2->devices[0].ethtool->mapped);
-  EXPECT_EQ(e3.mapped->size(), 4u);
-  EXPECT_EQ(e3.string_set_changes, 1u);
-  const std::string text = Render(*s3);
-  EXPECT_THAT(
-      text,
-      HasSubstr("roce_pfc_pause_frames_total{netdev=\"ens1f0np0\",prio=\"4\",direction=\"rx\"} 7"));
-  EXPECT_THAT(text, HasSubstr("roce_ethtool_string_set_changes_total{netdev=\"ens1f0np0\"} 1"));
-
-  // PFC disabled on 4 again: its series disappear with the names.
-  ethtool_->SetNames("ens1f0np0", {"rx_bytes", "rx_prio3_pause", "tx_prio3_pause"});
-  std::shared_ptr<const Snapshot> s4 = Sample();
-  EXPECT_THAT(Render(*s4), Not(HasSubstr("prio=\"4\"")));
-  EXPECT_EQ(s4->devices[0].ethtool->string_set_changes, 2u);
-}
-
-TEST_F(SamplerTest, ReReadOfAnIdenticalNameSetIsNotAChange) {
-  Build();
-  AddDevice(MakeDevice("ens1f0np0", 2), {"rx_prio3_pause"});
-  std::shared_ptr<const Snapshot> s1 = Sample();
-  ethtool_->SetNames("ens1f0np0", {"rx_prio3_pause"});  // same content
-  const std::vector<std::string> reread{"ens1f0np0"};
-  sampler_->Wake(/*discovery=*/false, reread);  // the names are read again
-  std::shared_ptr<const Snapshot> s2 = Sample();
-  EXPECT_EQ(s2->devices[0].ethtool->string_set_changes, 0u);
-  EXPECT_EQ(s1->devices[0].ethtool->mapped, s2->devices[0].ethtool->mapped);
-}
-
-TEST_F(SamplerTest, ValuesThatNeverMatchTheNamesAreRejectedNotRendered) {
-  Build();
-  AddDevice(MakeDevice("ens1f0np0", 2), {"rx_prio3_pause", "tx_prio3_pause"});
-  ethtool_->entries["ens1f0np0"].values.resize(1);  // GSTATS keeps answering another count
-  std::shared_ptr<const Snapshot> s = Sample();
-  ASSERT_EQ(s->devices.size(), 1u);
-  EXPECT_FALSE(s->devices[0].ethtool.has_value());
-  EXPECT_EQ(s->errors.size(), 1u);
-  EXPECT_EQ(s->errors.begin()->first.source, "ethtool");
 }
 
 TEST_F(SamplerTest, ErroringSourceCountsTheErrorAndDoesNotStopOtherDevices) {
@@ -513,19 +374,6 @@ TEST_F(SamplerTest, AFailingRdmaListingKeepsThePortsBoundedAndTheStaleGaugeSaysS
   EXPECT_EQ(ports_of_lo(*s), 1u) << "back with the next good listing";
 }
 
-TEST_F(SamplerTest, RawIncludeExportsOnlyUnmappedMatchingNames) {
-  SamplerOptions options;
-  options.raw_include = std::regex("rx_.*");
-  Build(std::move(options));
-  AddDevice(MakeDevice("ens1f0np0", 2), {"rx_prio3_pause", "rx_bytes", "tx_bytes", "rx_crc"});
-  ethtool_->SetValue("ens1f0np0", "rx_bytes", 1000);
-  const std::string text = Render(*Sample());
-  EXPECT_THAT(text, HasSubstr("roce_ethtool_stat{netdev=\"ens1f0np0\",stat=\"rx_bytes\"} 1000\n"));
-  EXPECT_THAT(text, HasSubstr("stat=\"rx_crc\""));
-  EXPECT_THAT(text, Not(HasSubstr("stat=\"tx_bytes\""))) << "not matching";
-  EXPECT_THAT(text, Not(HasSubstr("stat=\"rx_prio3_pause\""))) << "mapped: has its own family";
-}
-
 TEST_F(SamplerTest, StagesFillExtensionPointsAndChargeTheBudget) {
   class CountingStage : public SampleStage {
    public:
@@ -748,42 +596,6 @@ TEST(SamplerThread, StageAsksForAnEarlierSample) {
       << "a request is honoured once; the cadence then restarts from that sample";
   sampler.Stop();
   EXPECT_EQ(raw->runs.load(), 2);
-}
-
-TEST_F(SamplerTest, StagesCanInvalidateEthtoolNames) {
-  class InvalidatingStage : public SampleStage {
-   public:
-    std::string_view Source() const override { return "qos"; }
-    void Run(StageContext& ctx, Snapshot&) override {
-      ctx.invalidate_ethtool_names.push_back("ens1f0np0");
-    }
-  };
-  Build();
-  AddDevice(MakeDevice("ens1f0np0", 2), {"rx_prio3_pause"});
-  sampler_->AddStage(std::make_unique<InvalidatingStage>());
-  Sample();
-  ethtool_->events.clear();
-  Sample();
-  EXPECT_THAT(ethtool_->events,
-              ::testing::ElementsAre("names ens1f0np0", "sample ens1f0np0", "names ens1f0np0"))
-      << "the names are read again around the values";
-}
-
-TEST_F(SamplerTest, WakeForADcbChangeReReadsTheNamesBeforeTheValues) {
-  Build();
-  AddDevice(MakeDevice("ens1f0np0", 2), {"rx_prio3_pause"});
-  AddDevice(MakeDevice("ens1f1np1", 3), {"rx_prio3_pause"});
-  Sample();
-  ethtool_->events.clear();
-  const std::vector<std::string> changed{"ens1f1np1"};
-  sampler_->Wake(/*discovery=*/false, changed);
-  Sample();
-  EXPECT_THAT(ethtool_->events, ::testing::ElementsAre("sample ens1f0np0", "names ens1f1np1",
-                                                       "sample ens1f1np1", "names ens1f1np1"));
-  ethtool_->events.clear();
-  Sample();
-  EXPECT_THAT(ethtool_->events, ::testing::ElementsAre("sample ens1f0np0", "sample ens1f1np1"))
-      << "applied once";
 }
 
 }  // namespace
