@@ -86,7 +86,6 @@ struct FieldVerdict {
   bool Drifted() const { return status == FieldStatus::kDrift; }
   /// Known: in sync or drifted. Absent and unreadable fields say nothing about drift.
   bool Known() const { return status == FieldStatus::kInSync || status == FieldStatus::kDrift; }
-  bool operator==(const FieldVerdict&) const = default;
 };
 
 /// One DCQCN parameter the policy lists (the detail behind the dcqcn_params verdict).
@@ -96,7 +95,6 @@ struct DcqcnParamVerdict {
   FieldStatus status = FieldStatus::kInSync;
   uint64_t expected = 0;
   uint64_t actual = 0;  // meaningful when in sync or drifted
-  bool operator==(const DcqcnParamVerdict&) const = default;
 };
 
 struct DeviceDrift {
@@ -108,7 +106,6 @@ struct DeviceDrift {
   bool InSync() const;
   size_t Unverifiable() const;  // fields with kAbsent
   const FieldVerdict* Find(QosField field) const;
-  bool operator==(const DeviceDrift&) const = default;
 };
 
 enum class RemediationMode : uint8_t { kOff, kDryRun, kEnforce };

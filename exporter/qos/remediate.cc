@@ -242,8 +242,8 @@ RemediationState Remediator::StepDrifted(const DeviceContext& context, const Qos
   // Given up stays given up (and visible) until proven stable.
   if (status.gave_up && !options_.seams.skip_ledger)
     return status.state = RemediationState::kGaveUp;
-  StepPlan plan{&observed, &drift, PlanRemediation(policy, observed, drift)};
-  if (plan.actions.empty()) return status.state = RemediationState::kObserveOnly;
+  std::vector<RemediationAction> plan = PlanRemediation(policy, observed, drift);
+  if (plan.empty()) return status.state = RemediationState::kObserveOnly;
   // A posted pass's storm verdict is as old as the pass, and an idle port's is `unknown` between
   // its reads: only a storm seen then stops the step here. Enforce's gate takes fresh evidence at
   // the write; dry-run shows what enforce would plan.
@@ -251,13 +251,13 @@ RemediationState Remediator::StepDrifted(const DeviceContext& context, const Qos
   if (guarded.storm == StormGuard::kUnknown) guarded.storm = StormGuard::kClear;
   if (auto blocked = CheckGuardrails(guarded)) return status.state = *blocked;
   if (options_.mode == RemediationMode::kDryRun)
-    return StepDryRun(context.netdev, plan.actions, records, status);
+    return StepDryRun(context.netdev, plan, records, status);
   if (options_.mode != RemediationMode::kEnforce)
     return status.state = RemediationState::kObserveOnly;
   if (gate_.lock_lost()) return status.state = RemediationState::kBlockedLockLost;
   if (!ledger_.suspended_reason().empty())
     return status.state = RemediationState::kBlockedStateUnavailable;
-  return StepEnforce(context, policy, std::move(plan), now, reread, records, after, status);
+  return StepEnforce(context, policy, now, reread, records, after, status);
 }
 
 RemediationState Remediator::GiveUp(const std::string& identity, const std::string& netdev) {
@@ -299,8 +299,8 @@ std::optional<RemediationState> Remediator::DropHostWrites(std::vector<Remediati
 }
 
 RemediationState Remediator::StepEnforce(const DeviceContext& context, const QosPolicy& policy,
-                                         StepPlan step_plan, Clock::time_point now,
-                                         const Reread& reread, std::vector<ActionRecord>* records,
+                                         Clock::time_point now, const Reread& reread,
+                                         std::vector<ActionRecord>* records,
                                          std::optional<ObservedQos>* after, DeviceStatus& status) {
   if (auto blocked = LedgerBlocks(context.identity, context.netdev, now)) {
     ShowLedger(context.identity, status);
@@ -314,8 +314,7 @@ RemediationState Remediator::StepEnforce(const DeviceContext& context, const Qos
   DeviceDrift fresh_drift = EvaluateDrift(policy, fresh);
   if (after) *after = fresh;
   if (fresh_drift.InSync()) return StepInSync(context.identity, fresh_drift, now, status);
-  std::vector<RemediationAction> plan =
-      PlanForFreshRead(policy, std::move(step_plan), fresh, fresh_drift);
+  std::vector<RemediationAction> plan = PlanRemediation(policy, fresh, fresh_drift);
   if (plan.empty()) return status.state = RemediationState::kObserveOnly;
   const std::optional<RemediationState> host_blocked = DropHostWrites(plan, now);
   if (plan.empty()) return status.state = *host_blocked;  // only tcp_ecn, which waits

@@ -155,9 +155,7 @@ class Remediator {
                                std::optional<ObservedQos>* after, DeviceStatus& status);
   RemediationState StepDryRun(const std::string& netdev, const std::vector<RemediationAction>& plan,
                               std::vector<ActionRecord>* records, DeviceStatus& status);
-  /// `plan` is StepDrifted's, built once from the step's observation; enforce plans again only
-  /// when its fresh read shows the device changed since.
-  RemediationState StepEnforce(const DeviceContext& context, const QosPolicy& policy, StepPlan plan,
+  RemediationState StepEnforce(const DeviceContext& context, const QosPolicy& policy,
                                Clock::time_point now, const Reread& reread,
                                std::vector<ActionRecord>* records,
                                std::optional<ObservedQos>* after, DeviceStatus& status);

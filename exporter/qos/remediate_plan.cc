@@ -4,7 +4,6 @@
 #include <linux/dcbnl.h>
 
 #include <algorithm>
-#include <utility>
 
 #include "exporter/qos/qos_fields.h"
 
@@ -283,14 +282,6 @@ constexpr PlanStep kPlanSteps[] = {FromDcb<PlanEts>,  FromDcb<PlanPfc>, FromDcb<
 static_assert(std::size(kPlanSteps) == kNumWriteSteps, "one plan step per WriteStep");
 
 }  // namespace
-
-std::vector<RemediationAction> PlanForFreshRead(const QosPolicy& policy, StepPlan plan,
-                                                const ObservedQos& fresh,
-                                                const DeviceDrift& fresh_drift) {
-  // PlanRemediation is a function of its inputs: the same read and verdicts give the same plan.
-  if (fresh == *plan.observed && fresh_drift == *plan.drift) return std::move(plan.actions);
-  return PlanRemediation(policy, fresh, fresh_drift);
-}
 
 BufferState BufferToSend(const BufferPolicy& policy, const BufferState& now) {
   BufferState want = now;

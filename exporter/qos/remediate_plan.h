@@ -53,20 +53,6 @@ struct RemediationAction {
 std::vector<RemediationAction> PlanRemediation(const QosPolicy& policy, const ObservedQos& observed,
                                                const DeviceDrift& drift);
 
-/// The plan of one step and the observation and verdicts it was built from: built once by
-/// Remediator::Step, carried to dry-run or enforce.
-struct StepPlan {
-  const ObservedQos* observed = nullptr;
-  const DeviceDrift* drift = nullptr;
-  std::vector<RemediationAction> actions;
-};
-
-/// The plan to write after a fresh read: `plan`'s own while the read and its verdicts are the ones
-/// it was built from, else one built from the read (the writes follow the device as it is).
-std::vector<RemediationAction> PlanForFreshRead(const QosPolicy& policy, StepPlan plan,
-                                                const ObservedQos& fresh,
-                                                const DeviceDrift& fresh_drift);
-
 /// The buffer to send for a kDcbSetBuffer action, from a read of the device taken now: the
 /// policy's priority map and sizes where it sets them, the device's current sizes elsewhere.
 BufferState BufferToSend(const BufferPolicy& policy, const BufferState& now);

@@ -127,30 +127,5 @@ TEST(Plan, AbsentFailedAndMtuFieldsAreNotRemediated) {
   EXPECT_TRUE(nic.calls.empty());
 }
 
-// A step's plan is built once: enforce writes it as built while its fresh read shows the device
-// as observed, and plans again only from a read (or verdicts) that differ.
-TEST(Plan, AStepsPlanIsCarriedToTheWriteUnlessTheFreshReadDiffers) {
-  ObservedQos observed = Good();
-  observed.dcb.value.pfc->enabled_mask = 0;
-  const DeviceDrift drift = EvaluateDrift(kPolicy, observed);
-  StepPlan carried{&observed, &drift, PlanRemediation(kPolicy, observed, drift)};
-  ASSERT_EQ(carried.actions.size(), 1u);
-  carried.actions[0].new_value = "as carried";  // PlanRemediation never writes this
-
-  std::vector<RemediationAction> same = PlanForFreshRead(kPolicy, carried, observed, drift);
-  ASSERT_EQ(same.size(), 1u);
-  EXPECT_EQ(same[0].new_value, "as carried") << "the same read is not planned again";
-
-  ObservedQos changed = observed;
-  changed.dcb.value.pfc->enabled_mask = 0x10;
-  std::vector<RemediationAction> replanned =
-      PlanForFreshRead(kPolicy, carried, changed, EvaluateDrift(kPolicy, changed));
-  ASSERT_EQ(replanned.size(), 1u);
-  EXPECT_EQ(DescribeAction(replanned[0]), "pfc: [4] -> [3]") << "planned from the fresh read";
-
-  // The same read with other verdicts (nothing drifted) is planned again too: to nothing.
-  EXPECT_TRUE(PlanForFreshRead(kPolicy, carried, observed, DeviceDrift{}).empty());
-}
-
 }  // namespace
 }  // namespace roceqos::remediate_test
