@@ -10,6 +10,8 @@
 #include <string_view>
 #include <utility>
 
+#include "base/ascii.h"
+
 // Path shapes and their sources (docs/kernel-interfaces.md §13.4):
 // - kubelet, pkg/kubelet/cm/cgroup_manager_linux.go: with the systemd driver a cgroup name
 //   [kubepods, burstable, pod<uid>] becomes kubepods.slice/kubepods-burstable.slice/
@@ -37,8 +39,6 @@ constexpr size_t kMaxIdDigits = 10;  // Slurm job and step IDs are uint32_t
 
 using Components = std::array<std::string_view, kMaxComponents>;
 
-bool IsHex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool AllOf(std::string_view s, bool (*pred)(char)) { return std::all_of(s.begin(), s.end(), pred); }
 
 bool ConsumePrefix(std::string_view& s, std::string_view prefix) {
@@ -77,11 +77,11 @@ std::optional<std::string> NormalisePodUid(std::string_view raw) {
     if (c >= 'A' && c <= 'F') c = static_cast<char>(c - 'A' + 'a');
     uid.push_back(c);
   }
-  if (uid.size() == 32 && AllOf(uid, IsHex)) return uid;
+  if (uid.size() == 32 && AllOf(uid, IsLowerHexDigit)) return uid;
   if (uid.size() != 36) return std::nullopt;
   for (size_t i = 0; i < uid.size(); ++i) {
     const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-    if (dash ? uid[i] != '-' : !IsHex(uid[i])) return std::nullopt;
+    if (dash ? uid[i] != '-' : !IsLowerHexDigit(uid[i])) return std::nullopt;
   }
   return uid;
 }
@@ -123,7 +123,7 @@ void ContainerLevel(std::string_view part, CgroupOwner& owner) {
     runtime = "docker";
   }
   // crio-conmon-<id> (CRI-O's monitor process) and anything else fail here: no container.
-  if (part.size() != kContainerIdLen || !AllOf(part, IsHex)) return;
+  if (part.size() != kContainerIdLen || !AllOf(part, IsLowerHexDigit)) return;
   owner.container_id = std::string(part);
   owner.runtime = std::string(runtime);
 }
@@ -150,7 +150,8 @@ bool IsSlurmRoot(std::string_view part) {
 
 std::optional<std::string_view> Numbered(std::string_view part, std::string_view prefix) {
   if (!ConsumePrefix(part, prefix)) return std::nullopt;
-  if (part.empty() || part.size() > kMaxIdDigits || !AllOf(part, IsDigit)) return std::nullopt;
+  if (part.empty() || part.size() > kMaxIdDigits || !AllOf(part, IsDecimalDigit))
+    return std::nullopt;
   return part;
 }
 
@@ -167,7 +168,7 @@ bool ClassifySlurm(const Components& parts, size_t count, CgroupOwner& owner) {
   if (i + 2 < count) {
     std::string_view step = parts[i + 2];
     if (ConsumePrefix(step, "step_") &&
-        ((!step.empty() && step.size() <= kMaxIdDigits && AllOf(step, IsDigit)) ||
+        ((!step.empty() && step.size() <= kMaxIdDigits && AllOf(step, IsDecimalDigit)) ||
          step == "batch" || step == "extern" || step == "interactive")) {
       owner.slurm_step = std::string(step);
     }
@@ -176,8 +177,8 @@ bool ClassifySlurm(const Components& parts, size_t count, CgroupOwner& owner) {
 }
 
 bool IsUnitChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || IsDigit(c) || c == ':' || c == '_' ||
-         c == '.' || c == '\\' || c == '@' || c == '-';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || IsDecimalDigit(c) || c == ':' ||
+         c == '_' || c == '.' || c == '\\' || c == '@' || c == '-';
 }
 
 bool ClassifyUnit(const Components& parts, size_t count, CgroupOwner& owner) {
@@ -242,7 +243,7 @@ Result<CgroupOwner> ParseCgroupOwner(std::string_view text) {
     }
     std::string_view id = line.substr(0, first);
     std::string_view path = line.substr(second + 1);
-    if (id.empty() || id.size() > kMaxIdDigits || !AllOf(id, IsDigit)) {
+    if (id.empty() || id.size() > kMaxIdDigits || !AllOf(id, IsDecimalDigit)) {
       return MakeError(
           0, fmt::format("{}: line {}: hierarchy ID is not a number", kContext, line_number));
     }

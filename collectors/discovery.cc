@@ -1,8 +1,14 @@
 #include "collectors/discovery.h"
 
+// glibc's net/if.h must precede linux/if.h (libc-compat): collectors/ compiles in unity batches
+// (cmake/unity.cmake), where a later file of the batch includes net/if.h.
+#include <net/if.h>
+// clang-format off
+#include <linux/if.h>
+// clang-format on
+
 #include <fmt/format.h>
 #include <linux/ethtool.h>
-#include <linux/if.h>
 #include <linux/if_link.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>

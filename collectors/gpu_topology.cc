@@ -22,8 +22,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// errnum 0: malformed text, not a failed read (as in pcie_link.cc).
-constexpr int kMalformedText = 0;
 // PCI_VENDOR_ID_NVIDIA, PCI_CLASS_DISPLAY_VGA and PCI_CLASS_DISPLAY_3D (include/linux/pci_ids.h;
 // kernel-internal, not UAPI). The class file holds PCI_CLASS_REVISION >> 8 (linux/pci_regs.h):
 // base class, sub-class, prog-if; the two upper bytes are PCI_CLASS_DEVICE.

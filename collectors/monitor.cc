@@ -19,7 +19,7 @@ constexpr auto kDcbPolicy = netlink::MakePolicy<DCB_ATTR_MAX + 1>({
     {DCB_ATTR_IFNAME, netlink::attr::Required(netlink::attr::String("DCB_ATTR_IFNAME", IFNAMSIZ))},
 });
 
-constexpr auto kLinkPolicy = netlink::MakePolicy<IFLA_MTU + 1>({
+constexpr auto kLinkEventPolicy = netlink::MakePolicy<IFLA_MTU + 1>({
     {IFLA_IFNAME, netlink::attr::Required(netlink::attr::String("IFLA_IFNAME", IFNAMSIZ))},
     {IFLA_MTU, netlink::attr::U32("IFLA_MTU")},
 });
@@ -47,7 +47,7 @@ Result<std::optional<ChangeEvent>> ParseChangeNotification(
     if (!header) return header.error();
     auto payload = netlink::Payload(message, sizeof(ifinfomsg), "RTNLGRP_LINK notification");
     if (!payload) return payload.error();
-    auto attrs = netlink::Attrs::Parse(*payload, kLinkPolicy, "RTNLGRP_LINK notification");
+    auto attrs = netlink::Attrs::Parse(*payload, kLinkEventPolicy, "RTNLGRP_LINK notification");
     if (!attrs) return attrs.error();
     event.kind = type == RTM_NEWLINK ? ChangeEvent::Kind::kLink : ChangeEvent::Kind::kLinkRemoved;
     event.netdev = std::string(*attrs->String(IFLA_IFNAME));

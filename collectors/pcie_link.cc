@@ -18,9 +18,6 @@
 namespace roceqos {
 namespace {
 
-// errnum 0: malformed text, not a failed read (ReasonOf: reason "malformed").
-constexpr int kMalformedText = 0;
-
 bool StartsWithNoCase(std::string_view s, std::string_view prefix) {
   return s.size() >= prefix.size() &&
          std::equal(prefix.begin(), prefix.end(), s.begin(), [](char a, char b) {

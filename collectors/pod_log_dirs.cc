@@ -9,6 +9,8 @@
 #include <memory>
 #include <vector>
 
+#include "base/ascii.h"
+
 namespace roceqos {
 namespace {
 
@@ -18,7 +20,6 @@ constexpr size_t kUuidLen = 36;
 constexpr size_t kStaticUidLen = 32;  // a static pod's UID is the hex hash of its manifest
 
 bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
-bool IsHex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
 
 // [a-z0-9]([-a-z0-9]*[a-z0-9])?
 bool IsDnsLabel(std::string_view s) {
@@ -41,11 +42,11 @@ bool IsDnsSubdomain(std::string_view s) {
 // The shapes ParseCgroupOwner normalises a pod UID to (collectors/cgroup_owner.cc), so the two
 // join by string equality.
 bool IsPodUid(std::string_view s) {
-  if (s.size() == kStaticUidLen) return std::all_of(s.begin(), s.end(), IsHex);
+  if (s.size() == kStaticUidLen) return std::all_of(s.begin(), s.end(), IsLowerHexDigit);
   if (s.size() != kUuidLen) return false;
   for (size_t i = 0; i < s.size(); ++i) {
     const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-    if (dash ? s[i] != '-' : !IsHex(s[i])) return false;
+    if (dash ? s[i] != '-' : !IsLowerHexDigit(s[i])) return false;
   }
   return true;
 }

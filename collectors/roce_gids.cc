@@ -7,6 +7,7 @@
 #include <charconv>
 #include <optional>
 
+#include "base/ascii.h"
 #include "collectors/pci_function.h"
 #include "collectors/sysfs_file.h"
 
@@ -21,8 +22,6 @@ std::string_view WithoutNewline(std::string_view content) {
   if (!content.empty() && content.back() == '\n') content.remove_suffix(1);
   return content;
 }
-
-bool IsLowerHexDigit(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
 
 std::optional<uint32_t> ParseIndex(std::string_view name) {
   uint32_t index = 0;

@@ -22,6 +22,10 @@ struct FileRead {
 
 FileRead ReadSmallFile(const std::string& path);
 
+/// The errnum of an Error for a file that was read but holds malformed text (ReasonOf: reason
+/// "malformed"), not a failed read.
+inline constexpr int kMalformedText = 0;
+
 /// readlink(2): the link's target as stored, nullopt when `path` is missing or not a link.
 std::optional<std::string> ReadLink(const std::string& path);
 /// True when `path` exists itself (a dangling link counts, as with lstat(2)).

@@ -29,7 +29,7 @@ std::string CmisTypeName(uint8_t identifier) {
 
 // One bit per lane (bit 0 = lane 1) in four consecutive flag bytes: high alarm, low alarm,
 // high warning, low warning (page 11h bytes 139-142, 143-146, 149-152).
-MonitorFlags LaneFlags(Page page11, size_t first_byte, size_t lane) {
+MonitorFlags CmisLaneFlags(Page page11, size_t first_byte, size_t lane) {
   auto bit = [&](size_t byte) { return ((page11[Up(byte)] >> lane) & 1) != 0; };
   return {.high_alarm = bit(first_byte),
           .low_alarm = bit(first_byte + 1),
@@ -37,7 +37,7 @@ MonitorFlags LaneFlags(Page page11, size_t first_byte, size_t lane) {
           .low_warning = bit(first_byte + 3)};
 }
 
-void DecodeIdentity(Page lower, Page page0, Transceiver* t) {
+void CmisDecodeIdentity(Page lower, Page page0, Transceiver* t) {
   t->spec = ModuleSpec::kCmis;
   t->identifier = lower[0];  // lower page byte 0: identifier (SFF-8024)
   t->module_type = CmisTypeName(t->identifier);
@@ -87,9 +87,9 @@ void DecodeLanes(Page lower, Page page1, Page page11, Transceiver* t) {
       lane.tx_bias_amperes = module_fields::Amperes(page11, Up(170) + 2 * i, multiplier);
     }
     if (supported & 0x04) lane.rx_power_watts = module_fields::Watts(page11, Up(186) + 2 * i);
-    lane.tx_power_flags = LaneFlags(page11, 139, i);  // 11h bytes 139-142
-    lane.tx_bias_flags = LaneFlags(page11, 143, i);   // 11h bytes 143-146
-    lane.rx_power_flags = LaneFlags(page11, 149, i);  // 11h bytes 149-152
+    lane.tx_power_flags = CmisLaneFlags(page11, 139, i);  // 11h bytes 139-142
+    lane.tx_bias_flags = CmisLaneFlags(page11, 143, i);   // 11h bytes 143-146
+    lane.rx_power_flags = CmisLaneFlags(page11, 149, i);  // 11h bytes 149-152
   }
 }
 
@@ -127,7 +127,7 @@ Result<Transceiver> DecodeCmis(const ModulePages& pages) {
   const Page page0 = pages.Upper(0x00);
   if (page0.empty()) return MakeError(0, "CMIS: upper page 00h missing or short");
   Transceiver t;
-  DecodeIdentity(lower, page0, &t);
+  CmisDecodeIdentity(lower, page0, &t);
   DecodeModuleMonitors(lower, &t);
   if (t.flat_memory) return t;  // passive copper: no pages 01h/02h/11h, no lane monitors
   const Page page1 = pages.Upper(0x01);

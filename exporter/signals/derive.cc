@@ -18,7 +18,6 @@ namespace slot = signal_slot;
 
 constexpr size_t kPauseSeries =
     size_t{2} * kNumPriorities;  // index: DirectionOffset(direction) + prio
-constexpr std::array<Direction, 2> kDirections{Direction::kRx, Direction::kTx};
 
 // No NIC counter counts faster than this: 800 Gb/s of minimum-size frames is ~1.2e9/s. A faster
 // step means a bogus read, so the interval is dropped instead of publishing an absurd rate.
@@ -399,7 +398,7 @@ struct SignalDeriver::DeviceState {
     const uint8_t stall_prios = StallPrios(interval, lossless);
     bool quiet = StallCountersQuiet(interval);
     std::array<uint64_t, 2> lossless_pauses{};  // by Direction::kRx, kTx
-    for (Direction direction : kDirections) {
+    for (Direction direction : slot::kDirections) {
       for (int prio = 0; prio < kNumPriorities; ++prio) {
         const size_t frames = slot::PauseFrames(direction, prio);
         if (interval.valid.test(frames) && (lossless & (1u << prio))) {
@@ -557,7 +556,7 @@ DeviceSignals SignalDeriver::BuildSignals(const std::string& netdev,
 
   const uint8_t lossless = latest.LosslessPrios();
   for (int prio = 0; prio < kNumPriorities; ++prio) {
-    for (Direction direction : kDirections) {
+    for (Direction direction : slot::kDirections) {
       const size_t series = signal_slot::DirectionOffset(direction) + static_cast<size_t>(prio);
       const bool counters = latest.present.test(slot::PauseFrames(direction, prio)) ||
                             latest.present.test(slot::PauseDurationMicros(direction, prio));

@@ -35,6 +35,7 @@ namespace roceqos {
 /// Direction::kRx or Direction::kTx.
 namespace signal_slot {
 inline constexpr size_t kPerDirection = kNumPriorities;
+inline constexpr std::array<Direction, 2> kDirections{Direction::kRx, Direction::kTx};
 constexpr size_t DirectionOffset(Direction direction) {
   return direction == Direction::kTx ? kPerDirection : 0;
 }

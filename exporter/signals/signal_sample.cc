@@ -15,8 +15,6 @@ namespace {
 
 namespace slot = signal_slot;
 
-constexpr std::array<Direction, 2> kDirections{Direction::kRx, Direction::kTx};
-
 }  // namespace
 
 unsigned SignalSlotWidthBits(size_t /*slot*/) { return 64; }
@@ -35,7 +33,7 @@ uint8_t DeviceSample::LosslessPrios() const {
   if (lossless_prios) return *lossless_prios;
   uint8_t mask = 0;
   for (int prio = 0; prio < kNumPriorities; ++prio) {
-    for (Direction direction : kDirections) {
+    for (Direction direction : slot::kDirections) {
       if (present.test(slot::PauseFrames(direction, prio)) ||
           present.test(slot::PauseDurationMicros(direction, prio))) {
         mask = static_cast<uint8_t>(mask | (1u << prio));

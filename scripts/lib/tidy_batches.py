@@ -10,6 +10,9 @@ Usage: tidy_batches.py BUILD_DIR OUT_DIR MAX_PER_BATCH UNIT...
        tidy_batches.py --split BATCH
 The first writes OUT_DIR/compile_commands.json and one OUT_DIR/batch-N.cc per batch, and prints, per
 batch, a line "OUT_DIR/batch-N.cc<TAB>unit unit ...". A unit without a compile command is an error.
+The build compiles the libraries in unity batches (cmake/unity.cmake), so its database names the
+batch files: each of their units gets the batch's command, written to OUT_DIR/units/
+compile_commands.json for the runs on one unit alone.
 --split halves a batch that reported something: each half is a batch of its own, in a directory
 beside it with its own compile_commands.json, printed the same way. Two units whose file-local
 names collide fail their batch with a redefinition; halving separates them in a few runs where
@@ -18,8 +21,12 @@ checking every unit alone costs one header walk per unit.
 
 import json
 import os
+import re
 import shlex
 import sys
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+UNITY_BATCH = re.compile(r"/unity/roceqos_\w+_\d+\.cc$")
 
 
 def flags_without_io(arguments, source):
@@ -39,7 +46,9 @@ def main():
     build_dir, out_dir, per_batch = sys.argv[1], sys.argv[2], int(sys.argv[3])
     units = [os.path.abspath(u) for u in sys.argv[4:]]
     with open(os.path.join(build_dir, "compile_commands.json"), encoding="utf-8") as f:
-        commands = {os.path.abspath(e["file"]): e for e in json.load(f)}
+        commands = unit_commands(json.load(f))
+    os.makedirs(os.path.join(out_dir, "units"), exist_ok=True)
+    write_database(os.path.join(out_dir, "units"), list(commands.values()))
     groups = {}
     for unit in units:
         entry = commands.get(unit)
@@ -57,6 +66,24 @@ def main():
             batch += 1
             database.append(write_batch(path, directory, flags, members[start:start + per_batch]))
     write_database(out_dir, database)
+
+
+def unit_commands(database):
+    """Each unit's compile command by its absolute path, a unity batch's spread to its units."""
+    commands = {}
+    for entry in database:
+        arguments = entry.get("arguments") or shlex.split(entry["command"])
+        source = entry["file"]
+        if not UNITY_BATCH.search(source):
+            commands[os.path.abspath(source)] = {**entry, "arguments": arguments}
+            continue
+        with open(source, encoding="utf-8") as f:
+            units = [line.split('"')[1] for line in f if line.startswith("#include")]
+        for unit in units:
+            path = os.path.join(REPO_ROOT, unit)
+            commands[path] = {"directory": entry["directory"], "file": path,
+                              "arguments": [path if a == source else a for a in arguments]}
+    return commands
 
 
 def write_batch(path, directory, flags, members):
