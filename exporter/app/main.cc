@@ -284,15 +284,16 @@ AttributionPoller::PodDeviceSource KubeletDevices(const std::string& socket,
 
 // Each snapshot carries the pollers' latest states; a replay's too (its lldpd's neighbours). The
 // host-vs-switch comparison needs both the QoS stage's state and the LLDP state it is attached
-// with, so it is computed here, once per snapshot, and /metrics only formats it.
+// with, so it is computed here, again only when one of them changes, and /metrics only formats it.
 void AttachPollers(const Pollers& pollers, Sampler& sampler) {
   sampler.SetAttachHook([t = pollers.transceivers.get(), l = pollers.lldp.get(),
                          k = pollers.link.get(), p = pollers.pcie.get(),
-                         a = pollers.attribution.get()](Snapshot& draft) {
+                         a = pollers.attribution.get(),
+                         comparer = std::make_shared<SwitchComparer>()](Snapshot& draft) {
     if (t) draft.transceivers = t->Latest();
     if (l) {
       draft.lldp = l->Latest();
-      CompareDevicesWithSwitch(draft);
+      comparer->Compare(draft);
     }
     if (k) draft.links = k->Latest();
     if (p) draft.pcie = p->Latest();

@@ -186,6 +186,22 @@ void CompareDevicesWithSwitch(Snapshot& draft) {
     snap.switch_comparison = draft.lldp ? CompareDevice(snap, *draft.lldp) : nullptr;
 }
 
+void SwitchComparer::Compare(Snapshot& draft) {
+  const bool same_lldp = draft.lldp == lldp_;
+  std::map<std::string, Inputs, std::less<>> current;
+  for (DeviceSnapshot& snap : draft.devices) {
+    if (!snap.device) continue;
+    auto it = last_.find(snap.device->name);
+    const bool same = same_lldp && it != last_.end() && it->second.device == snap.device &&
+                      it->second.qos == snap.qos;
+    snap.switch_comparison =
+        same ? it->second.comparison : (draft.lldp ? CompareDevice(snap, *draft.lldp) : nullptr);
+    current[snap.device->name] = {snap.device, snap.qos, snap.switch_comparison};
+  }
+  lldp_ = draft.lldp;
+  last_ = std::move(current);
+}
+
 std::string DescribeNeighbor(const lldp::Neighbor& neighbor) {
   const std::string& name =
       neighbor.system_name.empty() ? neighbor.chassis_id : neighbor.system_name;

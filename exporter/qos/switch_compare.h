@@ -7,6 +7,9 @@
 // roce_qos_switch_mismatch, `check` prints it.
 
 #include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -103,6 +106,25 @@ std::vector<SwitchVerdict> CompareWithSwitch(const ObservedQos& host,
 /// MTU, its frame overhead. Null for a device without the QoS state (nothing of the host to
 /// compare) or without a neighbour, and for every device while draft.lldp is null.
 void CompareDevicesWithSwitch(Snapshot& draft);
+
+/// CompareDevicesWithSwitch for the sampler's every draft (every sample, 250 ms by default): a
+/// device's comparison is carried from the previous draft while its Device, its QoS state and
+/// the LLDP state are the very objects it was computed from. They are immutable once attached,
+/// so the same objects mean the same inputs; the carried inputs are held, so a freed object's
+/// address cannot come back as a new one and pass for the old.
+class SwitchComparer {
+ public:
+  void Compare(Snapshot& draft);
+
+ private:
+  struct Inputs {
+    std::shared_ptr<const Device> device;
+    std::shared_ptr<const QosDeviceState> qos;
+    std::shared_ptr<const SwitchComparison> comparison;
+  };
+  std::shared_ptr<const LldpState> lldp_;
+  std::map<std::string, Inputs, std::less<>> last_;  // by netdev
+};
 
 /// "leaf01 Ethernet12 (chassis 0c:29:aa:bb:cc:01)": the cabling line a person documents.
 std::string DescribeNeighbor(const lldp::Neighbor& neighbor);

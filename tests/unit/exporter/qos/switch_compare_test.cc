@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <linux/dcbnl.h>
 
+#include "tests/unit/support/fake_sources.h"
 #include "tests/unit/support/lldp_neighbors.h"
 #include "tests/unit/support/qos_observation.h"
 
@@ -233,6 +234,61 @@ TEST(SwitchCompareTest, DescribeNamesTheSwitchAndPort) {
   lldp::Neighbor unnamed = Leaf();
   unnamed.system_name.clear();
   EXPECT_EQ(DescribeNeighbor(unnamed), "0c:29:aa:bb:cc:01 Ethernet12 (chassis 0c:29:aa:bb:cc:01)");
+}
+
+// The sampler attaches the LLDP state to every draft; the comparison of a device is computed
+// again only when the Device, its QoS state or the LLDP state is another object.
+DeviceSnapshot DeviceWithQos(uint32_t mtu) {
+  DeviceSnapshot d;
+  d.device = std::make_shared<const Device>(testing::MakeDevice("eth0", 2));
+  auto qos = std::make_shared<QosDeviceState>();
+  qos->observed = Host(mtu);
+  d.qos = qos;
+  return d;
+}
+
+std::shared_ptr<const LldpState> LeafOnEth0() {
+  auto state = std::make_shared<LldpState>();
+  state->view.emplace();
+  state->view->ports["eth0"] =
+      lldp::LocalPort{.frames_received = 1, .neighbors = {Leaf()}, .error = {}};
+  return state;
+}
+
+TEST(SwitchComparerTest, TheSameInputsKeepTheComparisonAndAnyNewOneComputesItAgain) {
+  SwitchComparer comparer;
+  Snapshot first;
+  first.devices = {DeviceWithQos(9000)};
+  first.lldp = LeafOnEth0();
+  comparer.Compare(first);
+  const auto computed = first.devices[0].switch_comparison;
+  ASSERT_NE(computed, nullptr);
+
+  Snapshot carried = first;  // the next sample: the same objects
+  carried.devices[0].switch_comparison = nullptr;
+  comparer.Compare(carried);
+  EXPECT_EQ(carried.devices[0].switch_comparison, computed);
+
+  Snapshot new_qos = first;  // the QoS stage read the NIC again: 9216 no longer fits
+  new_qos.devices[0].qos = DeviceWithQos(9216).qos;
+  comparer.Compare(new_qos);
+  ASSERT_NE(new_qos.devices[0].switch_comparison, nullptr);
+  EXPECT_NE(new_qos.devices[0].switch_comparison, computed);
+  bool mtu_drift = false;
+  for (const auto& field : new_qos.devices[0].switch_comparison->fields)
+    if (field.field == SwitchFieldName(SwitchField::kMtu)) mtu_drift = field.drift;
+  EXPECT_TRUE(mtu_drift);
+
+  Snapshot new_lldp = new_qos;  // a new LLDP round, the same device and QoS state
+  const auto before = new_lldp.devices[0].switch_comparison;
+  new_lldp.lldp = LeafOnEth0();
+  comparer.Compare(new_lldp);
+  EXPECT_NE(new_lldp.devices[0].switch_comparison, before);
+
+  Snapshot no_lldp = new_lldp;  // the poller's state gone: nothing to compare with
+  no_lldp.lldp = nullptr;
+  comparer.Compare(no_lldp);
+  EXPECT_EQ(no_lldp.devices[0].switch_comparison, nullptr);
 }
 
 }  // namespace
