@@ -188,18 +188,22 @@ void CompareDevicesWithSwitch(Snapshot& draft) {
 
 void SwitchComparer::Compare(Snapshot& draft) {
   const bool same_lldp = draft.lldp == lldp_;
-  std::map<std::string, Inputs, std::less<>> current;
+  ++pass_;
   for (DeviceSnapshot& snap : draft.devices) {
     if (!snap.device) continue;
     auto it = last_.find(snap.device->name);
-    const bool same = same_lldp && it != last_.end() && it->second.device == snap.device &&
-                      it->second.qos == snap.qos;
-    snap.switch_comparison =
-        same ? it->second.comparison : (draft.lldp ? CompareDevice(snap, *draft.lldp) : nullptr);
-    current[snap.device->name] = {snap.device, snap.qos, snap.switch_comparison};
+    if (it == last_.end()) it = last_.emplace(snap.device->name, Inputs{}).first;
+    Inputs& last = it->second;
+    if (!same_lldp || last.device != snap.device || last.qos != snap.qos || last.pass == 0) {
+      last.device = snap.device;
+      last.qos = snap.qos;
+      last.comparison = draft.lldp ? CompareDevice(snap, *draft.lldp) : nullptr;
+    }
+    last.pass = pass_;
+    snap.switch_comparison = last.comparison;
   }
+  std::erase_if(last_, [this](const auto& entry) { return entry.second.pass != pass_; });
   lldp_ = draft.lldp;
-  last_ = std::move(current);
 }
 
 std::string DescribeNeighbor(const lldp::Neighbor& neighbor) {

@@ -121,9 +121,11 @@ class SwitchComparer {
     std::shared_ptr<const Device> device;
     std::shared_ptr<const QosDeviceState> qos;
     std::shared_ptr<const SwitchComparison> comparison;
+    uint64_t pass = 0;  // the last Compare that saw the device; 0: never computed
   };
   std::shared_ptr<const LldpState> lldp_;
-  std::map<std::string, Inputs, std::less<>> last_;  // by netdev
+  uint64_t pass_ = 0;
+  std::map<std::string, Inputs, std::less<>> last_;  // by netdev; a netdev gone is dropped
 };
 
 /// "leaf01 Ethernet12 (chassis 0c:29:aa:bb:cc:01)": the cabling line a person documents.
