@@ -1,8 +1,8 @@
 #pragma once
 
 // One device against the switch port it is cabled to, as /metrics shows it
-// (roce_qos_switch_mismatch, roce_qos_switch_frame_overhead_bytes). Computed once per snapshot
-// when the LLDP state is attached (exporter/qos/switch_compare.h CompareDevicesWithSwitch), so the
+// (roce_qos_switch_mismatch, roce_qos_switch_frame_overhead_bytes). Computed into the snapshot
+// when the LLDP state is attached (exporter/qos/switch_compare.h SwitchComparer), so the
 // renderer only formats it, like the policy drift of QosDeviceState.
 
 #include <cstdint>

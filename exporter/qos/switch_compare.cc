@@ -181,11 +181,6 @@ std::shared_ptr<const SwitchComparison> CompareDevice(const DeviceSnapshot& snap
 
 }  // namespace
 
-void CompareDevicesWithSwitch(Snapshot& draft) {
-  for (DeviceSnapshot& snap : draft.devices)
-    snap.switch_comparison = draft.lldp ? CompareDevice(snap, *draft.lldp) : nullptr;
-}
-
 void SwitchComparer::Compare(Snapshot& draft) {
   const bool same_lldp = draft.lldp == lldp_;
   ++pass_;

@@ -3,7 +3,7 @@
 // The host against the switch port it is cabled to: the switch's PFC, DSCP->priority (APP) and
 // maximum frame size as it advertises them in LLDP, against what the NIC runs. Lossless RoCE
 // needs both ends to agree; a NIC in sync with the policy can still face a switch that is not.
-// Pure: the daemon computes it into each snapshot (CompareDevicesWithSwitch) and renders it as
+// Pure: the daemon computes it into each snapshot (SwitchComparer) and renders it as
 // roce_qos_switch_mismatch, `check` prints it.
 
 #include <cstdint>
@@ -101,13 +101,11 @@ std::vector<SwitchVerdict> CompareWithSwitch(const ObservedQos& host,
                                              const lldp::Neighbor& neighbor,
                                              const FrameDecision& frame);
 
-/// Every device of `draft` against its neighbour in draft.lldp, into
+/// Every device of a draft against its neighbour in draft.lldp, into
 /// DeviceSnapshot::switch_comparison: the comparable verdicts of CompareWithSwitch and, with the
 /// MTU, its frame overhead. Null for a device without the QoS state (nothing of the host to
 /// compare) or without a neighbour, and for every device while draft.lldp is null.
-void CompareDevicesWithSwitch(Snapshot& draft);
-
-/// CompareDevicesWithSwitch for the sampler's every draft (every sample, 250 ms by default): a
+/// The sampler attaches the LLDP state to every draft (every sample, 250 ms by default), so a
 /// device's comparison is carried from the previous draft while its Device, its QoS state and
 /// the LLDP state are the very objects it was computed from. They are immutable once attached,
 /// so the same objects mean the same inputs; the carried inputs are held, so a freed object's

@@ -54,7 +54,7 @@ DeviceSnapshot Device(const std::string& name, uint32_t mtu = 9000,
 // device (exporter/app/main.cc AttachPollers).
 void Attach(Snapshot& s, std::shared_ptr<const LldpState> state) {
   s.lldp = std::move(state);
-  CompareDevicesWithSwitch(s);
+  SwitchComparer().Compare(s);
 }
 
 Snapshot WithLldp() {
