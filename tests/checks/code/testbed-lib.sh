@@ -53,6 +53,17 @@ echo 'roce_pfc_pause_frames_total{netdev="sim0"} -1' >>"$neg"
 check "assert_no_negative: a negative counter fails" 1 "$( (assert_no_negative "$neg") 2>/dev/null; echo $?)"
 echo 'roce_transceiver_temperature_celsius{netdev="sim1"} NaN' >"$neg"
 check "assert_no_negative: NaN fails, signed or not" 1 "$( (assert_no_negative "$neg") 2>/dev/null; echo $?)"
+# wait_for: done as soon as CMD succeeds; a CMD that never does fails once the seconds passed.
+tries=0
+third_try() { tries=$((tries + 1)); [ "$tries" -ge 3 ]; }
+wait_for 5 third_try
+check "wait_for: 0 on CMD's third try, which ends the polling" "0 3" "$? $tries"
+uptime_cs
+t0=$_cs
+wait_for 1 false
+rc=$?
+uptime_cs
+check "wait_for 1 false: 1, after at least 1 s" "1 yes" "$rc $([ $((_cs - t0)) -ge 100 ] && echo yes)"
 exit "$failures"
 CASES
 }

@@ -53,8 +53,11 @@ journal() { journalctl -b -u "$1" -n "${2:-15}" --no-pager -o cat 2>&1 | detail;
 wait_active() {
   local deadline=$((SECONDS + 120)) state restarts
   while :; do
-    state=$(prop "$1" ActiveState)
-    restarts=$(prop "$1" NRestarts)
+    # One systemctl per round: under TCG each costs the guest more than the unit's own start.
+    state='' restarts=''
+    while IFS='=' read -r key value; do
+      case $key in ActiveState) state=$value ;; NRestarts) restarts=$value ;; esac
+    done < <(systemctl show -p ActiveState -p NRestarts "$1")
     [[ $state == active ]] && return 0
     if [[ $state == failed || ${restarts:-0} -gt 0 ]] || ((SECONDS >= deadline)); then
       echo "$1: ActiveState=$state SubState=$(prop "$1" SubState) NRestarts=$restarts" \

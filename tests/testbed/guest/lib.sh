@@ -79,15 +79,28 @@ now_s() {
     END { printf "%d.%06d", s, nano ? int(u / 1000) : u }'
 }
 
-# wait_for TIMEOUT_S CMD [ARG...]: runs CMD every 0.1 s until it succeeds (status 0) or TIMEOUT_S
-# seconds passed (status 1). Use: wait_for 5 some_check || fail "..."
+# uptime_cs: the uptime in centiseconds in $_cs, by the read builtin: no process, which under TCG
+# costs more than most of the checks a wait polls (10 ms resolution; the guest is up for > 1 s, so
+# no leading zero makes it octal).
+uptime_cs() {
+  read -r _u _ </proc/uptime
+  _cs=${_u%.*}${_u#*.}
+}
+
+# wait_for TIMEOUT_S CMD [ARG...]: runs CMD until it succeeds (status 0) or TIMEOUT_S (whole)
+# seconds passed (status 1): every 0.1 s for the first 2 s, then every 0.25 s, so a long wait
+# costs the guest (one TCG vCPU, on a host the other CI lanes share) a fraction of the processes.
+# Use: wait_for 5 some_check || fail "..."
 wait_for() {
-  _wf_deadline=$(awk -v t="$1" '{ printf "%.2f", $1 + t }' /proc/uptime)
+  uptime_cs
+  _wf_start=$_cs
+  _wf_deadline=$((_cs + $1 * 100))
   shift
   while :; do
     "$@" && return 0
-    awk -v d="$_wf_deadline" '{ exit !($1 >= d) }' /proc/uptime && return 1
-    sleep 0.1
+    uptime_cs
+    [ "$_cs" -ge "$_wf_deadline" ] && return 1
+    if [ $((_cs - _wf_start)) -lt 200 ]; then sleep 0.1; else sleep 0.25; fi
   done
 }
 

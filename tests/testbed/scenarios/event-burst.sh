@@ -37,10 +37,6 @@ netlink_drops() {
   awk -v inodes=" $_inodes" 'NR > 1 && $2 == 0 && $4 != "00000000" && index(inodes, " " $10 " ") {
     d += $9 } END { print d + 0 }' /proc/net/netlink
 }
-stamp() {  # centiseconds since boot in $_cs
-  read -r _u _ </proc/uptime
-  _cs=${_u%.*}${_u#*.}
-}
 
 # --- 1: the burst, exporter running -------------------------------------------------------------
 # Even counts: PFC on 3 ends on, the link ends up with its alias last set to burst-5000.
@@ -61,7 +57,7 @@ overruns0=$(value roce_exporter_sample_overruns_total)
 notes0=$(value roce_qos_change_notifications_total)
 resyncs0=$(value roce_qos_monitor_resyncs_total reason=overflow)
 drops0=$(netlink_drops)
-stamp
+uptime_cs
 t0=$_cs
 # -f: iproute2 6.1 dcb may read a stale ACK as EPROTO (lib.sh, dcb()); a failed line must not
 # end the batch. Every change is read back below.
@@ -78,7 +74,7 @@ $IP -force -batch link.batch 2>link.err || fail "ip -batch failed: $(head -n3 li
 wait $dcb_pid || true
 dcb_errors=$(grep -c "Protocol error" dcb.err || true)
 dcb_hung=$(wc -l <dcb.hung)
-stamp
+uptime_cs
 t1=$_cs
 # The burst is over when the exporter has caught up with the kernel's final state: link up, PFC on
 # priority 3 as `dcb` reads it, and the verdict that follows (in sync when on, drift when off). A
@@ -93,7 +89,7 @@ caught_up() {
     num_eq "$kernel_pfc3" "$(value roce_qos_in_sync netdev="$sim")"
 }
 wait_for 60 caught_up || fail "$sim: not caught up within 60 s of the burst: kernel PFC 3 $kernel_pfc3, exporter pfc_enabled $(value roce_qos_pfc_enabled netdev="$sim" prio=3), in_sync $(value roce_qos_in_sync netdev="$sim"), link up in the exporter: $(up && echo yes || echo no)"
-stamp
+uptime_cs
 t2=$_cs
 if [ "$kernel_pfc3" = 0 ]; then  # part 2 starts in sync
   dcb pfc set dev "$sim" prio-pfc 3:on
@@ -136,7 +132,7 @@ dcb pfc set dev "$sim" prio-pfc 3:off || {
   fail "dcb pfc set failed"
 }
 drops=$(($(netlink_drops) - drops0))
-stamp
+uptime_cs
 t0=$_cs
 kill -CONT "$(_exporter_pid)"
 [ "$drops" -gt 0 ] || fail "5000 notifications to a stopped exporter were not dropped (receive buffer too large?)"
@@ -146,7 +142,7 @@ resynced() {
     num_eq 1 "$(value roce_qos_drift netdev="$sim" field=pfc)"
 }
 wait_for 30 resynced || fail "after $drops dropped notifications: overflow resyncs $(value roce_qos_monitor_resyncs_total reason=overflow) (was $resyncs0), pfc drift $(value roce_qos_drift netdev="$sim" field=pfc)"
-stamp
+uptime_cs
 echo "EVENT_BURST stopped changes=5001 dropped=$drops overflow_resyncs=$(($(value roce_qos_monitor_resyncs_total reason=overflow) - resyncs0)) drift_shown_ms=$(((_cs - t0) * 10))"
 exporter_alive
 num_eq 0 "$(value roce_qos_in_sync netdev="$sim")" || fail "in sync reported with PFC 3 off"

@@ -18,11 +18,6 @@ ibdev=$(rdma_links | awk -v n="$sim" '$2 == n { split($1, a, "/"); print a[1]; e
 # ToS 106, tcp_ecn 1.
 simnic_conform_default_policy "$sim" "$ibdev"
 
-# Timestamps without forking a process: /proc/uptime in centiseconds (10 ms resolution).
-stamp() {
-  read -r _u _ </proc/uptime
-  _cs=${_u%.*}${_u#*.}
-}
 unlabeled() { awk -v n="$2" '$1 == n { print $2 }' "$1"; }
 in_sync() { num_eq 1 "$(metric roce_qos_in_sync netdev="$sim")"; }
 
@@ -34,16 +29,16 @@ measure() {
   _f=$1 _v=$2
   shift 2
   _want="roce_qos_drift{netdev=\"$sim\",field=\"$_f\"} $_v"
-  stamp
+  uptime_cs
   _t0=$_cs
   "$@" || fail "$* failed"
-  stamp
+  uptime_cs
   _t1=$_cs
   until wget -q -O - "$EXPORTER_URL/metrics" | grep -qxF "$_want"; do
-    stamp
+    uptime_cs
     [ $((_cs - _t0)) -lt 500 ] || fail "roce_qos_drift{field=$_f} did not become $_v within 5 s of: $*"
   done
-  stamp
+  uptime_cs
   _t2=$_cs
   scrape "$TESTBED_WORK/m.txt"
   _ex=$(unlabeled "$TESTBED_WORK/m.txt" roce_qos_detection_latency_seconds)
@@ -76,10 +71,10 @@ wait_for 10 in_sync || fail "$sim configured like the default policy is not in s
 assert_match "^$sim .*: in sync" "$(grep "^$sim " check.txt)" "check verdict"
 
 # What one fetch of /metrics plus a grep costs in this guest (the floor of the end-to-end figure).
-stamp
+uptime_cs
 _f0=$_cs
 for i in 1 2 3 4 5; do wget -q -O - "$EXPORTER_URL/metrics" | grep -q '^roce_qos_in_sync' || fail "no in_sync"; done
-stamp
+uptime_cs
 fetch_ms=$(((_cs - _f0) * 10 / 5))
 log "one /metrics fetch + grep in this guest: ${fetch_ms} ms"
 
@@ -101,13 +96,13 @@ awk -v m="$ex_median" 'BEGIN { exit !(m < 0.1) }' || fail "notification -> snaps
 # the change), since this guest's /metrics polling adds its own, load-dependent, delay: a poll is
 # due at the first sample at or after the 2 s interval (250 ms period), plus 0.5 s for the pass.
 seq_before=$(simnic_dcb_event_seq "$sim")
-stamp
+uptime_cs
 t0=$_cs
 t0_wall=$(now_s)
 simnic_ctl "$sim" "pfc 0x00"
 pfc_drift() { num_eq 1 "$(metric roce_qos_drift netdev="$sim" field=pfc)"; }
 wait_for 8 pfc_drift || fail "the poll did not catch PFC turned off through the control file"
-stamp
+uptime_cs
 poll_ms=$(((_cs - t0) * 10))
 assert_eq "$seq_before" "$(simnic_dcb_event_seq "$sim")" "the control file must not notify"
 seen_at=$(metric roce_qos_last_change_timestamp_seconds netdev="$sim")
