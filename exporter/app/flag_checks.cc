@@ -16,6 +16,8 @@
 namespace roceqos {
 namespace {
 
+using namespace std::chrono_literals;
+
 Result<void> Invalid(std::string message) { return MakeError(EINVAL, std::move(message)); }
 
 // A duration flag's text, parsed; the error names the flag. Every duration flag goes through it.
@@ -45,11 +47,30 @@ Result<std::chrono::nanoseconds> ParseDurationFlagInRange(std::string_view flag,
   return *parsed;
 }
 
+// One fixed-range duration flag: its name, its text and the Config field it sets.
+struct DurationFlag {
+  std::string_view flag;
+  const std::string& text;
+  std::chrono::nanoseconds& out;
+  DurationRange range;
+};
+
+// Each flag parsed into its field in order; the first error is returned and leaves that field
+// and the later ones untouched.
+Result<void> SetDurationFlags(std::initializer_list<DurationFlag> flags) {
+  for (const DurationFlag& f : flags) {
+    auto parsed = ParseDurationFlagInRange(f.flag, f.text, f.range);
+    if (!parsed) return parsed.error();
+    f.out = *parsed;
+  }
+  return {};
+}
+
 Result<void> ValidateSampler(Config& config, const FlagText& text) {
-  auto parsed_period = ParseDurationFlagInRange(
-      "--sampler.period", text.period, {std::chrono::milliseconds(10), std::chrono::hours(1)});
-  if (!parsed_period) return parsed_period.error();
-  config.sampler_period = *parsed_period;
+  if (auto set =
+          SetDurationFlags({{"--sampler.period", text.period, config.sampler_period, {10ms, 1h}}});
+      !set)
+    return set;
 
   auto parsed_discovery = ParseDurationFlag("--sampler.discovery-interval", text.discovery);
   if (!parsed_discovery) return parsed_discovery.error();
@@ -68,19 +89,21 @@ Result<void> ValidateSampler(Config& config, const FlagText& text) {
 
 // The per-port schedule (exporter/sampling/port_scheduler.h).
 Result<void> ValidateSchedule(Config& config, const FlagText& text) {
-  auto idle =
-      ParseDurationFlagInRange("--sampler.idle-period", text.idle_period,
-                               {std::chrono::milliseconds(10), std::chrono::hours(1), true});
-  if (!idle) return idle.error();
-  config.sampler_idle_period = *idle;
+  if (auto set = SetDurationFlags({{"--sampler.idle-period",
+                                    text.idle_period,
+                                    config.sampler_idle_period,
+                                    {10ms, 1h, true}}});
+      !set)
+    return set;
   // Health (--web.health-max-sample-age) and the systemd watchdog need a snapshot at least once
   // per longest sampler period, and the schedule publishes one only when a port is due.
   const auto longest = kDefaultMaxPeriodFactor * config.sampler_period;
-  if (*idle > longest) {
+  if (config.sampler_idle_period > longest) {
     return Invalid(
         fmt::format("--sampler.idle-period {} is longer than the longest sampler period {} ({} x "
                     "--sampler.period): health and the watchdog need a sample at least that often",
-                    FormatDuration(*idle), FormatDuration(longest), kDefaultMaxPeriodFactor));
+                    FormatDuration(config.sampler_idle_period), FormatDuration(longest),
+                    kDefaultMaxPeriodFactor));
   }
   if (!(config.sampler_duty_cycle > 0 && config.sampler_duty_cycle <= 1)) {
     return Invalid(fmt::format("--sampler.duty-cycle {} must be in (0, 1], a share of the time",
@@ -93,18 +116,17 @@ Result<void> ValidateQos(Config& config, const FlagText& text) {
   Result<RemediationMode> mode = ParseRemediationMode(text.remediation);
   if (!mode) return mode.error();  // unreachable past CLI11's check, kept for direct callers
   config.remediation = *mode;
-  const DurationRange poll_range{std::chrono::milliseconds(100), std::chrono::hours(1)};
-  auto parsed_poll = ParseDurationFlagInRange("--qos.poll-interval", text.qos_poll, poll_range);
-  if (!parsed_poll) return parsed_poll.error();
-  config.qos_poll_interval = *parsed_poll;
-  auto parsed_dcqcn_poll =
-      ParseDurationFlagInRange("--qos.dcqcn-poll-interval", text.qos_dcqcn_poll, poll_range);
-  if (!parsed_dcqcn_poll) return parsed_dcqcn_poll.error();
-  config.qos_dcqcn_poll_interval = *parsed_dcqcn_poll;
+  const DurationRange poll_range{100ms, 1h};
+  if (auto set = SetDurationFlags(
+          {{"--qos.poll-interval", text.qos_poll, config.qos_poll_interval, poll_range},
+           {"--qos.dcqcn-poll-interval", text.qos_dcqcn_poll, config.qos_dcqcn_poll_interval,
+            poll_range}});
+      !set)
+    return set;
 
   // Bounded so that every sum and doubling of them on the clock (saturating in remediate.cc as
   // well) stays far inside int64 nanoseconds; a week between attempts is already no remediation.
-  const DurationRange backoff_range{std::chrono::seconds(1), kMaxRemediationBackoff};
+  const DurationRange backoff_range{1s, kMaxRemediationBackoff};
   auto parsed_backoff =
       ParseDurationFlagInRange("--remediation.backoff", text.backoff, backoff_range);
   if (!parsed_backoff) return parsed_backoff.error();
@@ -126,30 +148,31 @@ Result<void> ValidateQos(Config& config, const FlagText& text) {
   return {};
 }
 
-// The pollers' intervals. --transceiver.interval: at least 1s, since every module read is several
-// firmware register accesses on mlx5 (docs/transceiver.md). --lldp.interval: lldpd answers from
-// memory, but a neighbour changes at most once per LLDP transmit interval (30s by default).
+// The pollers' intervals and the GID check's. --transceiver.interval: at least 1s, since every
+// module read is several firmware register accesses on mlx5 (docs/transceiver.md). --lldp.interval:
+// lldpd answers from memory, but a neighbour changes at most once per LLDP transmit interval (30s
+// by default).
 Result<void> ValidatePollers(Config& config, const FlagText& text) {
-  auto transceiver =
-      ParseDurationFlagInRange("--transceiver.interval", text.transceiver_interval,
-                               {std::chrono::seconds(1), std::chrono::hours(24), true});
-  if (!transceiver) return transceiver.error();
-  config.transceiver_interval = *transceiver;
-  auto lldp = ParseDurationFlagInRange("--lldp.interval", text.lldp_interval,
-                                       {std::chrono::seconds(1), std::chrono::hours(1), true});
-  if (!lldp) return lldp.error();
-  config.lldp_interval = *lldp;
-  // --link.interval: at least 1s, each netdev's round is three firmware reads on mlx5 (PPCNT).
-  auto link = ParseDurationFlagInRange("--link.interval", text.link_interval,
-                                       {std::chrono::seconds(1), std::chrono::hours(1), true});
-  if (!link) return link.error();
-  config.link_interval = *link;
-  // --pcie.interval: sysfs reads, but a trained link and its AER totals change over minutes.
-  auto pcie = ParseDurationFlagInRange("--pcie.interval", text.pcie_interval,
-                                       {std::chrono::seconds(1), std::chrono::hours(24), true});
-  if (!pcie) return pcie.error();
-  config.pcie_interval = *pcie;
-  return {};
+  return SetDurationFlags(
+      {{"--transceiver.interval",
+        text.transceiver_interval,
+        config.transceiver_interval,
+        {1s, 24h, true}},
+       {"--lldp.interval", text.lldp_interval, config.lldp_interval, {1s, 1h, true}},
+       // --link.interval: each netdev's round is three firmware reads on mlx5 (PPCNT).
+       {"--link.interval", text.link_interval, config.link_interval, {1s, 1h, true}},
+       // --pcie.interval: sysfs, but a trained link and its AER totals change over minutes.
+       {"--pcie.interval", text.pcie_interval, config.pcie_interval, {1s, 24h, true}},
+       // --attribution.interval: one QP dump per RDMA device and a cgroup read per PID holding
+       // QPs; owners change as jobs start and end, over minutes.
+       {"--attribution.interval",
+        text.attribution_interval,
+        config.attribution_interval,
+        {1s, 24h, true}},
+       // --gids.interval: the GID check is a sample stage (exporter/sampling/gid_stage.h); a GID
+       // follows its address within milliseconds, so checking more often than every 10s only
+       // costs reads.
+       {"--gids.interval", text.gids_interval, config.gids_interval, {10s, 24h, true}}});
 }
 
 Result<void> ValidateWeb(const Config& config) {
@@ -215,23 +238,9 @@ Result<void> ValidateEnforcePolicy(const Config& config) {
       "pass --config policy.yaml)");
 }
 
-// --gids.interval: the GID check is a sample stage (exporter/sampling/gid_stage.h); a GID follows
-// its address within milliseconds, so a check more often than every 10s only costs reads.
-Result<void> ValidateGids(Config& config, const FlagText& text) {
-  auto gids = ParseDurationFlagInRange("--gids.interval", text.gids_interval,
-                                       {std::chrono::seconds(10), std::chrono::hours(24), true});
-  if (!gids) return gids.error();
-  config.gids_interval = *gids;
-  return {};
-}
-
-// --attribution.interval: one QP dump per RDMA device and a cgroup read per PID holding QPs;
-// owners change as jobs start and end, over minutes.
-Result<void> ValidateAttribution(Config& config, const FlagText& text) {
-  auto interval = ParseDurationFlagInRange("--attribution.interval", text.attribution_interval,
-                                           {std::chrono::seconds(1), std::chrono::hours(24), true});
-  if (!interval) return interval.error();
-  config.attribution_interval = *interval;
+// The attribution roots are host paths mounted into a container: relative ones would follow
+// the exporter's working directory.
+Result<void> ValidateAttributionRoots(const Config& config) {
   for (auto [flag, path] :
        {std::pair{"--attribution.proc-root", &config.attribution_proc_root},
         std::pair{"--attribution.pod-logs-root", &config.attribution_pod_logs_root}}) {
@@ -259,8 +268,7 @@ Result<void> Validate(Config& config, const FlagText& text) {
         fmt::format("--path.debugfs \"{}\" must be an absolute path", config.debugfs_path));
   }
   if (auto valid = ValidateEnforcePolicy(config); !valid) return valid;
-  if (auto valid = ValidateGids(config, text); !valid) return valid;
-  if (auto valid = ValidateAttribution(config, text); !valid) return valid;
+  if (auto valid = ValidateAttributionRoots(config); !valid) return valid;
   // A unix socket's path: absolute, and within sockaddr_un's sun_path (108 bytes with the NUL).
   if (const std::string& kubelet = config.attribution_kubelet_socket;
       !kubelet.empty() && (kubelet.front() != '/' || kubelet.size() > 107)) {

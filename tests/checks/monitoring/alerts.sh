@@ -23,6 +23,16 @@ tool=$root/alerts/alerttool
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
+# logged NAME CMD...: CMD with its output in $out/NAME.log; a failure prints the log and fails.
+logged() {
+  local log=$out/$1.log
+  shift
+  "$@" >"$log" 2>&1 && return 0
+  cat "$log" >&2
+  fail "$*"
+  return 1
+}
+
 command -v promtool >/dev/null || {
   echo "FAIL: promtool not found (Debian package prometheus; scripts/install-deps)" >&2
   exit 1
@@ -32,26 +42,15 @@ mapfile -t rules < <("$tool" list)
 ((${#rules[@]})) || fail "no rule files in alerts/"
 
 # --- 1. promtool check rules
-if promtool check rules "${rules[@]}" >"$out/check.log" 2>&1; then
+if logged check promtool check rules "${rules[@]}"; then
   pass "promtool check rules: $(grep -o '[0-9]* rules found' "$out/check.log" | paste -sd, -)"
-else
-  cat "$out/check.log" >&2
-  fail "promtool check rules"
 fi
 
 # --- 2. promtool test rules + coverage of both outcomes
-if (cd "$root" && promtool test rules alerts/tests/*.yaml) >"$out/test.log" 2>&1; then
+if logged test sh -c 'cd "$0" && exec promtool test rules alerts/tests/*.yaml' "$root"; then
   pass "promtool test rules: $(grep -c SUCCESS "$out/test.log") file(s) pass"
-else
-  cat "$out/test.log" >&2
-  fail "promtool test rules"
 fi
-if "$tool" check-tests >"$out/cover.log" 2>&1; then
-  pass "$(cat "$out/cover.log")"
-else
-  cat "$out/cover.log" >&2
-  fail "alerttool check-tests"
-fi
+logged cover "$tool" check-tests && pass "$(cat "$out/cover.log")"
 # A recording rule nobody tests (alerts/roce_qos.recording.yaml) must be reported.
 cp -r "$root/alerts" "$out/untested"
 printf '      - record: instance:roce_untested:sum\n        expr: sum without (netdev) (roce_qos_in_sync{job=~".*roce.*"})\n' \
@@ -111,12 +110,7 @@ else
 fi
 
 # --- 3. style
-if "$tool" check-style >"$out/style.log" 2>&1; then
-  pass "$(cat "$out/style.log")"
-else
-  cat "$out/style.log" >&2
-  fail "alerttool check-style"
-fi
+logged style "$tool" check-style && pass "$(cat "$out/style.log")"
 
 # --- 4. the style checker rejects each kind of violation
 bad=$out/bad
@@ -253,12 +247,7 @@ for bad_value in "--storm-critical-episodes 0" "--storm-critical-after 1x" "--di
 done
 
 # --- 6. each paging threshold is pinned by promtool cases on both sides of it
-if "$tool" check-thresholds >"$out/thresholds.log" 2>&1; then
-  pass "$(tail -n1 "$out/thresholds.log")"
-else
-  cat "$out/thresholds.log" >&2
-  fail "alerttool check-thresholds"
-fi
+logged thresholds "$tool" check-thresholds && pass "$(tail -n1 "$out/thresholds.log")"
 # Without the case of a storm seen for 45 s (just short of 1m), the threshold is not pinned below.
 cp -r "$root/alerts" "$out/unpinned"
 python3 - "$out/unpinned/tests/pfc_test.yaml" <<'PY'

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <vector>
 
+#include "base/duration.h"
 #include "exporter/render/metrics_doc.h"
 #include "tests/unit/support/parsed_command_line.h"
 
@@ -208,6 +209,38 @@ TEST(Cli, QosFlags) {
   EXPECT_EQ(Parse({"--qos.dcqcn-poll-interval=5s"}).outcome.config.qos_dcqcn_poll_interval,
             std::chrono::seconds(5));
   ExpectUsageError(Parse({"--qos.dcqcn-poll-interval=2h"}), "--qos.dcqcn-poll-interval");
+}
+
+// Each poller's interval and the GID check's: its bounds hold, 0 turns it off, and an error names
+// the flag and its range.
+TEST(Cli, EveryPollerIntervalIsCheckedAgainstItsRange) {
+  struct IntervalFlag {
+    std::string flag;
+    std::chrono::nanoseconds Config::*field;
+    std::string min, below_min, max, above_max;
+  };
+  const IntervalFlag flags[] = {
+      {"--transceiver.interval", &Config::transceiver_interval, "1s", "999ms", "1d", "25h"},
+      {"--lldp.interval", &Config::lldp_interval, "1s", "999ms", "1h", "61m"},
+      {"--link.interval", &Config::link_interval, "1s", "999ms", "1h", "61m"},
+      {"--pcie.interval", &Config::pcie_interval, "1s", "999ms", "1d", "25h"},
+      {"--attribution.interval", &Config::attribution_interval, "1s", "999ms", "1d", "25h"},
+      {"--gids.interval", &Config::gids_interval, "10s", "9s", "1d", "25h"},
+  };
+  for (const IntervalFlag& f : flags) {
+    SCOPED_TRACE(f.flag);
+    for (const std::string& good : {f.min, f.max, std::string("0s")}) {
+      const std::string arg = f.flag + "=" + good;
+      Parsed p = Parse({arg.c_str()});
+      ASSERT_EQ(p.outcome.kind, CliOutcome::Kind::kRunExporter) << p.err;
+      EXPECT_EQ(p.outcome.config.*f.field, *ParseDuration(good)) << good;
+    }
+    for (const std::string& bad : {f.below_min, f.above_max}) {
+      const std::string arg = f.flag + "=" + bad;
+      const std::string range = "must be 0 (off) or between " + f.min + " and " + f.max;
+      ExpectUsageError(Parse({arg.c_str()}), f.flag + " \"" + bad + "\" " + range);
+    }
+  }
 }
 
 // One flag missed in a rollout must not write the embedded default to a fabric: enforce needs an

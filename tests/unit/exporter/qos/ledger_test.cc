@@ -248,12 +248,7 @@ TEST(FailClosed, AnUnwritableStateDirectorySuspendsEnforceAtStart) {
   const std::string blocker = StatePath("blocker");
   std::ofstream(blocker) << "a file where a directory should be";
   RemediationStore store(blocker + "/sub/remediation.json");
-  FakeNic nic;
-  nic.state.dcb.value.pfc->enabled_mask = 0;
-  Remediator r(Enforce(), &nic, nic.Facts(), &store);
-  EXPECT_EQ(r.suspended_reason(), "state_unwritable");
-  EXPECT_EQ(StepOnce(r, nic, t0), RemediationState::kBlockedStateUnavailable);
-  EXPECT_TRUE(nic.calls.empty());
+  ExpectEnforceSuspendedWithoutWrites(store, "state_unwritable");
   std::filesystem::remove(blocker);
 }
 

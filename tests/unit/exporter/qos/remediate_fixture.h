@@ -14,6 +14,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "exporter/qos/drift.h"
@@ -187,6 +188,17 @@ inline const TimePoint t0 = TimePoint(std::chrono::seconds(1000));
 inline std::string StatePath(const std::string& name) {
   return ::testing::TempDir() + "/remediation_state_" + std::to_string(getpid()) + "_" + name +
          ".json";
+}
+
+// Enforce over a store it cannot use from the start: suspended for `reason`, and a drifted device
+// is blocked without a single write.
+inline void ExpectEnforceSuspendedWithoutWrites(RemediationStore& store, std::string_view reason) {
+  FakeNic nic;
+  nic.state.dcb.value.pfc->enabled_mask = 0;
+  Remediator r(Enforce(), &nic, nic.Facts(), &store);
+  EXPECT_EQ(r.suspended_reason(), reason);
+  EXPECT_EQ(StepOnce(r, nic, t0), RemediationState::kBlockedStateUnavailable);
+  EXPECT_TRUE(nic.calls.empty());
 }
 
 // A device that gave up (max_attempts 1, writes never hold).

@@ -152,12 +152,7 @@ TEST(StateFile, AnUnreadableFileSuspendsEnforceInsteadOfStartingEmpty) {
   std::ofstream(path) << text;
   RemediationStore store(path);
   EXPECT_FALSE(store.Load().ok());
-  FakeNic nic;
-  nic.state.dcb.value.pfc->enabled_mask = 0;
-  Remediator r(Enforce(), &nic, nic.Facts(), &store);
-  EXPECT_EQ(r.suspended_reason(), "state_unreadable");
-  EXPECT_EQ(StepOnce(r, nic, t0), RemediationState::kBlockedStateUnavailable);
-  EXPECT_TRUE(nic.calls.empty());
+  ExpectEnforceSuspendedWithoutWrites(store, "state_unreadable");
   std::ifstream in(path);
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), text);
   std::filesystem::remove(path);
