@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The exposition helpers of tests/testbed/guest/lib.sh (metric_series, metric_from, metric_label,
-# metric), without the VM: every testbed scenario's verdict goes through them, so a helper that
-# silently finds nothing turns an assertion into a skip or a false failure. Runs the cases under
+# metric), wait_for and ibdev_of, without the VM: every testbed scenario's verdict goes through
+# them, so a helper that silently finds nothing turns an assertion into a skip or a false failure. Runs the cases under
 # dash (Debian's /bin/sh) and, when installed, busybox sh (the guest's shell) against
 # tests/checks/lib/testbed-lib.prom; `scrape` is stubbed to copy that file. Also: the kernel list
 # (tests/testbed/kernel/series) is consistent and kernel/fetch refuses a series outside it.
@@ -64,6 +64,17 @@ wait_for 1 false
 rc=$?
 uptime_cs
 check "wait_for 1 false: 1, after at least 1 s" "1 yes" "$rc $([ $((_cs - t0)) -ge 100 ] && echo yes)"
+# ibdev_of: the RDMA device of a netdev from `rdma link show` (iproute2's line: DEV/PORT, then
+# key/value pairs, the netdev last); a netdev whose name is a prefix of another's is not matched.
+fake_rdma() {
+  echo 'link mlx5_0/1 state ACTIVE physical_state LINK_UP netdev sim0'
+  echo 'link mlx5_1/1 state DOWN physical_state DISABLED netdev sim1'
+  echo 'link rxe0/1 state ACTIVE physical_state LINK_UP netdev sim10'
+}
+RDMA=fake_rdma
+check "ibdev_of sim1" mlx5_1 "$(ibdev_of sim1)"
+check "ibdev_of sim10 (sim1 is a prefix)" rxe0 "$(ibdev_of sim10)"
+check "ibdev_of a netdev without RDMA is empty" "" "$(ibdev_of eth0)"
 exit "$failures"
 CASES
 }

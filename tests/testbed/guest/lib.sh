@@ -416,6 +416,8 @@ rdma_links() {
       for (i = 3; i <= NF; i++) { if ($i == "netdev") nd = $(i + 1); if ($i == "state") st = $(i + 1) }
       print $2, nd, st }'
 }
+# ibdev_of NETDEV: the RDMA device bound to NETDEV (empty when none).
+ibdev_of() { rdma_links | awk -v n="$1" '$2 == n { split($1, a, "/"); print a[1]; exit }'; }
 # rdma_metric_for COUNTER: the exporter family (and stat= label) of an RDMA hw counter name.
 rdma_metric_for() {
   case $1 in
@@ -553,7 +555,7 @@ lldp_stat() {
 # defines dscp26, tos, uptime_s, since, state_in and link_up.
 storm_on_drifted_port() {
   sim=$(simnic_netdevs | sed -n 1p)
-  ibdev=$(rdma_links | awk -v n="$sim" '$2 == n { split($1, a, "/"); print a[1]; exit }')
+  ibdev=$(ibdev_of "$sim")
   [ -n "$ibdev" ] || fail "no RDMA device on $sim"
   tos_file=/sys/class/infiniband/$ibdev/tc/1/traffic_class
   window_s=6

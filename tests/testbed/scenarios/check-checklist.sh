@@ -12,7 +12,7 @@
 #    drift, and a veth (no PCI function) reports the item unverified, not drift.
 require exporter simnic
 sim=$(simnic_netdevs | head -n1)
-ibdev=$(rdma_links | awk -v n="$sim" '$2 == n { split($1, a, "/"); print a[1]; exit }')
+ibdev=$(ibdev_of "$sim")
 [ -n "$ibdev" ] || fail "no RDMA device bound to $sim"
 
 # The embedded default policy, as in qos-drift.sh, so only the item under test can differ.

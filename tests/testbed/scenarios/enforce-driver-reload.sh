@@ -23,7 +23,6 @@ after_samples=8
 
 policy=$TESTBED_WORK/policy.yaml
 "$EXPORTER" policy show-default >"$policy" || fail "policy show-default failed"
-ibdev_of() { rdma_links | awk -v n="$1" '$2 == n { split($1, a, "/"); print a[1]; exit }'; }
 simnic_conform_default_policy "$sim" "$(ibdev_of "$sim")"
 pci_of() { basename "$(readlink -f "/sys/class/net/$1/device")"; }
 pci=$(pci_of "$sim")

@@ -26,8 +26,8 @@ set -- $(simnic_netdevs | sed -n 1,2p)
 pci_of() { basename "$(readlink /sys/class/net/"$1"/device)"; }
 pci_a=$(pci_of "$1")
 pci_b=$(pci_of "$2")
-ib_a=$(rdma_links | awk -v n="$1" '$2 == n { split($1, a, "/"); print a[1]; exit }')
-ib_b=$(rdma_links | awk -v n="$2" '$2 == n { split($1, a, "/"); print a[1]; exit }')
+ib_a=$(ibdev_of "$1")
+ib_b=$(ibdev_of "$2")
 if [ -z "$ib_a" ] || [ -z "$ib_b" ]; then fail "no RDMA device on $1 or $2"; fi
 simnic_conform_default_policy "$1" "$ib_a"
 simnic_conform_default_policy "$2" "$ib_b"

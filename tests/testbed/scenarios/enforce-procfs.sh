@@ -9,7 +9,7 @@
 # The simnic port is put in the default policy's state first, so tcp_ecn is its only drift.
 require exporter simnic
 sim=$(simnic_netdevs | sed -n 1p)
-ibdev=$(rdma_links | awk -v n="$sim" '$2 == n { split($1, a, "/"); print a[1]; exit }')
+ibdev=$(ibdev_of "$sim")
 [ -n "$ibdev" ] || fail "no RDMA device on $sim"
 real=/proc/sys/net/ipv4/tcp_ecn
 

@@ -31,7 +31,6 @@ ports=$(simnic_netdevs | sed -n 1,2p | tr '\n' ' ')
 # shellcheck disable=SC2086 # two names, split on purpose
 set -- $ports
 [ $# -eq 2 ] || fail "two simnic ports needed, have: $ports"
-ibdev_of() { rdma_links | awk -v n="$1" '$2 == n { split($1, a, "/"); print a[1]; exit }'; }
 
 policy=$TESTBED_WORK/policy.yaml
 "$EXPORTER" policy show-default >"$policy" || fail "policy show-default failed"

@@ -13,7 +13,7 @@
 # Prints EVENT_BURST lines with the figures.
 require exporter simnic
 sim=$(simnic_netdevs | head -n1)
-ibdev=$(rdma_links | awk -v n="$sim" '$2 == n { split($1, a, "/"); print a[1]; exit }')
+ibdev=$(ibdev_of "$sim")
 [ -n "$ibdev" ] || fail "no RDMA device bound to $sim"
 
 # The embedded default policy's state (as qos-drift.sh): in sync before the burst.

@@ -10,7 +10,7 @@
 require exporter simnic
 simnic_load_ports 1 mofed_sysfs=0
 sim=$(simnic_netdevs | sed -n 1p)
-ibdev=$(rdma_links | awk -v n="$sim" '$2 == n { split($1, a, "/"); print a[1]; exit }')
+ibdev=$(ibdev_of "$sim")
 pci=$(basename "$(readlink "/sys/class/net/$sim/device")")
 cc=/sys/kernel/debug/mlx5/$pci/cc_params
 [ -d "$cc" ] || fail "simnic mofed_sysfs=0 made no $cc"

@@ -21,7 +21,7 @@ require exporter simnic
 sim=$(simnic_netdevs | sed -n 1p)
 other=$(simnic_netdevs | sed -n 2p)
 [ -n "$other" ] || fail "simnic has one port; this scenario needs two"
-ibdev=$(rdma_links | awk -v n="$sim" '$2 == n { split($1, a, "/"); print a[1]; exit }')
+ibdev=$(ibdev_of "$sim")
 [ -n "$ibdev" ] || fail "no RDMA device bound to $sim"
 sw_mac=0c:42:a1:00:00:01
 # The NIC: PFC {3}, DSCP 24/26 -> 3, 48 -> 6 (the default policy), MTU 9000.

@@ -8,7 +8,7 @@
 # lines with the time each invocation took.
 require exporter simnic
 sim=$(simnic_netdevs | head -n1)
-ibdev=$(rdma_links | awk -v n="$sim" '$2 == n { split($1, a, "/"); print a[1]; exit }')
+ibdev=$(ibdev_of "$sim")
 [ -n "$ibdev" ] || fail "no RDMA device bound to $sim"
 config=/testbed/npd/roce-qos-monitor.json
 [ -f "$config" ] || fail "$config missing: the runner copies deploy/kubernetes/node-problem-detector"

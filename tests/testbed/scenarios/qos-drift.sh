@@ -11,7 +11,7 @@
 # Each run prints QOS_DETECTION_LATENCY lines with the figures.
 require exporter simnic
 sim=$(simnic_netdevs | head -n1)
-ibdev=$(rdma_links | awk -v n="$sim" '$2 == n { split($1, a, "/"); print a[1]; exit }')
+ibdev=$(ibdev_of "$sim")
 [ -n "$ibdev" ] || fail "no RDMA device bound to $sim"
 
 # The embedded default policy: trust dscp, PFC on 3 only, DSCP 24/26 -> 3, 48 -> 6, DCQCN on 3,

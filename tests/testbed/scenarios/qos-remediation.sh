@@ -12,25 +12,11 @@ require exporter simnic
 sim=$(simnic_netdevs | sed -n 1p)
 sim2=$(simnic_netdevs | sed -n 2p)
 [ -n "$sim2" ] || fail "simnic has a single port; this scenario needs two"
-ibdev_of() { rdma_links | awk -v n="$1" '$2 == n { split($1, a, "/"); print a[1]; exit }'; }
 
-# The embedded default policy on DEV.
-conform() {
-  dcb pfc set dev "$1" prio-pfc all:off 3:on
-  dcb app add dev "$1" dscp-prio 24:3 26:3 48:6
-  for p in 0 1 2 3 4 5 6 7; do
-    v=0
-    [ "$p" = 3 ] && v=1
-    echo $v >/sys/class/net/"$1"/ecn/roce_np/enable/$p
-    echo $v >/sys/class/net/"$1"/ecn/roce_rp/enable/$p
-  done
-  echo 48 >/sys/class/net/"$1"/ecn/roce_np/cnp_dscp
-  echo 6 >/sys/class/net/"$1"/ecn/roce_np/cnp_802p_prio
-  echo 106 >/sys/class/infiniband/"$(ibdev_of "$1")"/tc/1/traffic_class
-}
+# The embedded default policy on DEV (tcp_ecn too).
+conform() { simnic_conform_default_policy "$1" "$(ibdev_of "$1")"; }
 conform "$sim"
 conform "$sim2"
-sysctl -qw net.ipv4.tcp_ecn=1
 
 pfc3() { dcb pfc show dev "$1" | sed -n 's/.* 3:\(o[nf]*\) .*/\1/p'; }
 pfc3_is() { [ "$(pfc3 "$1")" = "$2" ]; }

@@ -30,7 +30,7 @@ ecn_lat=/sys/module/simnic/parameters/ecn_write_latency_ms
 if ! [ -w "$lat" ] || ! [ -w "$qlat" ] || ! [ -w "$ecn_lat" ]; then
   skip "this simnic has no write_latency_ms / ecn_write_latency_ms / fw_qos_latency_us parameters"
 fi
-ibdev=$(rdma_links | awk -v n="$sim" '$2 == n { split($1, a, "/"); print a[1]; exit }')
+ibdev=$(ibdev_of "$sim")
 write_ms=2500
 ecn_write_ms=22000
 query_us=50000

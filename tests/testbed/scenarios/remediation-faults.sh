@@ -20,22 +20,11 @@ ecn_lat=/sys/module/simnic/parameters/ecn_write_latency_ms
 if ! [ -w "$lat" ] || ! [ -w "$ecn_lat" ]; then skip "this simnic has no write_latency_ms parameters"; fi
 # A held write waits until it is killed (or this long): far longer than any check below takes.
 hold=120000
-ibdev_of() { rdma_links | awk -v n="$1" '$2 == n { split($1, a, "/"); print a[1]; exit }'; }
 
-conform() {
-  dcb pfc set dev "$1" prio-pfc all:off 3:on
-  dcb app add dev "$1" dscp-prio 24:3 26:3 48:6
-  for p in 0 1 2 3 4 5 6 7; do
-    v=0
-    [ "$p" = 3 ] && v=1
-    echo $v >/sys/class/net/"$1"/ecn/roce_np/enable/$p
-    echo $v >/sys/class/net/"$1"/ecn/roce_rp/enable/$p
-  done
-  echo 106 >/sys/class/infiniband/"$(ibdev_of "$1")"/tc/1/traffic_class
-}
+# The embedded default policy on DEV (tcp_ecn too).
+conform() { simnic_conform_default_policy "$1" "$(ibdev_of "$1")"; }
 echo 0 >"$lat"
 conform "$sim"
-sysctl -qw net.ipv4.tcp_ecn=1
 
 state=$TESTBED_WORK/remediation.json
 lock=$TESTBED_WORK/enforce.lock

@@ -12,7 +12,6 @@ HARNESS=/testbed/bin/watchdog_harness
 sim=$(simnic_netdevs | sed -n 1p)
 lat=/sys/module/simnic/parameters/write_latency_ms
 [ -w "$lat" ] || skip "this simnic has no write_latency_ms parameter"
-ibdev_of() { rdma_links | awk -v n="$1" '$2 == n { split($1, a, "/"); print a[1]; exit }'; }
 ecn_en() { cat /sys/class/net/"$sim"/ecn/roce_"$1"/enable/"$2"; }
 set_enable() { echo "$3" >/sys/class/net/"$sim"/ecn/roce_"$1"/enable/"$2"; }
 pfc3() { dcb pfc show dev "$sim" | sed -n 's/.* 3:\(o[nf]*\) .*/\1/p'; }

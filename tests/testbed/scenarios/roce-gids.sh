@@ -18,7 +18,6 @@ require exporter simnic
 set -- $(simnic_netdevs)
 [ $# -ge 2 ] || fail "need two simnic ports, got '$*'"
 a=$1 b=$2
-ibdev_of() { rdma link show | awk -v n="$1" '$NF == n && $(NF - 1) == "netdev" { sub(/\/.*/, "", $2); print $2 }'; }
 ia=$(ibdev_of "$a") ib=$(ibdev_of "$b")
 { [ -n "$ia" ] && [ -n "$ib" ]; } || fail "no RDMA device for $a/$b: $(rdma link show)"
 vlan=$a.100
