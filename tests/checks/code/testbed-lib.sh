@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The exposition helpers of tests/testbed/guest/lib.sh (metric_series, metric_from, metric_label,
 # metric), wait_for and ibdev_of, without the VM: every testbed scenario's verdict goes through
-# them, so a helper that silently finds nothing turns an assertion into a skip or a false failure. Runs the cases under
-# dash (Debian's /bin/sh) and, when installed, busybox sh (the guest's shell) against
-# tests/checks/lib/testbed-lib.prom; `scrape` is stubbed to copy that file. Also: the kernel list
-# (tests/testbed/kernel/series) is consistent and kernel/fetch refuses a series outside it.
+# them, so a helper that silently finds nothing turns an assertion into a skip or a false failure.
+# Runs the cases under dash (Debian's /bin/sh) and, when installed, busybox sh (the guest's
+# shell) against tests/checks/lib/testbed-lib.prom; `scrape` is stubbed to copy that file. Also:
+# the kernel list (tests/testbed/kernel/series) is consistent and kernel/fetch refuses a series
+# outside it.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 

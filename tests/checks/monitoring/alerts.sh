@@ -278,12 +278,7 @@ if command -v yamllint >/dev/null; then
     allow-non-breakable-inline-mappings: true}, indentation: {spaces: 2,
     indent-sequences: whatever}, comments-indentation: disable}}')
   [[ -f "$root/.yamllint" ]] && config=(-c "$root/.yamllint")
-  if yamllint "${config[@]}" "$root/alerts" >"$out/yamllint.log" 2>&1; then
-    pass "yamllint alerts/"
-  else
-    cat "$out/yamllint.log" >&2
-    fail "yamllint alerts/"
-  fi
+  logged yamllint yamllint "${config[@]}" "$root/alerts" && pass "yamllint alerts/"
 else
   fail "yamllint not installed (scripts/install-deps)"
 fi

@@ -316,10 +316,11 @@ xcvr_is() { # WANT NAME label=value...
   num_eq "$_want" "$(xcvr_now "$@")"
 }
 # xcvr_is, and when the value is not there yet, the time of the snapshot that lacked it (the
-# exporter's clock) in $stale_at.
+# exporter's clock) in $stale_at; a scrape without that time (a failed one) keeps the last.
 xcvr_shows_change() { # WANT NAME label=value...
   xcvr_is "$@" && return 0
-  stale_at=$(metric_from "$TESTBED_WORK/xcvr.txt.all" roce_exporter_last_sample_timestamp_seconds)
+  _taken=$(metric_from "$TESTBED_WORK/xcvr.txt.all" roce_exporter_last_sample_timestamp_seconds) &&
+    stale_at=$_taken
   return 1
 }
 # Within 1e-9 W (the exposition prints doubles: 9000 x 0.1 uW may print as 0.00090000000000000008).
